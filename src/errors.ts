@@ -1,0 +1,265 @@
+/**
+ * Errors shared by every area. This module is the one leaf everything may import: it depends on
+ * nothing of ours. Every error Interlock throws extends {@link InteropError} and carries a stable
+ * string `code` (listed in {@link ErrorCode}); messages say what to do about it.
+ *
+ * Errors split by fault: a caller's mistake (bad config, bad arguments, a denied call) versus a system
+ * fault (a server died, a timeout). Errors that a server sent over the wire (JSON-RPC errors) are kept
+ * distinct as {@link ServerRequestError}, with the server's numeric code.
+ */
+
+/** Every error code Interlock throws. The reference page in the docs explains each one. */
+export const ErrorCode = {
+  /** A server config, config file or option is invalid. A caller's mistake. */
+  INVALID_CONFIG: 'INVALID_CONFIG',
+  /** A capability pattern or policy is malformed. A caller's mistake. */
+  INVALID_POLICY: 'INVALID_POLICY',
+  /** Connecting to a server failed (spawn error, refused connection, failed initialize, connect timeout). */
+  CONNECTION_FAILED: 'CONNECTION_FAILED',
+  /** The connection dropped while the request was in flight. */
+  CONNECTION_LOST: 'CONNECTION_LOST',
+  /** The server has no live connection (never connected, failed, closed, or only registered offline). */
+  NOT_CONNECTED: 'NOT_CONNECTED',
+  /** No tool has that exposed name. */
+  TOOL_NOT_FOUND: 'TOOL_NOT_FOUND',
+  /** The arguments do not match the tool's input schema. */
+  INVALID_TOOL_INPUT: 'INVALID_TOOL_INPUT',
+  /** A tool schema given to `registerTools` or received from a server is unusable. */
+  INVALID_TOOL_SCHEMA: 'INVALID_TOOL_SCHEMA',
+  /** The request did not complete within its timeout. */
+  REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
+  /** The request was cancelled through its `AbortSignal`. */
+  REQUEST_CANCELLED: 'REQUEST_CANCELLED',
+  /** The server answered the request with a JSON-RPC error. */
+  SERVER_ERROR: 'SERVER_ERROR',
+  /** The capability set does not allow the call. */
+  CAPABILITY_DENIED: 'CAPABILITY_DENIED',
+  /** The tool's definition changed since it was pinned and the change is not approved. */
+  TOOL_DEFINITION_CHANGED: 'TOOL_DEFINITION_CHANGED',
+  /** The audit sink failed and `auditFailure` is `block`. */
+  AUDIT_FAILED: 'AUDIT_FAILED',
+  /** The manager (or the thing that owns the resource) is closed. */
+  CLOSED: 'CLOSED',
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** Options every Interlock error accepts. */
+export interface InteropErrorOptions {
+  /** The underlying error, if any. */
+  cause?: unknown;
+  /** The server this error concerns, if any. */
+  server?: string | undefined;
+}
+
+/** Base of every error Interlock throws. Check `code` rather than the class when crossing package copies. */
+export class InteropError extends Error {
+  readonly code: ErrorCode;
+  readonly server: string | undefined;
+
+  constructor(code: ErrorCode, message: string, options: InteropErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.server = options.server;
+  }
+}
+
+/** One problem found while validating a config or policy: where, and what is wrong. */
+export interface ConfigIssue {
+  /** Path of the field, e.g. `mcpServers.fs.args[1]`. */
+  path: string;
+  message: string;
+}
+
+/** A config (server config, config file, option object) is invalid. Code `INVALID_CONFIG`. */
+export class ConfigError extends InteropError {
+  readonly issues: readonly ConfigIssue[];
+  readonly file: string | undefined;
+
+  constructor(
+    message: string,
+    options: InteropErrorOptions & { issues?: readonly ConfigIssue[]; file?: string } = {},
+  ) {
+    super(ErrorCode.INVALID_CONFIG, message, options);
+    this.issues = Object.freeze([...(options.issues ?? [])]);
+    this.file = options.file;
+  }
+}
+
+/** A capability pattern, rule or policy is malformed. Code `INVALID_POLICY`. */
+export class PolicyError extends InteropError {
+  readonly pattern: string | undefined;
+
+  constructor(message: string, options: InteropErrorOptions & { pattern?: string } = {}) {
+    super(ErrorCode.INVALID_POLICY, message, options);
+    this.pattern = options.pattern;
+  }
+}
+
+/** Connecting to a server failed. Code `CONNECTION_FAILED`. */
+export class ConnectionError extends InteropError {
+  constructor(message: string, options: InteropErrorOptions = {}) {
+    super(ErrorCode.CONNECTION_FAILED, message, options);
+  }
+}
+
+/** The connection dropped while a request was in flight. Code `CONNECTION_LOST`. */
+export class ConnectionLostError extends InteropError {
+  constructor(message: string, options: InteropErrorOptions = {}) {
+    super(ErrorCode.CONNECTION_LOST, message, options);
+  }
+}
+
+/** The server has no live connection. Code `NOT_CONNECTED`. */
+export class NotConnectedError extends InteropError {
+  constructor(message: string, options: InteropErrorOptions = {}) {
+    super(ErrorCode.NOT_CONNECTED, message, options);
+  }
+}
+
+/** No tool has that name. Code `TOOL_NOT_FOUND`; `suggestions` lists the closest existing names. */
+export class ToolNotFoundError extends InteropError {
+  readonly toolName: string;
+  readonly suggestions: readonly string[];
+
+  constructor(toolName: string, suggestions: readonly string[], options: InteropErrorOptions = {}) {
+    const hint =
+      suggestions.length > 0 ? ` Did you mean ${suggestions.map((s) => `'${s}'`).join(', ')}?` : '';
+    super(ErrorCode.TOOL_NOT_FOUND, `No tool named '${toolName}'.${hint}`, options);
+    this.toolName = toolName;
+    this.suggestions = Object.freeze([...suggestions]);
+  }
+}
+
+/** One argument that failed validation against a tool's input schema. */
+export interface ToolInputIssue {
+  /** JSON Pointer-like path of the failing field, e.g. `/path` or `/options/depth`; `` for the root. */
+  field: string;
+  message: string;
+}
+
+/** The arguments do not match the tool's input schema. Code `INVALID_TOOL_INPUT`. */
+export class ToolInputError extends InteropError {
+  readonly toolName: string;
+  readonly issues: readonly ToolInputIssue[];
+
+  constructor(toolName: string, issues: readonly ToolInputIssue[], options: InteropErrorOptions = {}) {
+    const list = issues.map((i) => `${i.field === '' ? '(arguments)' : i.field}: ${i.message}`).join('; ');
+    super(
+      ErrorCode.INVALID_TOOL_INPUT,
+      `Invalid arguments for tool '${toolName}': ${list}. Fix these fields and call again.`,
+      options,
+    );
+    this.toolName = toolName;
+    this.issues = Object.freeze([...issues]);
+  }
+}
+
+/** A tool schema is unusable. Code `INVALID_TOOL_SCHEMA`. */
+export class ToolSchemaError extends InteropError {
+  constructor(message: string, options: InteropErrorOptions = {}) {
+    super(ErrorCode.INVALID_TOOL_SCHEMA, message, options);
+  }
+}
+
+/** The request did not complete in time. Code `REQUEST_TIMEOUT`. */
+export class RequestTimeoutError extends InteropError {
+  readonly timeoutMs: number;
+
+  constructor(message: string, timeoutMs: number, options: InteropErrorOptions = {}) {
+    super(ErrorCode.REQUEST_TIMEOUT, message, options);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The request was cancelled by its `AbortSignal`. Code `REQUEST_CANCELLED`. */
+export class RequestCancelledError extends InteropError {
+  constructor(message: string, options: InteropErrorOptions = {}) {
+    super(ErrorCode.REQUEST_CANCELLED, message, options);
+  }
+}
+
+/** The server answered with a JSON-RPC error. Code `SERVER_ERROR`; `rpcCode` is the server's number. */
+export class ServerRequestError extends InteropError {
+  readonly rpcCode: number;
+  readonly data: unknown;
+
+  constructor(message: string, rpcCode: number, data: unknown, options: InteropErrorOptions = {}) {
+    super(ErrorCode.SERVER_ERROR, message, options);
+    this.rpcCode = rpcCode;
+    this.data = data;
+  }
+}
+
+/** What decided a denial: the rule, when a rule decided it. */
+export interface DecidingRule {
+  id: string;
+  pattern: string;
+  effect: 'allow' | 'deny' | 'ask';
+  description?: string | undefined;
+}
+
+/** The capability set does not allow the call. Code `CAPABILITY_DENIED`. */
+export class PermissionDeniedError extends InteropError {
+  readonly resource: string;
+  readonly action: string;
+  readonly reason: string;
+  readonly rule: DecidingRule | undefined;
+
+  constructor(
+    details: { resource: string; action: string; reason: string; rule?: DecidingRule | undefined },
+    options: InteropErrorOptions = {},
+  ) {
+    super(
+      ErrorCode.CAPABILITY_DENIED,
+      `Permission denied: '${details.action}' on '${details.resource}'. ${details.reason}`,
+      options,
+    );
+    this.resource = details.resource;
+    this.action = details.action;
+    this.reason = details.reason;
+    this.rule = details.rule;
+  }
+}
+
+/** A pinned tool's definition changed and the change is not approved. Code `TOOL_DEFINITION_CHANGED`. */
+export class ToolDefinitionChangedError extends InteropError {
+  readonly toolName: string;
+  readonly pinnedHash: string;
+  readonly currentHash: string;
+
+  constructor(toolName: string, pinnedHash: string, currentHash: string, options: InteropErrorOptions = {}) {
+    super(
+      ErrorCode.TOOL_DEFINITION_CHANGED,
+      `Tool '${toolName}' changed its definition since it was pinned (${pinnedHash.slice(0, 12)} -> ${currentHash.slice(0, 12)}). ` +
+        `Review the change and approve it with manager.approveToolChange('${toolName}') or set onToolChange for the server.`,
+      options,
+    );
+    this.toolName = toolName;
+    this.pinnedHash = pinnedHash;
+    this.currentHash = currentHash;
+  }
+}
+
+/** The audit sink failed and the policy says a call must not proceed unaudited. Code `AUDIT_FAILED`. */
+export class AuditError extends InteropError {
+  constructor(message: string, options: InteropErrorOptions = {}) {
+    super(ErrorCode.AUDIT_FAILED, message, options);
+  }
+}
+
+/** The owner of the resource is closed. Code `CLOSED`. */
+export class ClosedError extends InteropError {
+  constructor(message: string, options: InteropErrorOptions = {}) {
+    super(ErrorCode.CLOSED, message, options);
+  }
+}
+
+/** True when `value` is an Interlock error, optionally with the given code. Works across package copies. */
+export function isInteropError(value: unknown, code?: ErrorCode): value is InteropError {
+  if (!(value instanceof Error)) return false;
+  const c = (value as { code?: unknown }).code;
+  if (typeof c !== 'string' || !(Object.values(ErrorCode) as string[]).includes(c)) return false;
+  return code === undefined || c === code;
+}

@@ -1,0 +1,87 @@
+/**
+ * The contract between the capability model and whatever enforces it (the interop manager, the engine).
+ * Depends on nothing of ours but the shared errors.
+ */
+import type { DecidingRule } from '../errors.js';
+
+/** The three rule effects. */
+export type RuleEffect = 'allow' | 'deny' | 'ask';
+
+/** The effect of a decision; `default-deny` when no rule matched. */
+export type DecisionEffect = RuleEffect | 'default-deny';
+
+/** Untrusted hints a server gives about a tool (MCP `ToolAnnotations`). May deny more, never allow more. */
+export interface ToolHints {
+  readOnlyHint?: boolean | undefined;
+  destructiveHint?: boolean | undefined;
+  idempotentHint?: boolean | undefined;
+  openWorldHint?: boolean | undefined;
+}
+
+/** What a condition may look at. Every field is optional; a condition that needs a missing one fails closed. */
+export interface CheckContext {
+  /** The call's arguments (read only). */
+  readonly args?: Readonly<Record<string, unknown>> | undefined;
+  /** The agent on whose behalf the call is made. */
+  readonly agent?: string | undefined;
+  /** Milliseconds since the epoch; defaults to the set's clock. */
+  readonly now?: number | undefined;
+  /** The tool's annotations, untrusted. */
+  readonly annotations?: ToolHints | undefined;
+}
+
+/** The answer to "may `action` be done on `resource`?". */
+export interface Decision {
+  readonly allowed: boolean;
+  readonly effect: DecisionEffect;
+  /** Id of the deciding rule; absent for `default-deny`. */
+  readonly ruleId?: string | undefined;
+  /** The deciding rule; absent for `default-deny`. */
+  readonly rule?: DecidingRule | undefined;
+  /** Human-readable reason, fit to show to a model or an operator. */
+  readonly reason: string;
+}
+
+/** What the gate is asked to authorize. */
+export interface AccessRequest {
+  readonly resource: string;
+  readonly action: string;
+  readonly context?: CheckContext | undefined;
+  /** Server and original tool name, for audit. */
+  readonly server?: string | undefined;
+  readonly tool?: string | undefined;
+  /** SHA-256 of the tool's canonical definition, for audit. */
+  readonly definitionHash?: string | undefined;
+}
+
+/** Asked when an `ask` rule decides; resolves `true` to allow the call once. */
+export type Approver = (request: AccessRequest & { decision: Decision }) => Promise<boolean> | boolean;
+
+/** One audited decision. Argument values never appear unless a redacting serializer was configured. */
+export interface AuditRecord {
+  /** ISO 8601 time of the decision. */
+  readonly time: string;
+  readonly agent?: string | undefined;
+  readonly resource: string;
+  readonly action: string;
+  /** The final effect after approval: `allow` when an ask was approved. */
+  readonly effect: DecisionEffect;
+  readonly allowed: boolean;
+  readonly ruleId?: string | undefined;
+  readonly reason: string;
+  readonly server?: string | undefined;
+  readonly tool?: string | undefined;
+  /** The names of the arguments, sorted; never their values. */
+  readonly argumentKeys: readonly string[];
+  /** Redacted arguments, only when a serializer was given. */
+  readonly arguments?: unknown;
+  readonly definitionHash?: string | undefined;
+  /** True when an `ask` rule was decided by the approver. */
+  readonly approved?: boolean | undefined;
+}
+
+/** Where audit records go. `write` may be sync or async; a throw or rejection is a sink failure. */
+export interface AuditSink {
+  write(record: AuditRecord): void | Promise<void>;
+  close?(): Promise<void>;
+}
