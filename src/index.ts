@@ -1,0 +1,32 @@
+// The package root: the names most apps need. Each area also has its own entry point
+// (`interlock/interop`, `interlock/security`, `interlock/tools`, `interlock/session`).
+export {
+  AuditError,
+  ClosedError,
+  ConfigError,
+  type ConfigIssue,
+  ConnectionError,
+  ConnectionLostError,
+  ErrorCode,
+  InteropError,
+  isInteropError,
+  NotConnectedError,
+  PermissionDeniedError,
+  PolicyError,
+  RequestCancelledError,
+  RequestTimeoutError,
+  ServerRequestError,
+  ToolDefinitionChangedError,
+  ToolInputError,
+  ToolNotFoundError,
+  ToolSchemaError,
+} from './errors.js';
+export {
+  loadMCPConfig,
+  MCPClientManager,
+  type MCPClientManagerOptions,
+  type MCPServerConfig,
+  type MCPServerConfigInput,
+} from './interop/index.js';
+export { CapabilitySet, type Decision, MemoryAuditSink } from './security/index.js';
+export { mcpResultToString, type ToolCallResult, ToolWrapper } from './tools/index.js';

@@ -1,0 +1,226 @@
+/**
+ * Reads the MCP configuration files people already have: Claude Desktop, Cursor and `.mcp.json`
+ * (`{ "mcpServers": { name: {...} } }`) and VS Code (`{ "servers": { name: {...} } }`), with `${VAR}` and
+ * `${VAR:-default}` expansion in every string.
+ */
+import { readFile } from 'node:fs/promises';
+import { ConfigError, type ConfigIssue } from '../errors.js';
+import { type MCPServerConfig, parseServerConfig } from './config.js';
+
+/** Options for {@link loadMCPConfig} and {@link expandEnv}. */
+export interface LoadMCPConfigOptions {
+  /** Variables for `${VAR}` expansion. @default process.env */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+const VAR_RE = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/**
+ * Expands `${VAR}`, `${env:VAR}` (VS Code) and `${VAR:-default}` in `value`. An unset variable without a
+ * default is an issue naming the variable and `path`. The expanded value is never put into messages.
+ */
+export function expandString(
+  value: string,
+  path: string,
+  env: Readonly<Record<string, string | undefined>>,
+  issues: ConfigIssue[],
+): string {
+  if (!value.includes('${')) return value;
+  const out = value.replace(VAR_RE, (_match, name: string, fallback: string | undefined) => {
+    const found = Object.hasOwn(env, name) ? env[name] : undefined;
+    if (found !== undefined && found !== '') return found;
+    if (fallback !== undefined) return fallback;
+    issues.push({
+      path,
+      message: `environment variable '${name}' is not set (set it, or write \${${name}:-default})`,
+    });
+    return '';
+  });
+  const input = /\$\{input:[^}]*\}/.exec(value);
+  if (input !== null) {
+    issues.push({ path, message: `VS Code input variables (${input[0]}) are not supported; use \${VAR}` });
+  }
+  return out;
+}
+
+/** Deep-copies `value`, expanding variables in every string and skipping prototype-polluting keys. */
+export function expandEnv(
+  value: unknown,
+  options: LoadMCPConfigOptions = {},
+  path = '',
+  issues: ConfigIssue[] = [],
+): unknown {
+  const env = options.env ?? process.env;
+  if (typeof value === 'string') return expandString(value, path === '' ? '(root)' : path, env, issues);
+  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, options, `${path}[${i}]`, issues));
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) {
+      if (key === '__proto__' || key === 'constructor' || key === 'prototype') {
+        issues.push({ path: path === '' ? key : `${path}.${key}`, message: 'forbidden key' });
+        continue;
+      }
+      out[key] = expandEnv(v, options, path === '' ? key : `${path}.${key}`, issues);
+    }
+    return out;
+  }
+  return value;
+}
+
+const HTTP_TYPES: Record<string, MCPServerConfig['transport']> = {
+  sse: 'sse',
+  http: 'http',
+  'streamable-http': 'http',
+  streamableHttp: 'http',
+  streamable_http: 'http',
+};
+
+/** Translates one entry of an `mcpServers` / `servers` map into our config shape (not yet validated). */
+function translateEntry(name: string, entry: unknown, path: string, issues: ConfigIssue[]): unknown {
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+    issues.push({ path, message: 'expected an object with "command" or "url"' });
+    return undefined;
+  }
+  const { type, disabled, ...rest } = entry as Record<string, unknown>;
+  const out: Record<string, unknown> = { name, ...rest };
+  if (disabled !== undefined) out.enabled = disabled !== true;
+  if (out.transport !== undefined) return out;
+  if (typeof rest.command === 'string') {
+    if (type !== undefined && type !== 'stdio') {
+      issues.push({
+        path: `${path}.type`,
+        message: `'${String(type)}' does not go with "command"; use 'stdio'`,
+      });
+    }
+    out.transport = 'stdio';
+  } else if (typeof rest.url === 'string') {
+    if (type === undefined) out.transport = 'auto';
+    else if (typeof type === 'string' && HTTP_TYPES[type] !== undefined) out.transport = HTTP_TYPES[type];
+    else issues.push({ path: `${path}.type`, message: `expected 'http' or 'sse', found '${String(type)}'` });
+  } else {
+    issues.push({ path, message: 'expected "command" (stdio server) or "url" (remote server)' });
+  }
+  return out;
+}
+
+/**
+ * Turns a parsed `mcp.json`-style object into validated server configs. Accepts `mcpServers` (Claude Desktop,
+ * Cursor, `.mcp.json`) or `servers` (VS Code). Throws {@link ConfigError} listing every problem at once.
+ */
+export function parseMCPConfig(
+  input: unknown,
+  options: LoadMCPConfigOptions & { file?: string } = {},
+): MCPServerConfig[] {
+  const where = options.file === undefined ? 'MCP config' : `MCP config ${options.file}`;
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new ConfigError(`Invalid ${where}: expected a JSON object with "mcpServers" or "servers"`, {
+      file: options.file,
+      issues: [{ path: '(root)', message: 'expected an object' }],
+    });
+  }
+  const root = input as Record<string, unknown>;
+  const key =
+    root.mcpServers !== undefined ? 'mcpServers' : root.servers !== undefined ? 'servers' : undefined;
+  const map = key === undefined ? undefined : root[key];
+  if (key === undefined || typeof map !== 'object' || map === null || Array.isArray(map)) {
+    throw new ConfigError(
+      `Invalid ${where}: expected "mcpServers" (or VS Code's "servers") to be an object`,
+      {
+        file: options.file,
+        issues: [{ path: key ?? 'mcpServers', message: 'expected an object of servers by name' }],
+      },
+    );
+  }
+  const issues: ConfigIssue[] = [];
+  const configs: MCPServerConfig[] = [];
+  for (const [name, entry] of Object.entries(map)) {
+    const path = `${key}.${name}`;
+    const expanded = expandEnv(entry, options, path, issues);
+    const translated = translateEntry(name, expanded, path, issues);
+    if (translated === undefined) continue;
+    try {
+      configs.push(parseServerConfig(translated));
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      for (const issue of err.issues) issues.push({ path: `${path}.${issue.path}`, message: issue.message });
+    }
+  }
+  if (issues.length > 0) {
+    throw new ConfigError(`Invalid ${where}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+      file: options.file,
+      issues,
+    });
+  }
+  return configs;
+}
+
+/**
+ * Loads server configs from a file path (JSON, comments allowed as in VS Code's `mcp.json`) or from an object
+ * already in memory. Throws {@link ConfigError} naming the file and field paths.
+ */
+export async function loadMCPConfig(
+  pathOrObject: string | object,
+  options: LoadMCPConfigOptions = {},
+): Promise<MCPServerConfig[]> {
+  if (typeof pathOrObject !== 'string') return parseMCPConfig(pathOrObject, options);
+  let text: string;
+  try {
+    text = await readFile(pathOrObject, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`Cannot read MCP config ${pathOrObject}: ${(err as Error).message}`, {
+      cause: err,
+      file: pathOrObject,
+    });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(stripJsonComments(text));
+  } catch (err) {
+    throw new ConfigError(`MCP config ${pathOrObject} is not valid JSON: ${(err as Error).message}`, {
+      cause: err,
+      file: pathOrObject,
+    });
+  }
+  return parseMCPConfig(parsed, { ...options, file: pathOrObject });
+}
+
+/** Removes `//` and `/* *\/` comments and trailing commas outside strings (JSONC, as VS Code writes). */
+export function stripJsonComments(text: string): string {
+  let out = '';
+  let pendingComma = false;
+  let i = 0;
+  while (i < text.length) {
+    const ch = text[i] as string;
+    if (ch === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+      continue;
+    }
+    if (ch === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end === -1 ? text.length : end + 2;
+      continue;
+    }
+    if (/\s/.test(ch)) {
+      out += ch;
+      i++;
+      continue;
+    }
+    // A significant character: a comma held back is kept unless it closes an object or array.
+    if (pendingComma && ch !== '}' && ch !== ']') out += ',';
+    pendingComma = false;
+    if (ch === ',') {
+      pendingComma = true;
+      i++;
+    } else if (ch === '"') {
+      const start = i;
+      i++;
+      while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+      out += text.slice(start, i + 1);
+      i++;
+    } else {
+      out += ch;
+      i++;
+    }
+  }
+  return pendingComma ? `${out},` : out;
+}

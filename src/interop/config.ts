@@ -1,0 +1,207 @@
+/**
+ * Server configuration: one zod schema per transport, a union on `transport`, parsed once where it enters.
+ * The schema is the source of the TypeScript types.
+ */
+import { z } from 'zod';
+import { ConfigError, type ConfigIssue } from '../errors.js';
+
+/** Per-request timeout. @default 60 000 ms */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+/** Connect (spawn or HTTP handshake plus `initialize` and discovery) timeout. @default 30 000 ms */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+
+const SERVER_NAME_RE = /^[A-Za-z0-9_-]{1,40}$/;
+
+/** A server name: 1-40 characters of `[A-Za-z0-9_-]`, no `__`, not starting or ending with `_`. */
+export const ServerNameSchema = z
+  .string()
+  .regex(SERVER_NAME_RE, 'must be 1-40 characters of A-Z, a-z, 0-9, _ and -')
+  .refine((s) => !s.includes('__'), 'must not contain "__" (it separates server and tool in tool names)')
+  .refine((s) => !s.startsWith('_') && !s.endsWith('_'), 'must not start or end with "_"');
+
+/** A tool-name filter entry: an exact original tool name, or a glob where `*` matches any run of characters. */
+const ToolNamePattern = z.string().min(1, 'must not be empty');
+
+/** Which tools of a server are exposed at all. Deny wins over allow; no `allow` means all. */
+export const ToolFilterSchema = z
+  .object({
+    /** Tools to expose (exact names or `*` globs). Absent: every tool. */
+    allow: z.array(ToolNamePattern).optional(),
+    /** Tools never to expose, even when `allow` matches. */
+    deny: z.array(ToolNamePattern).optional(),
+  })
+  .strict();
+
+const common = {
+  /** Unique name of the server within a manager; the `{server}` in `mcp__{server}__{tool}`. */
+  name: ServerNameSchema,
+  /** Per-request timeout in ms. @default 60 000 */
+  timeoutMs: z.number().int().positive().max(86_400_000).default(DEFAULT_REQUEST_TIMEOUT_MS),
+  /** Connect timeout in ms. @default 30 000 */
+  connectTimeoutMs: z.number().int().positive().max(3_600_000).default(DEFAULT_CONNECT_TIMEOUT_MS),
+  /** Which tools to expose at all. */
+  tools: ToolFilterSchema.optional(),
+  /** A disabled server is validated but never connected. @default true */
+  enabled: z.boolean().default(true),
+  /**
+   * What to do when a tool's definition differs from its pin (a rug pull, or an honest update): `block` its calls
+   * until `approveToolChange`, `warn` and re-pin, or `accept` and re-pin quietly. @default 'block'
+   */
+  onToolChange: z.enum(['block', 'warn', 'accept']).default('block'),
+};
+
+const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid environment variable name');
+
+/** A server run as a child process, speaking JSON-RPC over its stdin and stdout. */
+export const StdioServerConfigSchema = z
+  .object({
+    ...common,
+    transport: z.literal('stdio'),
+    /** The program to run (no shell is involved). */
+    command: z.string().min(1, 'must not be empty'),
+    args: z.array(z.string()).default([]),
+    /** Extra environment variables for the child, on top of the minimal default environment. */
+    env: z.record(EnvName, z.string()).default({}),
+    cwd: z.string().min(1).optional(),
+    /**
+     * Which variables of this process the child inherits beyond the minimal default list
+     * (HOME, LOGNAME, PATH, SHELL, TERM, USER): `true` for all of them, or a list of names. @default false
+     */
+    inheritEnv: z.union([z.boolean(), z.array(EnvName)]).default(false),
+  })
+  .strict();
+
+const HttpUrl = z
+  .string()
+  .url('must be an absolute URL')
+  .refine((u) => !URL.canParse(u) || /^https?:$/.test(new URL(u).protocol), 'must use http: or https:');
+
+const HeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a valid HTTP header name');
+
+const httpFields = {
+  url: HttpUrl,
+  /** Static headers sent with every request (e.g. `Authorization`). Never logged. */
+  headers: z.record(HeaderName, z.string()).default({}),
+};
+
+/** The 2024-11-05 HTTP+SSE transport. */
+export const SseServerConfigSchema = z
+  .object({ ...common, transport: z.literal('sse'), ...httpFields })
+  .strict();
+/** Streamable HTTP (MCP 2025-03-26 and later). */
+export const HttpServerConfigSchema = z
+  .object({ ...common, transport: z.literal('http'), ...httpFields })
+  .strict();
+/** Streamable HTTP first; SSE when the server answers the initialize POST with a 4xx (the spec's fallback). */
+export const AutoServerConfigSchema = z
+  .object({ ...common, transport: z.literal('auto'), ...httpFields })
+  .strict();
+
+/** Any server config, discriminated by `transport`. */
+export const MCPServerConfigSchema = z.discriminatedUnion('transport', [
+  StdioServerConfigSchema,
+  SseServerConfigSchema,
+  HttpServerConfigSchema,
+  AutoServerConfigSchema,
+]);
+
+/** A validated server config, defaults applied. */
+export type MCPServerConfig = z.output<typeof MCPServerConfigSchema>;
+/** What callers write: defaults may be left out. */
+export type MCPServerConfigInput = z.input<typeof MCPServerConfigSchema>;
+export type StdioServerConfig = z.output<typeof StdioServerConfigSchema>;
+export type HttpServerConfig = z.output<typeof HttpServerConfigSchema>;
+export type SseServerConfig = z.output<typeof SseServerConfigSchema>;
+export type AutoServerConfig = z.output<typeof AutoServerConfigSchema>;
+export type ToolFilter = z.output<typeof ToolFilterSchema>;
+export type TransportKind = MCPServerConfig['transport'];
+
+/** Formats a zod path like `args[1]` or `headers.Authorization`. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+
+/** Turns zod issues into ours, prefixing each path; messages never contain the offending values. */
+export function toConfigIssues(error: z.ZodError, prefix = ''): ConfigIssue[] {
+  return error.issues.map((issue) => {
+    const path = formatPath(issue.path);
+    const full = prefix === '' ? path : path === '' ? prefix : `${prefix}.${path}`;
+    let message = issue.message;
+    if (issue.code === 'unrecognized_keys')
+      message = `unknown field(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
+    if (issue.code === 'invalid_union' && issue.path.length === 0) {
+      message = `'transport' must be one of 'stdio', 'sse', 'http', 'auto'`;
+    }
+    return { path: full === '' ? '(root)' : full, message };
+  });
+}
+
+function describeServer(input: unknown, index: number | undefined): string {
+  const name =
+    typeof input === 'object' && input !== null && typeof (input as { name?: unknown }).name === 'string'
+      ? (input as { name: string }).name
+      : undefined;
+  if (name !== undefined) return `server '${name}'`;
+  return index === undefined ? 'server config' : `server config #${index}`;
+}
+
+/**
+ * Validates one server config and applies defaults. Throws {@link ConfigError} (`INVALID_CONFIG`) naming the
+ * server and every bad field path.
+ */
+export function parseServerConfig(input: unknown, index?: number): MCPServerConfig {
+  const result = MCPServerConfigSchema.safeParse(input);
+  if (result.success) return result.data;
+  const issues = toConfigIssues(result.error);
+  const who = describeServer(input, index);
+  const server = typeof input === 'object' && input !== null ? (input as { name?: unknown }).name : undefined;
+  throw new ConfigError(`Invalid ${who}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+    issues,
+    server: typeof server === 'string' ? server : undefined,
+  });
+}
+
+/** Validates a list of configs, including that names are unique. */
+export function parseServerConfigs(inputs: readonly unknown[]): MCPServerConfig[] {
+  const configs = inputs.map((input, i) => parseServerConfig(input, i));
+  const seen = new Set<string>();
+  for (const config of configs) {
+    if (seen.has(config.name)) {
+      throw new ConfigError(
+        `Invalid server '${config.name}': name: duplicate server name; every server needs a unique name`,
+        { issues: [{ path: 'name', message: 'duplicate server name' }], server: config.name },
+      );
+    }
+    seen.add(config.name);
+  }
+  return configs;
+}
+
+/** True when an original tool name passes the server's `tools.allow` / `tools.deny` filter. */
+export function toolPassesFilter(filter: ToolFilter | undefined, tool: string): boolean {
+  if (filter === undefined) return true;
+  if (filter.deny?.some((p) => globMatch(p, tool))) return false;
+  if (filter.allow === undefined) return true;
+  return filter.allow.some((p) => globMatch(p, tool));
+}
+
+function globMatch(pattern: string, value: string): boolean {
+  if (!pattern.includes('*')) return pattern === value;
+  const parts = pattern.split('*');
+  const first = parts[0] ?? '';
+  const last = parts[parts.length - 1] ?? '';
+  if (!value.startsWith(first) || value.length < first.length + last.length) return false;
+  let pos = first.length;
+  for (let i = 1; i < parts.length - 1; i++) {
+    const part = parts[i] ?? '';
+    const found = value.indexOf(part, pos);
+    if (found === -1) return false;
+    pos = found + part.length;
+  }
+  return value.length - last.length >= pos && value.endsWith(last);
+}

@@ -1,0 +1,97 @@
+/**
+ * The manager's typed events. Payloads name servers and tools, durations and error codes; never argument
+ * values, header values or environment values.
+ */
+import { EventEmitter } from 'node:events';
+
+/** Event name to payload. */
+export interface MCPManagerEvents {
+  connecting: { server: string; transport: string };
+  connected: { server: string; transport: string; durationMs: number; tools: number };
+  connection_failed: { server: string; error: Error; durationMs: number };
+  disconnected: { server: string; reason: 'closed' | 'lost'; error?: Error | undefined };
+  tools_changed: { server: string; added: string[]; removed: string[]; changed: string[] };
+  /** A tool was refused at discovery (unsafe original name). */
+  tool_refused: { server: string; tool: string; reason: string };
+  /** Two tools would have had the same exposed name; both stay reachable under distinct names. */
+  tool_name_collision: {
+    server: string;
+    tool: string;
+    name: string;
+    other: { server: string; tool: string };
+  };
+  tool_call_started: { callId: number; name: string; server: string; tool: string };
+  tool_call_completed: {
+    callId: number;
+    name: string;
+    server: string;
+    tool: string;
+    durationMs: number;
+    isError: boolean;
+    resultChars: number;
+  };
+  tool_call_failed: {
+    callId: number;
+    name: string;
+    server: string;
+    tool: string;
+    durationMs: number;
+    code: string;
+    error: Error;
+  };
+  warning: { server?: string | undefined; code: string; message: string };
+}
+
+export type MCPManagerEventName = keyof MCPManagerEvents;
+export type MCPManagerListener<K extends MCPManagerEventName> = (event: MCPManagerEvents[K]) => void;
+
+/** A typed facade over `EventEmitter`. A throwing listener never breaks the emitter's caller. */
+export class TypedEvents<Events extends object> {
+  readonly #emitter = new EventEmitter();
+
+  constructor() {
+    // Many agents may watch one manager; a high but finite cap still reveals a real leak.
+    this.#emitter.setMaxListeners(100);
+  }
+
+  on<K extends keyof Events & string>(event: K, listener: (payload: Events[K]) => void): this {
+    this.#emitter.on(event, listener);
+    return this;
+  }
+
+  once<K extends keyof Events & string>(event: K, listener: (payload: Events[K]) => void): this {
+    this.#emitter.once(event, listener);
+    return this;
+  }
+
+  off<K extends keyof Events & string>(event: K, listener: (payload: Events[K]) => void): this {
+    this.#emitter.off(event, listener);
+    return this;
+  }
+
+  /** Emits only when someone listens, so payloads are not even built on the hot path otherwise. */
+  emit<K extends keyof Events & string>(event: K, payload: Events[K] | (() => Events[K])): void {
+    if (this.#emitter.listenerCount(event) === 0) return;
+    const value = typeof payload === 'function' ? (payload as () => Events[K])() : payload;
+    for (const listener of this.#emitter.rawListeners(event)) {
+      try {
+        (listener as (p: Events[K]) => void)(value);
+      } catch (err) {
+        process.emitWarning(
+          `An Interlock '${event}' listener threw: ${(err as Error)?.message ?? String(err)}`,
+          {
+            code: 'INTERLOCK_LISTENER_ERROR',
+          },
+        );
+      }
+    }
+  }
+
+  listenerCount(event: keyof Events & string): number {
+    return this.#emitter.listenerCount(event);
+  }
+
+  removeAllListeners(): void {
+    this.#emitter.removeAllListeners();
+  }
+}

@@ -1,0 +1,29 @@
+// Public API of the interop area. Any name added here becomes public API.
+
+export {
+  type AutoServerConfig,
+  AutoServerConfigSchema,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type HttpServerConfig,
+  HttpServerConfigSchema,
+  type MCPServerConfig,
+  type MCPServerConfigInput,
+  MCPServerConfigSchema,
+  parseServerConfig,
+  parseServerConfigs,
+  ServerNameSchema,
+  type SseServerConfig,
+  SseServerConfigSchema,
+  type StdioServerConfig,
+  StdioServerConfigSchema,
+  type ToolFilter,
+  ToolFilterSchema,
+  type TransportKind,
+} from './config.js';
+export { expandEnv, type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from './config-file.js';
+export { type ConnectionState, ServerConnection, STDERR_LINES_KEPT } from './connection.js';
+export type { MCPManagerEventName, MCPManagerEvents } from './events.js';
+export { consoleLogger, type Logger, silentLogger } from './logger.js';
+export { CLIENT_VERSION, MCPClientManager, type MCPClientManagerOptions } from './manager.js';
+export { type ClientIdentity, stdioEnvironment } from './transport.js';

@@ -1,0 +1,539 @@
+/**
+ * `MCPClientManager` connects many MCP servers in parallel and exposes their tools as `ToolWrapper`s named
+ * `mcp__{server}__{tool}`. Every call passes one gate, the capability check on `mcp:{server}:{tool}` /
+ * `execute`, before anything is sent: there is no other path to a server.
+ */
+
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import {
+  ClosedError,
+  ConfigError,
+  InteropError,
+  NotConnectedError,
+  ToolInputError,
+  ToolNotFoundError,
+} from '../errors.js';
+import { CapabilitySet } from '../security/capability-set.js';
+import { CapabilityGate } from '../security/gate.js';
+import type { Approver, AuditSink } from '../security/types.js';
+import {
+  DEFAULT_MAX_TOOL_NAME_LENGTH,
+  MAX_TOOL_NAME_LENGTH_LIMIT,
+  MIN_TOOL_NAME_LENGTH,
+} from '../tools/names.js';
+import { DEFAULT_MAX_RESULT_CHARS, type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
+import { parseToolSchemas } from '../tools/schema.js';
+import type { ToolCallOptions, ToolInvoker, ToolWrapper } from '../tools/tool-wrapper.js';
+import { type CatalogChange, ToolCatalog } from './catalog.js';
+import {
+  type MCPServerConfig,
+  type MCPServerConfigInput,
+  parseServerConfig,
+  parseServerConfigs,
+  toConfigIssues,
+} from './config.js';
+import { ServerConnection } from './connection.js';
+import { type MCPManagerEvents, TypedEvents } from './events.js';
+import { createHttpFetch, type HttpClient } from './http.js';
+import { type Logger, silentLogger } from './logger.js';
+import { mapRequestError } from './request-errors.js';
+import type { ClientIdentity } from './transport.js';
+
+/** Options of {@link MCPClientManager}. */
+export interface MCPClientManagerOptions {
+  /**
+   * The capability set every call is checked against. Without one, every call is denied with
+   * `CAPABILITY_DENIED` (default deny); use `CapabilitySet.allowAll()` only in tests.
+   */
+  capabilities?: CapabilitySet | undefined;
+  /** Decides `ask` rules. Without one, `ask` is deny. */
+  approver?: Approver | undefined;
+  /** Receives every decision. */
+  audit?: AuditSink | undefined;
+  /** Whether a failing audit sink blocks calls. @default 'block' */
+  auditFailure?: 'block' | 'continue' | undefined;
+  /** The agent name put in audit records and conditions when a call names none. */
+  agent?: string | undefined;
+  /** Longest exposed tool name (56-128: room for a 40-character server name and a hash suffix). @default 64 */
+  maxToolNameLength?: number | undefined;
+  /** Results longer than this are cut with a visible notice. @default 100 000 */
+  maxResultChars?: number | undefined;
+  /** Name and version sent in `initialize`. @default { name: 'interlock', version: <package version> } */
+  clientInfo?: ClientIdentity | undefined;
+  /** @default silent */
+  logger?: Logger | undefined;
+  /** The fetch used for HTTP transports. @default undici's fetch over one shared keep-alive dispatcher */
+  fetch?: FetchLike | undefined;
+}
+
+const OptionsSchema = z.object({
+  maxToolNameLength: z.number().int().min(MIN_TOOL_NAME_LENGTH).max(MAX_TOOL_NAME_LENGTH_LIMIT).optional(),
+  maxResultChars: z.number().int().min(100).optional(),
+  auditFailure: z.enum(['block', 'continue']).optional(),
+  agent: z.string().min(1).optional(),
+  clientInfo: z.object({ name: z.string().min(1), version: z.string().min(1) }).optional(),
+});
+
+/** The package version reported to servers. */
+export const CLIENT_VERSION = '0.1.0';
+
+/** Connects MCP servers in parallel and gates, runs and normalizes their tool calls. */
+export class MCPClientManager implements ToolInvoker {
+  readonly #connections = new Map<string, ServerConnection>();
+  readonly #pending = new Map<string, Promise<ServerConnection>>();
+  readonly #catalog: ToolCatalog;
+  readonly #events = new TypedEvents<MCPManagerEvents>();
+  readonly #gate: CapabilityGate;
+  readonly #capabilities: CapabilitySet;
+  readonly #logger: Logger;
+  readonly #identity: ClientIdentity;
+  readonly #http: HttpClient;
+  readonly #maxResultChars: number;
+  readonly #agent: string | undefined;
+  #callIds = 0;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: MCPClientManagerOptions = {}) {
+    const parsed = OptionsSchema.safeParse({
+      maxToolNameLength: options.maxToolNameLength,
+      maxResultChars: options.maxResultChars,
+      auditFailure: options.auditFailure,
+      agent: options.agent,
+      clientInfo: options.clientInfo,
+    });
+    if (!parsed.success) {
+      const issues = toConfigIssues(parsed.error);
+      throw new ConfigError(
+        `Invalid MCPClientManager options: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+        { issues },
+      );
+    }
+    this.#capabilities = options.capabilities ?? new CapabilitySet();
+    this.#gate = new CapabilityGate({
+      capabilities: this.#capabilities,
+      approver: options.approver,
+      audit: options.audit,
+      auditFailure: options.auditFailure ?? 'block',
+    });
+    this.#logger = options.logger ?? silentLogger;
+    this.#identity = options.clientInfo ?? { name: 'interlock', version: CLIENT_VERSION };
+    this.#http = createHttpFetch(options.fetch);
+    this.#maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
+    this.#agent = options.agent;
+    this.#catalog = new ToolCatalog(this, options.maxToolNameLength ?? DEFAULT_MAX_TOOL_NAME_LENGTH);
+  }
+
+  /** The capability set calls are checked against. */
+  get capabilities(): CapabilitySet {
+    return this.#capabilities;
+  }
+
+  // ---- events -------------------------------------------------------------------------------------------
+
+  on<K extends keyof MCPManagerEvents & string>(
+    event: K,
+    listener: (payload: MCPManagerEvents[K]) => void,
+  ): this {
+    this.#events.on(event, listener);
+    return this;
+  }
+  once<K extends keyof MCPManagerEvents & string>(
+    event: K,
+    listener: (payload: MCPManagerEvents[K]) => void,
+  ): this {
+    this.#events.once(event, listener);
+    return this;
+  }
+  off<K extends keyof MCPManagerEvents & string>(
+    event: K,
+    listener: (payload: MCPManagerEvents[K]) => void,
+  ): this {
+    this.#events.off(event, listener);
+    return this;
+  }
+
+  // ---- connections --------------------------------------------------------------------------------------
+
+  /**
+   * Connects every server in parallel, each bounded by its own `connectTimeoutMs`. Never throws for a server
+   * that fails to connect: its error stays on `getConnection(name).error`. Throws `ConfigError` before
+   * connecting anything when a config is invalid or a name is taken.
+   */
+  async connectAll(configs: readonly MCPServerConfigInput[]): Promise<Record<string, boolean>> {
+    this.#assertOpen();
+    const parsed = parseServerConfigs(configs);
+    for (const config of parsed) this.#assertNameFree(config.name);
+    const results = await Promise.allSettled(
+      parsed.map((config) => (config.enabled ? this.#connect(config) : Promise.resolve(undefined))),
+    );
+    const out: Record<string, boolean> = {};
+    parsed.forEach((config, i) => {
+      out[config.name] = results[i]?.status === 'fulfilled' && results[i].value !== undefined;
+    });
+    return out;
+  }
+
+  /** Connects one server. Rejects with `ConnectionError` when it fails (the connection keeps the error). */
+  async connectServer(config: MCPServerConfigInput): Promise<ServerConnection> {
+    this.#assertOpen();
+    const parsed = parseServerConfig(config);
+    this.#assertNameFree(parsed.name);
+    if (!parsed.enabled) {
+      throw new ConfigError(`Server '${parsed.name}' is disabled (enabled: false); enable it to connect.`, {
+        server: parsed.name,
+      });
+    }
+    return this.#connect(parsed);
+  }
+
+  #assertNameFree(name: string): void {
+    const existing = this.#connections.get(name);
+    if (this.#pending.has(name) || (existing !== undefined && existing.state !== 'closed')) {
+      throw new ConfigError(
+        `A server named '${name}' is already connected or connecting; names must be unique.`,
+        {
+          server: name,
+          issues: [{ path: 'name', message: 'duplicate server name' }],
+        },
+      );
+    }
+  }
+
+  #connect(config: MCPServerConfig): Promise<ServerConnection> {
+    const connection = new ServerConnection(config, {
+      onLost: (conn, error) => {
+        this.#logger.warn(`server '${conn.name}' connection lost`, { server: conn.name });
+        this.#events.emit('disconnected', { server: conn.name, reason: 'lost', error });
+      },
+      onToolListChanged: (conn) => this.#scheduleRefresh(conn),
+      onStderr: (conn, line) => this.#logger.debug(`[${conn.name} stderr] ${line}`, { server: conn.name }),
+    });
+    this.#connections.set(config.name, connection);
+    const started = performance.now();
+    this.#events.emit('connecting', { server: config.name, transport: config.transport });
+    const promise = connection
+      .connect({ identity: this.#identity, fetch: this.#http.fetch })
+      .then(() => {
+        const change = this.#catalog.merge(config.name, connection.tools, {
+          offline: false,
+          filter: config.tools,
+        });
+        this.#report(config.name, change, false);
+        this.#events.emit('connected', {
+          server: config.name,
+          transport: connection.transport,
+          durationMs: performance.now() - started,
+          tools: this.#catalog.serverTools(config.name).length,
+        });
+        return connection;
+      })
+      .catch((error: Error) => {
+        this.#logger.warn(error.message, { server: config.name });
+        this.#events.emit('connection_failed', {
+          server: config.name,
+          error,
+          durationMs: performance.now() - started,
+        });
+        throw error;
+      })
+      .finally(() => this.#pending.delete(config.name));
+    this.#pending.set(config.name, promise);
+    return promise;
+  }
+
+  /** Closes one server and removes its tools. Safe to call for an unknown or closed server. */
+  async disconnectServer(name: string): Promise<void> {
+    const connection = this.#connections.get(name);
+    if (connection === undefined) return;
+    this.#connections.delete(name);
+    const removed = this.#catalog.removeServer(name);
+    await connection.close();
+    if (removed.length > 0)
+      this.#events.emit('tools_changed', { server: name, added: [], removed, changed: [] });
+    this.#events.emit('disconnected', { server: name, reason: 'closed' });
+  }
+
+  /** Closes every server with `Promise.allSettled`. Idempotent; the manager stays usable. */
+  async disconnectAll(): Promise<void> {
+    await Promise.allSettled([...this.#connections.keys()].map((name) => this.disconnectServer(name)));
+  }
+
+  /** Disconnects everything and releases the HTTP dispatcher. Safe to call twice. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      await Promise.allSettled([...this.#pending.values()]);
+      await this.disconnectAll();
+      await this.#http.close();
+      this.#events.removeAllListeners();
+    })();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new ClosedError('This MCPClientManager is closed; create a new one.');
+  }
+
+  /** The connection of `name`, whatever its state. */
+  getConnection(name: string): ServerConnection | undefined {
+    return this.#connections.get(name);
+  }
+
+  /** Every connection, whatever its state. */
+  get connections(): ServerConnection[] {
+    return [...this.#connections.values()];
+  }
+
+  // ---- tools --------------------------------------------------------------------------------------------
+
+  /** Every exposed tool (live and offline). */
+  get tools(): ToolWrapper[] {
+    return this.#catalog.wrappers();
+  }
+
+  /** The tool with that exposed name, or `undefined`. */
+  getTool(name: string): ToolWrapper | undefined {
+    return this.#catalog.get(name)?.wrapper;
+  }
+
+  /**
+   * Registers tool schemas for `server` without a connection (tests, schema checks, offline development).
+   * Calling one raises `NOT_CONNECTED`. When the server connects for real, its live tools replace these.
+   */
+  registerTools(server: string, schemas: unknown): ToolWrapper[] {
+    this.#assertOpen();
+    const name = parseServerConfig({ name: server, transport: 'stdio', command: 'offline' }).name;
+    const tools = parseToolSchemas(name, schemas);
+    const live = this.#connections.get(name);
+    if (live?.state === 'ready') {
+      throw new ConfigError(
+        `Server '${name}' is connected; its live tools cannot be replaced by offline schemas.`,
+        {
+          server: name,
+        },
+      );
+    }
+    const change = this.#catalog.merge(name, tools, { offline: true, filter: live?.config.tools });
+    this.#report(name, change, true);
+    return this.#catalog.serverTools(name);
+  }
+
+  /** Calls a tool by exposed name and resolves to its result as a string. */
+  async executeTool(
+    name: string,
+    args?: Record<string, unknown>,
+    options?: ToolCallOptions,
+  ): Promise<string> {
+    return (await this.callTool(name, args, options)).text;
+  }
+
+  /**
+   * Calls a tool by exposed name: resolves the name, checks the capability set (nothing is sent when denied),
+   * validates the arguments against the tool's schema, sends the call with the server's original tool name,
+   * and normalizes the result.
+   */
+  async callTool(
+    name: string,
+    args?: Record<string, unknown>,
+    options: ToolCallOptions = {},
+  ): Promise<ToolCallResult> {
+    const entry = this.#catalog.get(name);
+    if (entry === undefined) throw new ToolNotFoundError(name, this.#catalog.closestNames(name));
+    const { server, tool, annotations } = entry.wrapper.definition;
+    const input = args ?? {};
+    const agent = options.agent ?? this.#agent;
+    await this.#gate.authorize({
+      resource: `mcp:${server}:${tool}`,
+      action: 'execute',
+      context: { args: input, agent, annotations },
+      server,
+      tool,
+    });
+    const issues = this.#catalog.validatorOf(entry)(input);
+    if (issues.length > 0) throw new ToolInputError(name, issues, { server });
+    const connection = this.#connections.get(server);
+    const client = connection?.client;
+    if (client === undefined) throw this.#notConnected(server, entry.wrapper.offline, connection);
+    const callId = ++this.#callIds;
+    const started = performance.now();
+    this.#events.emit('tool_call_started', () => ({ callId, name, server, tool }));
+    const timeoutMs = options.timeoutMs ?? connection?.config.timeoutMs;
+    try {
+      const raw = await client.callTool({ name: tool, arguments: input }, undefined, {
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
+      });
+      const result = toToolCallResult(raw, { maxResultChars: this.#maxResultChars });
+      this.#events.emit('tool_call_completed', () => ({
+        callId,
+        name,
+        server,
+        tool,
+        durationMs: performance.now() - started,
+        isError: result.isError,
+        resultChars: result.text.length,
+      }));
+      return result;
+    } catch (err) {
+      const error = mapRequestError(err, {
+        server,
+        what: `tool '${name}'`,
+        timeoutMs,
+        signal: options.signal,
+      });
+      this.#events.emit('tool_call_failed', () => ({
+        callId,
+        name,
+        server,
+        tool,
+        durationMs: performance.now() - started,
+        code: error.code,
+        error,
+      }));
+      throw error;
+    }
+  }
+
+  #notConnected(
+    server: string,
+    offline: boolean,
+    connection: ServerConnection | undefined,
+  ): NotConnectedError {
+    if (offline && (connection === undefined || connection.state !== 'ready')) {
+      return new NotConnectedError(
+        `Tool of server '${server}' was registered offline and server '${server}' has no live connection; ` +
+          'connect the server to call it.',
+        { server },
+      );
+    }
+    const state = connection?.state ?? 'unknown';
+    const last = connection?.error === undefined ? '' : ` Last error: ${connection.error.message}`;
+    return new NotConnectedError(`Server '${server}' is not connected (state: ${state}).${last}`, {
+      server,
+      cause: connection?.error,
+    });
+  }
+
+  /** Reads a resource, gated on `mcp-resource:{server}:{uri}` / `read`. */
+  async readResource(
+    server: string,
+    uri: string,
+    options: { signal?: AbortSignal; timeoutMs?: number; agent?: string } = {},
+  ): Promise<ReadResourceResult> {
+    await this.#gate.authorize({
+      resource: `mcp-resource:${server}:${uri}`,
+      action: 'read',
+      context: { agent: options.agent ?? this.#agent },
+      server,
+    });
+    const connection = this.#live(server);
+    const timeoutMs = options.timeoutMs ?? connection.config.timeoutMs;
+    try {
+      return await (connection.client as NonNullable<ServerConnection['client']>).readResource(
+        { uri },
+        { timeout: timeoutMs, ...(options.signal === undefined ? {} : { signal: options.signal }) },
+      );
+    } catch (err) {
+      throw mapRequestError(err, { server, what: `resource '${uri}'`, timeoutMs, signal: options.signal });
+    }
+  }
+
+  /** Gets a prompt, gated on `mcp-prompt:{server}:{name}` / `get`. */
+  async getPrompt(
+    server: string,
+    name: string,
+    args: Record<string, string> = {},
+    options: { signal?: AbortSignal; timeoutMs?: number; agent?: string } = {},
+  ): Promise<GetPromptResult> {
+    await this.#gate.authorize({
+      resource: `mcp-prompt:${server}:${name}`,
+      action: 'get',
+      context: { args, agent: options.agent ?? this.#agent },
+      server,
+    });
+    const connection = this.#live(server);
+    const timeoutMs = options.timeoutMs ?? connection.config.timeoutMs;
+    try {
+      return await (connection.client as NonNullable<ServerConnection['client']>).getPrompt(
+        { name, arguments: args },
+        { timeout: timeoutMs, ...(options.signal === undefined ? {} : { signal: options.signal }) },
+      );
+    } catch (err) {
+      throw mapRequestError(err, { server, what: `prompt '${name}'`, timeoutMs, signal: options.signal });
+    }
+  }
+
+  #live(server: string): ServerConnection {
+    const connection = this.#connections.get(server);
+    if (connection?.client === undefined) throw this.#notConnected(server, false, connection);
+    return connection;
+  }
+
+  // ---- discovery refresh --------------------------------------------------------------------------------
+
+  readonly #refreshing = new Map<string, Promise<void>>();
+  readonly #refreshAgain = new Set<string>();
+
+  /** Refreshes on `notifications/tools/list_changed`; bursts collapse into one follow-up refresh. */
+  #scheduleRefresh(connection: ServerConnection): void {
+    if (this.#refreshing.has(connection.name)) {
+      this.#refreshAgain.add(connection.name);
+      return;
+    }
+    const run = this.refreshTools(connection.name)
+      .catch((error: Error) =>
+        this.#events.emit('warning', {
+          server: connection.name,
+          code: error instanceof InteropError ? error.code : 'REFRESH_FAILED',
+          message: `Refreshing the tools of '${connection.name}' failed: ${error.message}`,
+        }),
+      )
+      .finally(() => {
+        this.#refreshing.delete(connection.name);
+        if (this.#refreshAgain.delete(connection.name)) this.#scheduleRefresh(connection);
+      });
+    this.#refreshing.set(connection.name, run);
+  }
+
+  /** Fetches `server`'s tool list again and merges it; wrappers handed out before stay valid. */
+  async refreshTools(server: string): Promise<void> {
+    const connection = this.#live(server);
+    const client = connection.client as NonNullable<ServerConnection['client']>;
+    const tools = await connection.listAllTools(client, { timeout: connection.config.timeoutMs });
+    if (this.#connections.get(server) !== connection || connection.state !== 'ready') return;
+    connection.tools = tools;
+    const change = this.#catalog.merge(server, tools, { offline: false, filter: connection.config.tools });
+    this.#report(server, change, true);
+  }
+
+  #report(server: string, change: CatalogChange, emitChange: boolean): void {
+    for (const refused of change.refused) {
+      this.#logger.warn(`refused tool of '${server}': ${refused.reason}`, { server });
+      this.#events.emit('tool_refused', { server, tool: refused.tool, reason: refused.reason });
+      this.#events.emit('warning', {
+        server,
+        code: 'TOOL_REFUSED',
+        message: `Tool ${JSON.stringify(refused.tool)} of server '${server}' was refused: ${refused.reason}`,
+      });
+    }
+    for (const c of change.collisions) {
+      this.#events.emit('tool_name_collision', { server, tool: c.tool, name: c.name, other: c.other });
+    }
+    const changed = change.added.length + change.removed.length + change.changed.length > 0;
+    if (emitChange && changed) {
+      this.#events.emit('tools_changed', {
+        server,
+        added: change.added,
+        removed: change.removed,
+        changed: change.changed,
+      });
+    }
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Maps what the SDK throws for a request into our coded errors: a JSON-RPC error from the server stays a
+ * distinct `ServerRequestError`; timeouts, cancellation and lost connections get their own codes.
+ */
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError, ErrorCode as RpcCode } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ConnectionLostError,
+  InteropError,
+  RequestCancelledError,
+  RequestTimeoutError,
+  ServerRequestError,
+} from '../errors.js';
+
+/** What the request was, for the message. */
+export interface RequestErrorContext {
+  server: string;
+  /** e.g. `tool 'mcp__fs__read_file'`. */
+  what: string;
+  timeoutMs: number | undefined;
+  signal: AbortSignal | undefined;
+}
+
+/** Turns anything a request threw into an {@link InteropError} that says what happened. */
+export function mapRequestError(err: unknown, ctx: RequestErrorContext): InteropError {
+  if (err instanceof InteropError) return err;
+  const { server, what } = ctx;
+  if (ctx.signal?.aborted) {
+    return new RequestCancelledError(`Call to ${what} on server '${server}' was cancelled.`, {
+      server,
+      cause: err,
+    });
+  }
+  if (err instanceof McpError) {
+    if (err.code === RpcCode.RequestTimeout) {
+      return new RequestTimeoutError(
+        `Call to ${what} on server '${server}' timed out after ${ctx.timeoutMs ?? '?'} ms; raise timeoutMs if it needs longer.`,
+        ctx.timeoutMs ?? 0,
+        { server, cause: err },
+      );
+    }
+    if (err.code === RpcCode.ConnectionClosed) {
+      return new ConnectionLostError(
+        `Connection to server '${server}' was lost during the call to ${what}.`,
+        {
+          server,
+          cause: err,
+        },
+      );
+    }
+    return new ServerRequestError(
+      `Server '${server}' answered the call to ${what} with an error: ${err.message}`,
+      err.code,
+      err.data,
+      {
+        server,
+        cause: err,
+      },
+    );
+  }
+  if (err instanceof StreamableHTTPError) {
+    return new ServerRequestError(
+      `Server '${server}' answered the call to ${what} with HTTP ${err.code ?? '?'}: ${err.message}`,
+      -1,
+      { httpStatus: err.code },
+      { server, cause: err },
+    );
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new ConnectionLostError(
+    `The call to ${what} on server '${server}' failed in transport: ${message}`,
+    {
+      server,
+      cause: err,
+    },
+  );
+}

@@ -1,0 +1,138 @@
+/**
+ * Builds SDK transports from configs and opens a client over them. `auto` tries Streamable HTTP and falls back
+ * to the 2024-11-05 HTTP+SSE transport when the server answers the initialize POST with a 4xx, as the MCP spec
+ * (2025-03-26, "Backwards compatibility") describes.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { MCPServerConfig, StdioServerConfig } from './config.js';
+
+/** Name and version this client reports in `initialize`. */
+export interface ClientIdentity {
+  name: string;
+  version: string;
+}
+
+/** Where stderr lines of a stdio server go. */
+export type StderrListener = (line: string) => void;
+
+/** What a connection attempt needs besides the config. */
+export interface OpenClientOptions {
+  identity: ClientIdentity;
+  fetch: FetchLike;
+  signal: AbortSignal;
+  /** Timeout for the initialize request. */
+  timeoutMs: number;
+  onStderr: StderrListener;
+}
+
+/** An open client and the transport it runs over. */
+export interface OpenClient {
+  client: Client;
+  transport: Transport;
+  /** The transport actually used: `auto` resolves to `http` or `sse`. */
+  kind: 'stdio' | 'sse' | 'http';
+  /** Process id of a stdio server. */
+  pid: number | undefined;
+}
+
+/** The environment a stdio server starts with: the SDK's minimal list, opted-in variables, then `env`. */
+export function stdioEnvironment(
+  config: Pick<StdioServerConfig, 'env' | 'inheritEnv'>,
+  parentEnv: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
+  const env: Record<string, string> = getDefaultEnvironment();
+  if (config.inheritEnv === true) {
+    for (const [key, value] of Object.entries(parentEnv)) if (value !== undefined) env[key] = value;
+  } else if (Array.isArray(config.inheritEnv)) {
+    for (const key of config.inheritEnv) {
+      const value = parentEnv[key];
+      if (value !== undefined) env[key] = value;
+    }
+  }
+  return Object.assign(env, config.env);
+}
+
+function splitLines(onLine: StderrListener): (chunk: Buffer | string) => void {
+  let pending = '';
+  return (chunk) => {
+    pending += chunk.toString();
+    // Bound a runaway line without a newline: cut it into pieces rather than buffer without limit.
+    while (pending.length > 8192 && !pending.slice(0, 8192).includes('\n')) {
+      onLine(pending.slice(0, 8192));
+      pending = pending.slice(8192);
+    }
+    let nl = pending.indexOf('\n');
+    while (nl !== -1) {
+      const line = pending.slice(0, nl).replace(/\r$/, '');
+      if (line !== '') onLine(line);
+      pending = pending.slice(nl + 1);
+      nl = pending.indexOf('\n');
+    }
+  };
+}
+
+function createTransport(
+  config: MCPServerConfig,
+  kind: 'stdio' | 'sse' | 'http',
+  options: OpenClientOptions,
+): Transport {
+  if (config.transport === 'stdio') {
+    const transport = new StdioClientTransport({
+      command: config.command,
+      args: config.args,
+      env: stdioEnvironment(config),
+      ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+      stderr: 'pipe',
+    });
+    transport.stderr?.on('data', splitLines(options.onStderr));
+    return transport;
+  }
+  const url = new URL(config.url);
+  const requestInit: RequestInit = { headers: { ...config.headers } };
+  if (kind === 'sse') return new SSEClientTransport(url, { requestInit, fetch: options.fetch });
+  return new StreamableHTTPClientTransport(url, { requestInit, fetch: options.fetch });
+}
+
+async function openOnce(
+  config: MCPServerConfig,
+  kind: 'stdio' | 'sse' | 'http',
+  options: OpenClientOptions,
+): Promise<OpenClient> {
+  const client = new Client(options.identity, { capabilities: {} });
+  const transport = createTransport(config, kind, options);
+  try {
+    await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs });
+  } catch (err) {
+    await client.close().catch(() => {});
+    throw err;
+  }
+  const pid = transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;
+  return { client, transport, kind, pid };
+}
+
+/** True for the answers after which the spec says to fall back to SSE: any 4xx but auth challenges. */
+export function isSseFallbackError(err: unknown): boolean {
+  if (!(err instanceof StreamableHTTPError)) return false;
+  const status = err.code;
+  return typeof status === 'number' && status >= 400 && status < 500 && status !== 401 && status !== 403;
+}
+
+/** Opens a client for `config`, resolving `auto` to Streamable HTTP or SSE. */
+export async function openClient(config: MCPServerConfig, options: OpenClientOptions): Promise<OpenClient> {
+  if (config.transport === 'stdio') return openOnce(config, 'stdio', options);
+  if (config.transport === 'sse') return openOnce(config, 'sse', options);
+  if (config.transport === 'http') return openOnce(config, 'http', options);
+  try {
+    return await openOnce(config, 'http', options);
+  } catch (err) {
+    if (!isSseFallbackError(err) || options.signal.aborted) throw err;
+    return openOnce(config, 'sse', options);
+  }
+}

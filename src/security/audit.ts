@@ -1,0 +1,226 @@
+/**
+ * Built-in audit sinks (issue 3, "Audit"): an in-memory ring buffer, a JSON-lines file, OpenTelemetry
+ * span events, and a combinator. A sink reports failure by throwing or rejecting; the gate decides
+ * what a failure means (`auditFailure`).
+ */
+import { type FileHandle, mkdir, open } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { type Attributes, type Span, type Tracer, trace } from '@opentelemetry/api';
+import { AuditError, ClosedError, ConfigError } from '../errors.js';
+import type { AuditRecord, AuditSink } from './types.js';
+
+/** Default capacity of a {@link MemoryAuditSink}. */
+export const DEFAULT_AUDIT_CAPACITY = 1000;
+/** Name of the span event {@link OpenTelemetryAuditSink} adds. */
+export const AUDIT_SPAN_EVENT = 'interlock.capability.decision';
+
+/** Options of a {@link MemoryAuditSink}. */
+export interface MemoryAuditSinkOptions {
+  /** Records kept; older ones are dropped first. @default DEFAULT_AUDIT_CAPACITY (1000) */
+  capacity?: number | undefined;
+}
+
+/** Keeps the latest records in memory (a ring buffer). For tests, debugging and `explain`. */
+export class MemoryAuditSink implements AuditSink {
+  readonly capacity: number;
+  readonly #buffer: (AuditRecord | undefined)[];
+  #next = 0;
+  #count = 0;
+  #dropped = 0;
+
+  constructor(options: MemoryAuditSinkOptions = {}) {
+    const capacity = options.capacity ?? DEFAULT_AUDIT_CAPACITY;
+    if (!Number.isSafeInteger(capacity) || capacity < 1) {
+      throw new ConfigError(`MemoryAuditSink capacity must be a positive integer, got ${String(capacity)}.`, {
+        issues: [{ path: 'capacity', message: 'must be a positive integer' }],
+      });
+    }
+    this.capacity = capacity;
+    this.#buffer = new Array(capacity);
+  }
+
+  write(record: AuditRecord): void {
+    this.#buffer[this.#next] = Object.freeze({ ...record });
+    this.#next = (this.#next + 1) % this.capacity;
+    if (this.#count < this.capacity) this.#count++;
+    else this.#dropped++;
+  }
+
+  /** The records held, oldest first: a frozen copy. */
+  get records(): readonly AuditRecord[] {
+    const out: AuditRecord[] = [];
+    const start = this.#count < this.capacity ? 0 : this.#next;
+    for (let i = 0; i < this.#count; i++) out.push(this.#buffer[(start + i) % this.capacity]!);
+    return Object.freeze(out);
+  }
+
+  /** How many records were dropped to make room. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** Empties the buffer. */
+  clear(): void {
+    this.#buffer.fill(undefined);
+    this.#next = 0;
+    this.#count = 0;
+  }
+}
+
+/** Options of a {@link JsonLinesAuditSink}. */
+export interface JsonLinesAuditSinkOptions {
+  /** File mode when the file is created. @default 0o600 */
+  mode?: number | undefined;
+}
+
+/**
+ * Appends one JSON line per record to a file (created with mode 0600, parent directories too). Writes
+ * are serialized in call order; `write` resolves once its line is written, so the gate can block on
+ * failure. `close()` waits for pending writes; it is safe to call twice.
+ */
+export class JsonLinesAuditSink implements AuditSink, AsyncDisposable {
+  readonly path: string;
+  readonly #mode: number;
+  #handle: Promise<FileHandle> | undefined;
+  #tail: Promise<void> = Promise.resolve();
+  #closed = false;
+
+  constructor(path: string, options: JsonLinesAuditSinkOptions = {}) {
+    if (typeof path !== 'string' || path === '') {
+      throw new ConfigError('JsonLinesAuditSink needs a file path.', {
+        issues: [{ path: 'path', message: 'required' }],
+      });
+    }
+    this.path = path;
+    this.#mode = options.mode ?? 0o600;
+  }
+
+  write(record: AuditRecord): Promise<void> {
+    if (this.#closed) {
+      return Promise.reject(new ClosedError(`The audit file sink for '${this.path}' is closed.`));
+    }
+    let line: string;
+    try {
+      line = `${JSON.stringify(record)}\n`;
+    } catch (err) {
+      return Promise.reject(
+        new AuditError('The audit record could not be serialized as JSON.', { cause: err }),
+      );
+    }
+    const run = this.#tail.then(async () => {
+      const handle = await this.#open();
+      await handle.write(line);
+    });
+    // The chain continues after a failure; the failure goes to this write's caller.
+    this.#tail = run.catch(() => undefined);
+    return run;
+  }
+
+  #open(): Promise<FileHandle> {
+    if (this.#handle === undefined) {
+      const opening = (async () => {
+        await mkdir(dirname(this.path), { recursive: true });
+        return open(this.path, 'a', this.#mode);
+      })();
+      this.#handle = opening;
+      // A failed open is retried by the next write rather than failing forever.
+      opening.catch(() => {
+        if (this.#handle === opening) this.#handle = undefined;
+      });
+    }
+    return this.#handle;
+  }
+
+  /** Waits for pending writes and closes the file. Safe to call more than once. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#tail;
+    const handle = this.#handle;
+    this.#handle = undefined;
+    if (handle !== undefined) await (await handle.catch(() => undefined))?.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+/** Options of an {@link OpenTelemetryAuditSink}. */
+export interface OpenTelemetryAuditSinkOptions {
+  /**
+   * Used to start a short span holding the event when no span is active.
+   * @default `trace.getTracer('interlock')` (the global provider; a no-op when none is registered)
+   */
+  tracer?: Tracer | undefined;
+  /** Returns the span to record on. @default `trace.getActiveSpan` */
+  getSpan?: (() => Span | undefined) | undefined;
+}
+
+/**
+ * Adds a span event `interlock.capability.decision` to the active span, with the record as attributes
+ * (`interlock.resource`, `interlock.effect`, ...). Argument values never go there, only their names.
+ */
+export class OpenTelemetryAuditSink implements AuditSink {
+  readonly #tracer: Tracer | undefined;
+  readonly #getSpan: () => Span | undefined;
+
+  constructor(options: OpenTelemetryAuditSinkOptions = {}) {
+    this.#tracer = options.tracer;
+    this.#getSpan = options.getSpan ?? (() => trace.getActiveSpan());
+  }
+
+  write(record: AuditRecord): void {
+    const attributes = auditAttributes(record);
+    const span = this.#getSpan();
+    if (span !== undefined) {
+      span.addEvent(AUDIT_SPAN_EVENT, attributes);
+      return;
+    }
+    const own = (this.#tracer ?? trace.getTracer('interlock')).startSpan(AUDIT_SPAN_EVENT);
+    own.addEvent(AUDIT_SPAN_EVENT, attributes);
+    own.end();
+  }
+}
+
+/** The span-event attributes for a record. */
+export function auditAttributes(record: AuditRecord): Attributes {
+  const a: Attributes = {
+    'interlock.time': record.time,
+    'interlock.resource': record.resource,
+    'interlock.action': record.action,
+    'interlock.effect': record.effect,
+    'interlock.allowed': record.allowed,
+    'interlock.reason': record.reason,
+    'interlock.argument_keys': [...record.argumentKeys],
+  };
+  if (record.agent !== undefined) a['interlock.agent'] = record.agent;
+  if (record.ruleId !== undefined) a['interlock.rule_id'] = record.ruleId;
+  if (record.server !== undefined) a['interlock.server'] = record.server;
+  if (record.tool !== undefined) a['interlock.tool'] = record.tool;
+  if (record.definitionHash !== undefined) a['interlock.definition_hash'] = record.definitionHash;
+  if (record.approved !== undefined) a['interlock.approved'] = record.approved;
+  return a;
+}
+
+/**
+ * One sink that writes to all of `sinks` (concurrently). If any fails, the combined write fails with an
+ * `AuditError` after every sink was tried. `close()` closes all of them.
+ */
+export function combineAuditSinks(...sinks: AuditSink[]): AuditSink {
+  const list = [...sinks];
+  return {
+    async write(record: AuditRecord): Promise<void> {
+      const results = await Promise.allSettled(list.map(async (s) => s.write(record)));
+      const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failures.length > 0) {
+        throw new AuditError(`${failures.length} of ${list.length} audit sinks failed.`, {
+          cause:
+            failures.length === 1 ? failures[0]!.reason : new AggregateError(failures.map((f) => f.reason)),
+        });
+      }
+    },
+    async close(): Promise<void> {
+      await Promise.allSettled(list.map(async (s) => s.close?.()));
+    },
+  };
+}

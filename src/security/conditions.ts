@@ -1,0 +1,248 @@
+/**
+ * Rule conditions (issue 3, "Policies as data"): declarative constraints a policy file can hold, and
+ * programmatic `when` functions for sets built in code. Evaluation is three-valued: a condition holds,
+ * does not hold, or fails (it threw, returned a non-boolean, or met a value of the wrong type). A
+ * failed condition fails closed: an allow does not apply, a deny does.
+ */
+import { posix } from 'node:path';
+import { z } from 'zod';
+import { compileSafeRegex, MAX_REGEX_INPUT_LENGTH, MAX_REGEX_SOURCE_LENGTH } from './safe-regex.js';
+import type { CheckContext, ToolHints } from './types.js';
+
+/** What a `when` function sees: the check's context plus the resource and action. */
+export interface ConditionInput extends CheckContext {
+  readonly resource: string;
+  readonly action: string;
+  /** The time of the check (the context's `now`, or the set's clock). */
+  readonly now: number;
+}
+
+/** A programmatic condition. Must be synchronous and return a boolean; anything else fails closed. */
+export type ConditionFunction = (input: ConditionInput) => boolean;
+
+/** Result of evaluating a condition. */
+export const HOLDS = 1;
+export const FAILS_TO_HOLD = 0;
+export const ERRORED = -1;
+export type ConditionResult = typeof HOLDS | typeof FAILS_TO_HOLD | typeof ERRORED;
+
+/** A compiled condition. */
+export type Evaluator = (input: ConditionInput) => ConditionResult;
+
+const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+const Regex = z.string().min(1).max(MAX_REGEX_SOURCE_LENGTH);
+
+/** Constraints on one argument; every key given must hold. */
+export const ArgConstraintSchema = z
+  .strictObject({
+    /** The value equals this JSON scalar (same type). */
+    equals: Scalar.optional(),
+    /** The value is one of these JSON scalars. */
+    oneOf: z.array(Scalar).min(1).max(1000).optional(),
+    /** String prefix; a prefix starting with `/` compares normalized POSIX paths, segment by segment. */
+    startsWith: z.string().min(1).max(4096).optional(),
+    /** A safe regular expression the whole string must match. */
+    pattern: Regex.optional(),
+    /** Most characters (UTF-16 units) a string, or items an array, may have. */
+    maxLength: z.number().int().nonnegative().optional(),
+    /** Smallest number allowed (inclusive). */
+    min: z.number().finite().optional(),
+    /** Largest number allowed (inclusive). */
+    max: z.number().finite().optional(),
+  })
+  .refine((c) => Object.keys(c).length > 0, { message: 'an argument constraint needs at least one key' });
+
+/** Constraints on the agent name. */
+export const AgentConstraintSchema = z
+  .strictObject({
+    equals: z.string().optional(),
+    oneOf: z.array(z.string()).min(1).max(1000).optional(),
+    startsWith: z.string().min(1).optional(),
+    pattern: Regex.optional(),
+  })
+  .refine((c) => Object.keys(c).length > 0, { message: 'an agent constraint needs at least one key' });
+
+/** Tool annotation values to match (untrusted: accepted on deny and ask rules only). */
+export const AnnotationConstraintSchema = z
+  .strictObject({
+    readOnlyHint: z.boolean().optional(),
+    destructiveHint: z.boolean().optional(),
+    idempotentHint: z.boolean().optional(),
+    openWorldHint: z.boolean().optional(),
+  })
+  .refine((c) => Object.keys(c).length > 0, { message: 'an annotations constraint needs at least one key' });
+
+/** A declarative condition: every part given must hold. */
+export const RuleConditionSchema = z.strictObject({
+  args: z.record(z.string().min(1).max(256), ArgConstraintSchema).optional(),
+  agent: AgentConstraintSchema.optional(),
+  annotations: AnnotationConstraintSchema.optional(),
+});
+
+export type ArgConstraint = z.infer<typeof ArgConstraintSchema>;
+export type RuleCondition = z.infer<typeof RuleConditionSchema>;
+
+// MCP 2025-11-25 ToolAnnotations: defaults when a hint is absent.
+const HINT_DEFAULTS: Readonly<Record<keyof ToolHints, boolean>> = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
+type Check = (value: unknown) => ConditionResult;
+
+/** Kleene AND: any false is false; else any error is an error; else true. */
+function all(results: Iterable<ConditionResult>): ConditionResult {
+  let out: ConditionResult = HOLDS;
+  for (const r of results) {
+    if (r === FAILS_TO_HOLD) return FAILS_TO_HOLD;
+    if (r === ERRORED) out = ERRORED;
+  }
+  return out;
+}
+
+function typeOf(v: unknown): string {
+  return v === null ? 'null' : typeof v;
+}
+
+function bool(b: boolean): ConditionResult {
+  return b ? HOLDS : FAILS_TO_HOLD;
+}
+
+/** A path-aware prefix test: `/data` holds for `/data` and `/data/x`, never `/data2` or `/data/../etc`. */
+function pathPrefix(prefix: string): Check {
+  const p = posix.normalize(prefix).replace(/\/+$/, '');
+  const base = p === '' ? '/' : p;
+  return (value) => {
+    if (typeof value !== 'string') return ERRORED;
+    // A relative path, or one a Windows server might read differently, cannot be placed: fail closed.
+    if (!value.startsWith('/') || value.includes('\0') || value.includes('\\')) return ERRORED;
+    const v = posix.normalize(value);
+    return bool(base === '/' || v === base || v.startsWith(`${base}/`));
+  };
+}
+
+function constraintChecks(c: ArgConstraint): Check[] {
+  const checks: Check[] = [];
+  if (c.equals !== undefined) {
+    const want = c.equals;
+    checks.push((v) => (typeOf(v) !== typeOf(want) ? ERRORED : bool(v === want)));
+  }
+  if (c.oneOf !== undefined) {
+    const options = c.oneOf;
+    const types = new Set(options.map(typeOf));
+    checks.push((v) => (!types.has(typeOf(v)) ? ERRORED : bool(options.includes(v as never))));
+  }
+  if (c.startsWith !== undefined) {
+    const prefix = c.startsWith;
+    checks.push(
+      prefix.startsWith('/')
+        ? pathPrefix(prefix)
+        : (v) => (typeof v !== 'string' ? ERRORED : bool(v.startsWith(prefix))),
+    );
+  }
+  if (c.pattern !== undefined) {
+    const re = compileSafeRegex(c.pattern);
+    checks.push((v) =>
+      typeof v !== 'string' || v.length > MAX_REGEX_INPUT_LENGTH ? ERRORED : bool(re.test(v)),
+    );
+  }
+  if (c.maxLength !== undefined) {
+    const n = c.maxLength;
+    checks.push((v) => (typeof v === 'string' || Array.isArray(v) ? bool(v.length <= n) : ERRORED));
+  }
+  if (c.min !== undefined) {
+    const n = c.min;
+    checks.push((v) => (typeof v !== 'number' || Number.isNaN(v) ? ERRORED : bool(v >= n)));
+  }
+  if (c.max !== undefined) {
+    const n = c.max;
+    checks.push((v) => (typeof v !== 'number' || Number.isNaN(v) ? ERRORED : bool(v <= n)));
+  }
+  return checks;
+}
+
+/** Reads an own property only: inherited (polluted) properties are never argument values. */
+function own(obj: Readonly<Record<string, unknown>> | undefined, key: string): unknown {
+  return obj !== undefined && obj !== null && Object.hasOwn(obj, key) ? obj[key] : undefined;
+}
+
+/** Compiles a parsed declarative condition. Throws `PolicyError` for an unsafe regular expression. */
+export function compileCondition(cond: RuleCondition): Evaluator {
+  const parts: Evaluator[] = [];
+  for (const [name, constraint] of Object.entries(cond.args ?? {})) {
+    const checks = constraintChecks(constraint);
+    parts.push((input) => {
+      const v = own(input.args, name);
+      // A missing argument does not satisfy a constraint on it (and so does not trigger a deny on it).
+      return v === undefined ? FAILS_TO_HOLD : all(checks.map((c) => c(v)));
+    });
+  }
+  if (cond.agent !== undefined) {
+    const checks = constraintChecks(cond.agent);
+    parts.push((input) =>
+      input.agent === undefined ? FAILS_TO_HOLD : all(checks.map((c) => c(input.agent))),
+    );
+  }
+  if (cond.annotations !== undefined) {
+    const wanted = Object.entries(cond.annotations) as [keyof ToolHints, boolean][];
+    parts.push((input) =>
+      all(
+        wanted.map(([key, want]) => {
+          const got =
+            own(input.annotations as Record<string, unknown> | undefined, key) ?? HINT_DEFAULTS[key];
+          return typeof got !== 'boolean' ? ERRORED : bool(got === want);
+        }),
+      ),
+    );
+  }
+  return (input) => all(parts.map((p) => p(input)));
+}
+
+/** Wraps a `when` function: `true` holds, `false` does not, anything else (or a throw) is an error. */
+export function wrapConditionFunction(fn: ConditionFunction): Evaluator {
+  return (input) => {
+    try {
+      const r: unknown = fn(input);
+      return r === true ? HOLDS : r === false ? FAILS_TO_HOLD : ERRORED;
+    } catch {
+      return ERRORED;
+    }
+  };
+}
+
+const DANGEROUS_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * The path of the first `__proto__`, `constructor` or `prototype` key anywhere in `value`, or
+ * `undefined`. Policies are data: such keys are refused, never interpreted (zod would drop them
+ * silently, and a silently dropped constraint is a security bug).
+ */
+export function findDangerousKey(value: unknown, path = ''): string | undefined {
+  const seen = new Set<object>();
+  const walk = (v: unknown, at: string): string | undefined => {
+    if (typeof v !== 'object' || v === null || seen.has(v)) return undefined;
+    seen.add(v);
+    // `{ __proto__: x }` in an object literal sets the prototype instead of a key: refuse non-plain data.
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== null && proto !== Object.prototype && proto !== Array.prototype) {
+      return `${at === '' ? '(value)' : at} (not a plain object)`;
+    }
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const hit = walk(v[i], `${at}[${i}]`);
+        if (hit !== undefined) return hit;
+      }
+      return undefined;
+    }
+    for (const key of Object.keys(v)) {
+      const here = at === '' ? key : `${at}.${key}`;
+      if (DANGEROUS_KEYS.has(key)) return here;
+      const hit = walk((v as Record<string, unknown>)[key], here);
+      if (hit !== undefined) return hit;
+    }
+    return undefined;
+  };
+  return walk(value, path);
+}

@@ -1,0 +1,148 @@
+/**
+ * The gate (issue 3, "The gate" and "Audit"): the one place a request is authorized before anything is
+ * sent to a server. It decides with the capability set, asks the approver for `ask` rules (no approver
+ * means deny), writes one audit record per decision, and throws when the call may not proceed.
+ */
+import { AuditError, PermissionDeniedError } from '../errors.js';
+import { authorizeApproved, type CapabilitySet } from './capability-set.js';
+import type { AccessRequest, Approver, AuditRecord, AuditSink, Decision } from './types.js';
+
+/** What to do when the audit sink fails. */
+export type AuditFailureMode = 'block' | 'continue';
+
+/** The default {@link AuditFailureMode}: an unaudited call does not proceed. */
+export const DEFAULT_AUDIT_FAILURE: AuditFailureMode = 'block';
+
+/** Options of a {@link CapabilityGate}. */
+export interface CapabilityGateOptions {
+  /** The set every request is decided by. */
+  capabilities: CapabilitySet;
+  /** Asked when an `ask` rule decides; resolve `true` to allow once. @default none (ask is deny) */
+  approver?: Approver | undefined;
+  /** Where decisions are recorded. @default none */
+  audit?: AuditSink | undefined;
+  /**
+   * Whether a failing sink blocks an allowed call (`AuditError`). A failing sink never turns a deny
+   * into an allow. @default DEFAULT_AUDIT_FAILURE ('block')
+   */
+  auditFailure?: AuditFailureMode | undefined;
+  /**
+   * Serializer that puts redacted argument values in audit records. Without it records hold only the
+   * argument names. @default none
+   */
+  redact?: ((args: Readonly<Record<string, unknown>>) => unknown) | undefined;
+  /** Time source for audit records, ms since the epoch. @default `Date.now` */
+  clock?: (() => number) | undefined;
+  /** Told about sink failures that did not block (auditFailure 'continue'). @default none */
+  onAuditError?: ((error: unknown, record: AuditRecord | undefined) => void) | undefined;
+}
+
+const NO_KEYS: readonly string[] = Object.freeze([]);
+
+/** Authorizes requests against a capability set, with approval and audit. */
+export class CapabilityGate {
+  readonly #caps: CapabilitySet;
+  readonly #approver: Approver | undefined;
+  readonly #audit: AuditSink | undefined;
+  readonly #block: boolean;
+  readonly #redact: CapabilityGateOptions['redact'];
+  readonly #clock: () => number;
+  readonly #onAuditError: CapabilityGateOptions['onAuditError'];
+
+  constructor(options: CapabilityGateOptions) {
+    this.#caps = options.capabilities;
+    this.#approver = options.approver;
+    this.#audit = options.audit;
+    this.#block = (options.auditFailure ?? DEFAULT_AUDIT_FAILURE) === 'block';
+    this.#redact = options.redact;
+    this.#clock = options.clock ?? Date.now;
+    this.#onAuditError = options.onAuditError;
+  }
+
+  /** The capability set this gate decides with. */
+  get capabilities(): CapabilitySet {
+    return this.#caps;
+  }
+
+  /**
+   * Decides `request`. Returns the decision when the call may proceed; throws `PermissionDeniedError`
+   * when it may not, or `AuditError` when the audit sink failed and `auditFailure` is `block`.
+   */
+  async authorize(request: AccessRequest): Promise<Decision> {
+    const { resource, action, context } = request;
+    let decision = this.#caps.authorize(resource, action, context);
+    let approved: boolean | undefined;
+    if (decision.effect === 'ask') {
+      [decision, approved] = await this.#approve(request, decision);
+    }
+    if (this.#audit !== undefined) {
+      const failure = await this.#write(request, decision, approved);
+      // A failing sink never turns a deny into an allow: the deny below wins either way.
+      if (failure !== undefined && decision.allowed && this.#block) {
+        throw new AuditError(
+          `The audit sink failed, so the call to '${resource}' was blocked (auditFailure is 'block'). Fix the sink, or set auditFailure: 'continue'.`,
+          { cause: failure, server: request.server },
+        );
+      }
+    }
+    if (!decision.allowed) {
+      throw new PermissionDeniedError(
+        { resource, action, reason: decision.reason, rule: decision.rule },
+        { server: request.server },
+      );
+    }
+    return decision;
+  }
+
+  async #approve(request: AccessRequest, decision: Decision): Promise<[Decision, boolean | undefined]> {
+    const approver = this.#approver;
+    const deny = (reason: string): Decision =>
+      Object.freeze({ allowed: false, effect: 'ask', ruleId: decision.ruleId, rule: decision.rule, reason });
+    if (approver === undefined) {
+      return [deny(`${decision.reason} No approver is configured, so ask is deny.`), undefined];
+    }
+    let answer: unknown;
+    try {
+      answer = await approver(Object.freeze({ ...request, decision }));
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      return [deny(`${decision.reason} The approver failed (${why}), so the call is denied.`), false];
+    }
+    if (answer !== true) {
+      return [deny(`${decision.reason} The approver did not allow it.`), false];
+    }
+    // Decide again: a revoke or deny added while the human was deciding still wins.
+    return [authorizeApproved(this.#caps, request.resource, request.action, request.context), true];
+  }
+
+  /** Writes the record; returns the failure, if any. */
+  async #write(request: AccessRequest, decision: Decision, approved: boolean | undefined): Promise<unknown> {
+    const args = request.context?.args;
+    let record: AuditRecord | undefined;
+    try {
+      record = {
+        time: new Date(request.context?.now ?? this.#clock()).toISOString(),
+        agent: request.context?.agent,
+        resource: request.resource,
+        action: request.action,
+        effect: decision.effect,
+        allowed: decision.allowed,
+        ruleId: decision.ruleId,
+        reason: decision.reason,
+        server: request.server,
+        tool: request.tool,
+        argumentKeys: args === undefined || args === null ? NO_KEYS : Object.freeze(Object.keys(args).sort()),
+        ...(this.#redact !== undefined && args !== undefined ? { arguments: this.#redact(args) } : {}),
+        definitionHash: request.definitionHash,
+        approved,
+      };
+      const pending = this.#audit?.write(record);
+      if (pending !== undefined) await pending; // a synchronous sink costs no extra turn
+      return undefined;
+    } catch (err) {
+      const failure = err ?? new Error('audit sink failed');
+      if (!this.#block) this.#onAuditError?.(failure, record);
+      return failure;
+    }
+  }
+}

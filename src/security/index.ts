@@ -1,0 +1,76 @@
+/**
+ * Public API of the security area: the capability model, the gate, audit sinks and tool pinning.
+ * Any name added here becomes public API.
+ */
+export {
+  AUDIT_SPAN_EVENT,
+  auditAttributes,
+  combineAuditSinks,
+  DEFAULT_AUDIT_CAPACITY,
+  JsonLinesAuditSink,
+  type JsonLinesAuditSinkOptions,
+  MemoryAuditSink,
+  type MemoryAuditSinkOptions,
+  OpenTelemetryAuditSink,
+  type OpenTelemetryAuditSinkOptions,
+} from './audit.js';
+export {
+  CapabilitySet,
+  type CapabilitySetOptions,
+  DEFAULT_CLOCK,
+  DEFAULT_ON_WARNING,
+} from './capability-set.js';
+export type { ArgConstraint, ConditionFunction, ConditionInput, RuleCondition } from './conditions.js';
+export {
+  type AuditFailureMode,
+  CapabilityGate,
+  type CapabilityGateOptions,
+  DEFAULT_AUDIT_FAILURE,
+} from './gate.js';
+export {
+  MAX_PATTERN_LENGTH,
+  MAX_RESOURCE_LENGTH,
+  nativeToolResource,
+  promptResource,
+  resourceResource,
+  SCHEME_ACTIONS,
+  toolResource,
+} from './pattern.js';
+export {
+  canonicalJson,
+  PIN_FILE_VERSION,
+  type PinEntry,
+  type PinFile,
+  type PinnedToolDefinition,
+  type PinStatus,
+  PinStore,
+  toolDefinitionHash,
+} from './pinning.js';
+export {
+  MAX_POLICY_RULES,
+  POLICY_VERSION,
+  type Policy,
+  type PolicyRule,
+  PolicyRuleSchema,
+  PolicySchema,
+  parsePolicy,
+} from './policy.js';
+export type { RuleInfo, RuleOptions } from './rules.js';
+export {
+  compileSafeRegex,
+  MAX_REGEX_INPUT_LENGTH,
+  MAX_REGEX_REPEAT,
+  MAX_REGEX_SOURCE_LENGTH,
+  type SafeRegex,
+} from './safe-regex.js';
+export type {
+  AccessRequest,
+  Approver,
+  AuditRecord,
+  AuditSink,
+  CheckContext,
+  Decision,
+  DecisionEffect,
+  RuleEffect,
+  ToolHints,
+} from './types.js';

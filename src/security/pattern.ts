@@ -1,0 +1,277 @@
+/**
+ * Resources, patterns and how they match (issue 3, "Model").
+ *
+ * A resource is a string of `:`-separated segments whose first segment is a known scheme. A pattern has
+ * the same shape; inside a segment `*` matches any run of characters except `:`, and a final segment
+ * `**` matches the rest, colons included. Nothing else is special: in a resource, `*` and `?` are data.
+ * Segments are compared whole, so `mcp:git:*` can never match `mcp:github:x`.
+ */
+import { PolicyError } from '../errors.js';
+
+/** The known resource schemes and the actions each accepts (besides `*`, any action). */
+export const SCHEME_ACTIONS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  mcp: Object.freeze(['execute']),
+  'mcp-resource': Object.freeze(['read']),
+  'mcp-prompt': Object.freeze(['get']),
+  tool: Object.freeze(['execute']),
+});
+
+/** Fewest segments a resource of each scheme has (`mcp:{server}:{tool}` has three). A Map: no prototype keys. */
+const MIN_SEGMENTS: ReadonlyMap<string, number> = new Map([
+  ['mcp', 3],
+  ['mcp-resource', 3],
+  ['mcp-prompt', 3],
+  ['tool', 2],
+]);
+
+/** The actions valid for `scheme` (without `*`), or `undefined` for an unknown scheme. */
+export function schemeActions(scheme: string): readonly string[] | undefined {
+  return Object.hasOwn(SCHEME_ACTIONS, scheme) ? SCHEME_ACTIONS[scheme] : undefined;
+}
+
+/** Longest pattern accepted in a rule. */
+export const MAX_PATTERN_LENGTH = 4096;
+/** Longest resource a check accepts; a longer one is denied as malformed. */
+export const MAX_RESOURCE_LENGTH = 16_384;
+
+// Control, format (zero-width, bidi), line/paragraph separators and lone surrogates. No tool name or
+// URI needs them, and they are how look-alike names hide: a resource holding one is always denied.
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
+// A `.` or `..` path segment, plain or percent-encoded, in a resource URI.
+const DOT_SEGMENT = /(?:^|[/\\])(?:\.|%2e){1,2}(?:[/\\?#]|$)/i;
+const EDGE_SPACE = /^\s|\s$/;
+
+/** One segment of a compiled pattern: a literal, a glob with `*`, or the final `**`. */
+interface Segment {
+  readonly text: string;
+  readonly glob: boolean;
+}
+
+/** A validated, precompiled pattern. */
+export interface CompiledPattern {
+  readonly source: string;
+  readonly scheme: string;
+  /** Segments after the scheme, without a final `**`. */
+  readonly segments: readonly Segment[];
+  /** True when the pattern ends with `**`. */
+  readonly rest: boolean;
+  /** The literal second segment (server, or native tool name), or `undefined` when it is a wildcard. */
+  readonly key: string | undefined;
+}
+
+/** `mcp:{server}:{tool}`: the resource of an MCP tool (action `execute`). */
+export function toolResource(server: string, tool: string): string {
+  return `mcp:${checkServer(server)}:${tool}`;
+}
+
+/** `mcp-resource:{server}:{uri}`: an MCP resource read through the manager (action `read`). */
+export function resourceResource(server: string, uri: string): string {
+  return `mcp-resource:${checkServer(server)}:${uri}`;
+}
+
+/** `mcp-prompt:{server}:{name}`: an MCP prompt (action `get`). */
+export function promptResource(server: string, name: string): string {
+  return `mcp-prompt:${checkServer(server)}:${name}`;
+}
+
+/** `tool:{name}`: a native (in-process) tool (action `execute`). */
+export function nativeToolResource(name: string): string {
+  return `tool:${name}`;
+}
+
+function checkServer(server: string): string {
+  // A colon in a server name would shift every later segment: `mcp:a:b:c` must mean one thing.
+  if (typeof server !== 'string' || server === '' || server.includes(':') || INVISIBLE.test(server)) {
+    throw new PolicyError(
+      `Server name ${display(server)} cannot be used in a resource: it must be non-empty, without ':' or invisible characters.`,
+    );
+  }
+  return server;
+}
+
+/** Why a pattern is malformed, or `undefined` when it is fine. Shared by {@link compilePattern}. */
+function patternProblem(pattern: string, parts: readonly string[]): string | undefined {
+  const scheme = parts[0] ?? '';
+  const min = MIN_SEGMENTS.get(scheme);
+  if (min === undefined) {
+    return `unknown scheme '${display(scheme)}'; known schemes are ${Object.keys(SCHEME_ACTIONS).join(', ')}`;
+  }
+  if (INVISIBLE.test(pattern)) {
+    return 'it contains control, zero-width or other invisible characters, which no resource may hold, so it can never match';
+  }
+  if (EDGE_SPACE.test(pattern)) return 'it starts or ends with whitespace';
+  const last = parts.length - 1;
+  for (let i = 1; i <= last; i++) {
+    const seg = parts[i] ?? '';
+    if (seg.includes('**') && !(seg === '**' && i === last)) {
+      return `'**' may only be a whole final segment (segment ${i + 1} is '${display(seg)}')`;
+    }
+    // Inside a URI (after `mcp-resource:{server}:{first}`) colons are data: `http://[::1]/` is fine.
+    if (scheme === 'mcp-resource' && i > 2) continue;
+    if (seg === '') return `segment ${i + 1} is empty`;
+    if (EDGE_SPACE.test(seg)) return `segment ${i + 1} starts or ends with whitespace`;
+  }
+  const ends = parts[last] === '**';
+  if (!ends && parts.length < min) {
+    const example = `${pattern}${':*'.repeat(min - parts.length)}`;
+    return `a '${scheme}' resource has at least ${min} segments, so this can never match (did you mean '${example}'?)`;
+  }
+  if (scheme === 'mcp-resource' && !ends) {
+    const uri = parts.slice(2).join(':');
+    if (uri === '') return 'the URI part is empty';
+    if (DOT_SEGMENT.test(uri)) {
+      return "the URI has a '.' or '..' segment; resources with one are always denied, so this can never match";
+    }
+  }
+  return undefined;
+}
+
+/** Validates and compiles a pattern. Throws `PolicyError` naming the problem when it is malformed. */
+export function compilePattern(pattern: string): CompiledPattern {
+  if (typeof pattern !== 'string' || pattern === '') {
+    throw new PolicyError('A pattern must be a non-empty string.', { pattern: String(pattern) });
+  }
+  if (pattern.length > MAX_PATTERN_LENGTH) {
+    throw new PolicyError(`Pattern is longer than ${MAX_PATTERN_LENGTH} characters.`, {
+      pattern: pattern.slice(0, 64),
+    });
+  }
+  const parts = pattern.split(':');
+  const problem = patternProblem(pattern, parts);
+  if (problem !== undefined) {
+    throw new PolicyError(`Invalid pattern '${display(pattern)}': ${problem}.`, { pattern });
+  }
+  const rest = parts[parts.length - 1] === '**';
+  const segments = parts
+    .slice(1, rest ? -1 : undefined)
+    .map((text) => Object.freeze({ text, glob: text.includes('*') }));
+  const second = segments[0];
+  return Object.freeze({
+    source: pattern,
+    scheme: parts[0] ?? '',
+    segments: Object.freeze(segments),
+    rest,
+    key: second !== undefined && !second.glob ? second.text : undefined,
+  });
+}
+
+/**
+ * Why a resource is malformed, or `undefined` when it is well formed. A malformed resource is denied
+ * whatever the rules say.
+ */
+export function resourceProblem(resource: string): string | undefined {
+  if (typeof resource !== 'string' || resource === '') return 'it is empty or not a string';
+  if (resource.length > MAX_RESOURCE_LENGTH) return `it is longer than ${MAX_RESOURCE_LENGTH} characters`;
+  if (INVISIBLE.test(resource)) return 'it contains control, zero-width or other invisible characters';
+  const first = resource.indexOf(':');
+  if (first < 0) return "it has no scheme (expected 'scheme:...')";
+  const scheme = resource.slice(0, first);
+  const min = MIN_SEGMENTS.get(scheme);
+  if (min === undefined) return `unknown scheme '${display(scheme)}'`;
+  const second = resource.indexOf(':', first + 1);
+  if (min === 2) return first === resource.length - 1 ? 'the name is empty' : undefined;
+  if (second < 0 || second === first + 1 || second === resource.length - 1) {
+    return `a '${scheme}' resource is '${scheme}:{server}:{name}' with a non-empty server and name`;
+  }
+  if (scheme === 'mcp-resource' && DOT_SEGMENT.test(resource.slice(second + 1))) {
+    return "its URI has a '.' or '..' segment; normalize the URI first";
+  }
+  return undefined;
+}
+
+/** The scheme and second segment of a well-formed resource, for index lookups. */
+export function resourceKey(resource: string): { scheme: string; key: string } {
+  const first = resource.indexOf(':');
+  const second = resource.indexOf(':', first + 1);
+  return {
+    scheme: resource.slice(0, first),
+    key: second < 0 ? resource.slice(first + 1) : resource.slice(first + 1, second),
+  };
+}
+
+/** True when the compiled pattern matches the (well-formed) resource. */
+export function matchPattern(p: CompiledPattern, resource: string): boolean {
+  const scheme = p.scheme;
+  if (!resource.startsWith(scheme) || resource.charCodeAt(scheme.length) !== 58 /* : */) return false;
+  let pos = scheme.length + 1;
+  const segs = p.segments;
+  for (let i = 0; i < segs.length; i++) {
+    const seg = segs[i]!;
+    let end = resource.indexOf(':', pos);
+    if (end < 0) end = resource.length;
+    if (seg.glob ? !matchGlob(seg.text, resource, pos, end) : !literalAt(seg.text, resource, pos, end)) {
+      return false;
+    }
+    if (end === resource.length) return i === segs.length - 1 && !p.rest;
+    pos = end + 1;
+  }
+  // Segments are used up and the resource has a ':' at `pos - 1`: only a final `**` takes the rest.
+  return p.rest;
+}
+
+function literalAt(text: string, s: string, start: number, end: number): boolean {
+  return end - start === text.length && s.startsWith(text, start);
+}
+
+/**
+ * Glob match of `glob` (where only `*` is special, matching any run, possibly empty) against
+ * `s[start, end)`, which holds no ':'. Greedy two-pointer algorithm: O(len * glob) at worst, never
+ * exponential. Characters of `s`, including `*`, are data.
+ */
+export function matchGlob(glob: string, s: string, start = 0, end = s.length): boolean {
+  let g = 0;
+  let i = start;
+  let star = -1;
+  let mark = 0;
+  while (i < end) {
+    if (g < glob.length && glob.charCodeAt(g) !== 42 && glob.charCodeAt(g) === s.charCodeAt(i)) {
+      g++;
+      i++;
+    } else if (g < glob.length && glob.charCodeAt(g) === 42 /* * */) {
+      star = g++;
+      mark = i;
+    } else if (star >= 0) {
+      g = star + 1;
+      i = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (g < glob.length && glob.charCodeAt(g) === 42) g++;
+  return g === glob.length;
+}
+
+/**
+ * True when every resource `child` matches is also matched by `parent` (language inclusion). Used by
+ * `derive` to refuse a child rule wider than its parent. Segment inclusion for `*`-only globs: `parent`
+ * covers `child` exactly when `parent` matches `child`'s text with `child`'s `*` taken as a character
+ * only a `*` of `parent` can consume.
+ */
+export function patternCovers(parent: CompiledPattern, child: CompiledPattern): boolean {
+  if (parent.scheme !== child.scheme) return false;
+  const ps = parent.segments;
+  const cs = child.segments;
+  if (parent.rest) {
+    // `child` must fix at least as many segments as `parent` names, and then at least one more
+    // (possibly its own `**`), since `parent`'s `**` needs a ':' after them.
+    if (cs.length < ps.length || (cs.length === ps.length && !child.rest)) return false;
+  } else if (child.rest || cs.length !== ps.length) {
+    return false;
+  }
+  for (let i = 0; i < ps.length; i++) {
+    const p = ps[i]!;
+    const c = cs[i]!;
+    if (!matchGlob(p.text, c.text)) return false;
+  }
+  return true;
+}
+
+/** A string made safe to embed in a message: invisible characters escaped, long text cut. */
+export function display(value: unknown): string {
+  const s = typeof value === 'string' ? value : String(value);
+  const cut = s.length > 200 ? `${s.slice(0, 200)}…` : s;
+  return cut.replace(
+    /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}

@@ -1,0 +1,239 @@
+/**
+ * Tool pinning, the rug-pull defense (issue 3, "Tool pinning"): each tool's definition is pinned by a
+ * SHA-256 over its canonical JSON at first discovery; a later, different definition is caught by
+ * comparing hashes. Pins persist in a file so approvals survive restarts. The manager wires this into
+ * discovery; this module only hashes and stores.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { ConfigError, ToolSchemaError } from '../errors.js';
+
+/** Version of the pin file format. */
+export const PIN_FILE_VERSION = 1;
+
+const HASH_RE = /^[0-9a-f]{64}$/;
+
+function kindOf(v: unknown): string {
+  if (v === undefined) return 'undefined';
+  if (typeof v === 'number') return String(v);
+  if (typeof v === 'object' && v !== null) return v.constructor?.name ?? 'object';
+  return typeof v;
+}
+
+/**
+ * JSON with object keys sorted (by UTF-16 code units, as RFC 8785), no whitespace. Object properties
+ * whose value is `undefined` are left out, as `JSON.stringify` does; anything else that is not JSON
+ * (functions, symbols, bigints, non-finite numbers, class instances such as `Date`, cycles, `undefined`
+ * in an array) throws `ToolSchemaError`.
+ */
+export function canonicalJson(value: unknown): string {
+  const seen = new Set<object>();
+  const walk = (v: unknown, at: string): string => {
+    if (v === null) return 'null';
+    switch (typeof v) {
+      case 'boolean':
+        return v ? 'true' : 'false';
+      case 'string':
+        return JSON.stringify(v);
+      case 'number':
+        if (Number.isFinite(v)) return JSON.stringify(v);
+        break;
+      case 'object': {
+        if (seen.has(v)) throw new ToolSchemaError(`canonicalJson: the value at ${at} is circular.`);
+        const proto = Object.getPrototypeOf(v);
+        if (!Array.isArray(v) && proto !== Object.prototype && proto !== null) break;
+        seen.add(v);
+        let out: string;
+        if (Array.isArray(v)) {
+          out = `[${v.map((x, i) => walk(x, `${at}[${i}]`)).join(',')}]`;
+        } else {
+          const obj = v as Record<string, unknown>;
+          const parts: string[] = [];
+          for (const key of Object.keys(obj).sort()) {
+            if (obj[key] !== undefined)
+              parts.push(`${JSON.stringify(key)}:${walk(obj[key], `${at}.${key}`)}`);
+          }
+          out = `{${parts.join(',')}}`;
+        }
+        seen.delete(v);
+        return out;
+      }
+    }
+    throw new ToolSchemaError(`canonicalJson: the value at ${at} is not JSON (${kindOf(v)}).`);
+  };
+  return walk(value, '$');
+}
+
+/** The parts of a tool definition that are pinned. */
+export interface PinnedToolDefinition {
+  name: string;
+  description?: string | undefined;
+  inputSchema?: unknown;
+  outputSchema?: unknown;
+  annotations?: unknown;
+}
+
+/**
+ * Hex SHA-256 over the canonical JSON of a tool's name, description, input and output schema and
+ * annotations. Other fields (`title`, `_meta`, `icons`) do not change the hash.
+ */
+export function toolDefinitionHash(tool: PinnedToolDefinition): string {
+  const pinned = {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    outputSchema: tool.outputSchema,
+    annotations: tool.annotations,
+  };
+  return createHash('sha256').update(canonicalJson(pinned), 'utf8').digest('hex');
+}
+
+/** One pin. */
+export interface PinEntry {
+  readonly server: string;
+  readonly tool: string;
+  readonly hash: string;
+}
+
+/** How a definition compares with its pin. */
+export type PinStatus = 'new' | 'unchanged' | 'changed';
+
+/** The pin file: `{ version: 1, pins: { [server]: { [tool]: hash } } }`. */
+export interface PinFile {
+  version: typeof PIN_FILE_VERSION;
+  pins: Record<string, Record<string, string>>;
+}
+
+/** Pinned definition hashes by server and tool. Maps inside, so no name can touch a prototype. */
+export class PinStore {
+  readonly #pins = new Map<string, Map<string, string>>();
+
+  /** The pinned hash, or `undefined`. */
+  get(server: string, tool: string): string | undefined {
+    return this.#pins.get(server)?.get(tool);
+  }
+
+  /** Pins (or re-pins, after approval) a tool's definition hash. */
+  set(server: string, tool: string, hash: string): void {
+    if (typeof server !== 'string' || typeof tool !== 'string' || !HASH_RE.test(hash)) {
+      throw new ConfigError(
+        `A pin needs a server, a tool and a lowercase hex SHA-256; got hash '${String(hash)}'.`,
+      );
+    }
+    let tools = this.#pins.get(server);
+    if (tools === undefined) {
+      tools = new Map();
+      this.#pins.set(server, tools);
+    }
+    tools.set(tool, hash);
+  }
+
+  /** Removes a pin; returns whether there was one. */
+  delete(server: string, tool: string): boolean {
+    const tools = this.#pins.get(server);
+    const had = tools?.delete(tool) ?? false;
+    if (tools?.size === 0) this.#pins.delete(server);
+    return had;
+  }
+
+  /** Compares a definition hash with the pin. */
+  compare(server: string, tool: string, hash: string): PinStatus {
+    const pinned = this.get(server, tool);
+    return pinned === undefined ? 'new' : pinned === hash ? 'unchanged' : 'changed';
+  }
+
+  /** Every pin, sorted by server then tool. */
+  entries(): readonly PinEntry[] {
+    const out: PinEntry[] = [];
+    for (const server of [...this.#pins.keys()].sort()) {
+      const tools = this.#pins.get(server)!;
+      for (const tool of [...tools.keys()].sort())
+        out.push(Object.freeze({ server, tool, hash: tools.get(tool)! }));
+    }
+    return Object.freeze(out);
+  }
+
+  /** The pin file contents. Objects have no prototype, so a tool named `__proto__` stays data. */
+  toJSON(): PinFile {
+    const pins = Object.create(null) as Record<string, Record<string, string>>;
+    for (const { server, tool, hash } of this.entries()) {
+      let tools = pins[server];
+      if (tools === undefined) {
+        tools = Object.create(null) as Record<string, string>;
+        pins[server] = tools;
+      }
+      tools[tool] = hash;
+    }
+    return { version: PIN_FILE_VERSION, pins };
+  }
+
+  /** Reads a pin file. A missing file is an empty store; a malformed one throws `ConfigError` naming it. */
+  static async load(path: string): Promise<PinStore> {
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new PinStore();
+      throw new ConfigError(`Cannot read the pin file '${path}': ${(err as Error).message}`, {
+        file: path,
+        cause: err,
+      });
+    }
+    const bad = (message: string, cause?: unknown): ConfigError =>
+      new ConfigError(
+        `The pin file '${path}' is malformed: ${message}. Fix or delete it (deleting re-pins on next discovery).`,
+        {
+          file: path,
+          cause,
+          issues: [{ path: '(file)', message }],
+        },
+      );
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch (err) {
+      throw bad('it is not valid JSON', err);
+    }
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) throw bad('it is not an object');
+    const file = data as Record<string, unknown>;
+    if (file.version !== PIN_FILE_VERSION) throw bad(`version must be ${PIN_FILE_VERSION}`);
+    const pins = file.pins;
+    if (typeof pins !== 'object' || pins === null || Array.isArray(pins)) throw bad('pins must be an object');
+    const store = new PinStore();
+    for (const [server, tools] of Object.entries(pins)) {
+      if (typeof tools !== 'object' || tools === null || Array.isArray(tools)) {
+        throw bad(`pins.${server} must be an object`);
+      }
+      for (const [tool, hash] of Object.entries(tools)) {
+        if (typeof hash !== 'string' || !HASH_RE.test(hash)) {
+          throw bad(`pins.${server}.${tool} must be a lowercase hex SHA-256`);
+        }
+        store.set(server, tool, hash);
+      }
+    }
+    return store;
+  }
+
+  /** Writes the pin file atomically (temp file, fsync, rename) with mode 0600. */
+  async save(path: string): Promise<void> {
+    await mkdir(dirname(path), { recursive: true });
+    const tmp = `${path}.${process.pid}.${randomUUID()}.tmp`;
+    try {
+      const handle = await open(tmp, 'wx', 0o600);
+      try {
+        await handle.writeFile(`${JSON.stringify(this.toJSON(), null, 2)}\n`, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(tmp, path);
+    } catch (err) {
+      await unlink(tmp).catch(() => undefined);
+      throw new ConfigError(`Cannot save the pin file '${path}': ${(err as Error).message}`, {
+        file: path,
+        cause: err,
+      });
+    }
+  }
+}

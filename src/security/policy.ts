@@ -1,0 +1,87 @@
+/**
+ * Policies as data (issue 3): the format a JSON or YAML file holds, validated with zod. The schema is
+ * the source of the TypeScript types. Unknown keys are refused everywhere, so a typo (`action` for
+ * `actions`, `arg` for `args`) is an error rather than a rule that silently matches nothing.
+ */
+import { z } from 'zod';
+import { PolicyError } from '../errors.js';
+import { findDangerousKey, RuleConditionSchema } from './conditions.js';
+import { MAX_PATTERN_LENGTH } from './pattern.js';
+
+/** The policy format version this code reads and writes. */
+export const POLICY_VERSION = 1;
+/** Most rules a policy may hold. */
+export const MAX_POLICY_RULES = 100_000;
+
+/** An action name: `*`, or letters, digits, `_`, `-`, `.`. */
+const Action = z
+  .string()
+  .regex(/^(?:\*|[A-Za-z][A-Za-z0-9_.-]{0,63})$/, { message: "an action is '*' or a name like 'execute'" });
+
+/** A rule id: no ':' (so it can never be mistaken for a pattern by `revoke`), no spaces. */
+export const RULE_ID_RE = /^[A-Za-z0-9_.@/-]{1,128}$/;
+
+/** One rule of a policy. */
+export const PolicyRuleSchema = z.strictObject({
+  /** Stable id, used by `revoke` and shown in decisions; generated when absent. */
+  id: z
+    .string()
+    .regex(RULE_ID_RE, { message: 'an id is 1-128 characters from A-Z a-z 0-9 _ . @ / -' })
+    .optional(),
+  effect: z.enum(['allow', 'deny', 'ask']),
+  /** The resource pattern, e.g. `mcp:fs:read_*`. */
+  resource: z.string().min(1).max(MAX_PATTERN_LENGTH),
+  actions: z.union([Action, z.array(Action).min(1).max(64)], {
+    error: "actions is an action name ('execute', 'read', 'get' or '*') or a non-empty list of them",
+  }),
+  description: z.string().max(1000).optional(),
+  /** ISO 8601 time with an offset (`2026-01-01T00:00:00Z`); the rule stops applying at that instant. */
+  expiresAt: z.iso.datetime({ offset: true }).optional(),
+  /** Allow rules only: how many calls `authorize` lets through this rule. */
+  maxCalls: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+  when: RuleConditionSchema.optional(),
+});
+
+/** A whole policy: `{ version: 1, rules: [...] }`. */
+export const PolicySchema = z.strictObject({
+  version: z.literal(POLICY_VERSION),
+  rules: z.array(PolicyRuleSchema).max(MAX_POLICY_RULES),
+});
+
+export type Policy = z.infer<typeof PolicySchema>;
+export type PolicyRule = z.infer<typeof PolicyRuleSchema>;
+
+/** Formats a zod path as `rules[2].when.args.path`, after an optional prefix. */
+export function formatPath(path: readonly PropertyKey[], prefix = ''): string {
+  let out = prefix;
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out === '' ? '(root)' : out;
+}
+
+/** Parses one value with a zod schema; throws `PolicyError` naming every bad field. */
+export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what: string, prefix = ''): T {
+  const danger = findDangerousKey(value, prefix);
+  if (danger !== undefined) {
+    throw new PolicyError(
+      `Invalid ${what}: ${danger}: refused ('__proto__', 'constructor' and 'prototype' keys and non-plain objects could pollute prototypes).`,
+    );
+  }
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const list = result.error.issues.map((i) => `${formatPath(i.path, prefix)}: ${i.message}`).join('; ');
+    throw new PolicyError(`Invalid ${what}: ${list}.`, { cause: result.error });
+  }
+  return result.data;
+}
+
+/**
+ * Validates a policy object (from `JSON.parse` or a YAML parser). Throws `PolicyError` naming the rule
+ * index and field of every problem the schema finds. Patterns, actions and regular expressions are
+ * checked further by `CapabilitySet.fromPolicy`.
+ */
+export function parsePolicy(value: unknown): Policy {
+  return parseWith(PolicySchema, value, 'policy');
+}

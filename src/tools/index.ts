@@ -1,0 +1,36 @@
+// Public API of the tools area. Any name added here becomes public API.
+export {
+  DEFAULT_MAX_TOOL_NAME_LENGTH,
+  MAX_ORIGINAL_TOOL_NAME_LENGTH,
+  MAX_TOOL_NAME_LENGTH_LIMIT,
+  MIN_TOOL_NAME_LENGTH,
+  makeToolName,
+  parseToolName,
+  type ToolNameAssignment,
+  type ToolNameOptions,
+  ToolNameRegistry,
+  type ToolRef,
+  unsafeToolNameReason,
+} from './names.js';
+export {
+  DEFAULT_MAX_RESULT_CHARS,
+  formatByteSize,
+  mcpResultToString,
+  type ResultToStringOptions,
+  type ToolCallResult,
+  toToolCallResult,
+} from './normalize.js';
+export { parseToolSchemas, type ToolSchemaInput, ToolSchemaInputSchema } from './schema.js';
+export {
+  type ToolAnnotations,
+  type ToolCallOptions,
+  type ToolDefinition,
+  type ToolInvoker,
+  ToolWrapper,
+} from './tool-wrapper.js';
+export {
+  type CompileInputValidatorOptions,
+  compileInputValidator,
+  type InputValidator,
+  normalizeInputSchema,
+} from './validate.js';

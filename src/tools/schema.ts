@@ -1,0 +1,103 @@
+/**
+ * Tool schemas given to `registerTools` for offline use, parsed once where they enter. The shapes follow
+ * MCP `Tool` (2025-11-25), so a `tools/list` result can be registered as it is.
+ */
+import { z } from 'zod';
+import { ConfigError, type ConfigIssue } from '../errors.js';
+
+/** Longest tool name accepted. */
+const MAX_NAME_LENGTH = 256;
+
+/**
+ * A JSON Schema object describing an object (MCP: tool input and output schemas have `type: 'object'` at
+ * the root). Kept whole; a missing `type` becomes `'object'`.
+ */
+const ObjectJsonSchema = z
+  .looseObject({
+    type: z
+      .literal('object', { error: "must be 'object' (a tool's schema describes the arguments object)" })
+      .optional(),
+    properties: z
+      .record(z.string(), z.record(z.string(), z.unknown(), { error: 'must be a JSON Schema object' }))
+      .optional(),
+    required: z.array(z.string()).optional(),
+  })
+  .transform((schema) => ({ ...schema, type: 'object' as const }));
+
+/** Hints a server gives about a tool (MCP `ToolAnnotations`); untrusted. */
+const ToolAnnotationsInputSchema = z.object({
+  title: z.string().optional(),
+  readOnlyHint: z.boolean().optional(),
+  destructiveHint: z.boolean().optional(),
+  idempotentHint: z.boolean().optional(),
+  openWorldHint: z.boolean().optional(),
+});
+
+/** One tool schema for offline registration (the fields of MCP `Tool` that Interlock uses). */
+export const ToolSchemaInputSchema = z.object({
+  name: z.string().min(1).max(MAX_NAME_LENGTH),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  inputSchema: ObjectJsonSchema,
+  outputSchema: ObjectJsonSchema.optional(),
+  annotations: ToolAnnotationsInputSchema.optional(),
+});
+
+/** A parsed tool schema; `inputSchema.type` is always `'object'`. */
+export type ToolSchemaInput = z.output<typeof ToolSchemaInputSchema>;
+
+const ToolSchemaListSchema = z.array(ToolSchemaInputSchema).superRefine((tools, ctx) => {
+  const first = new Map<string, number>();
+  tools.forEach((tool, index) => {
+    const earlier = first.get(tool.name);
+    if (earlier === undefined) {
+      first.set(tool.name, index);
+      return;
+    }
+    ctx.addIssue({
+      code: 'custom',
+      path: [index, 'name'],
+      message: `duplicate tool name ${JSON.stringify(tool.name)} (also at tools[${earlier}])`,
+    });
+  });
+});
+
+/** `tools[2].inputSchema.type` from a zod path. */
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = 'tools';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else if (typeof key === 'string' && /^[A-Za-z_$][\w$]*$/.test(key)) out += `.${key}`;
+    else out += `[${JSON.stringify(String(key))}]`;
+  }
+  return out;
+}
+
+/**
+ * Parses the tool schemas given for `server`: an array of MCP `Tool` objects, or a `tools/list` result
+ * (`{ tools: [...] }`). Returns copies that share nothing with `input`. Throws `ConfigError` naming the
+ * server and the path of each bad field (`tools[2].inputSchema.type`), also for duplicate names.
+ */
+export function parseToolSchemas(server: string, input: unknown): ToolSchemaInput[] {
+  const list =
+    typeof input === 'object' && input !== null && !Array.isArray(input) && 'tools' in input
+      ? (input as { tools: unknown }).tools
+      : input;
+  const parsed = ToolSchemaListSchema.safeParse(list);
+  if (!parsed.success) {
+    const issues: ConfigIssue[] = parsed.error.issues.map((issue) => ({
+      path: formatPath(issue.path),
+      message: issue.message,
+    }));
+    const summary = issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+    throw new ConfigError(`Invalid tool schemas for server '${server}': ${summary}.`, { server, issues });
+  }
+  try {
+    return structuredClone(parsed.data);
+  } catch (error) {
+    throw new ConfigError(
+      `Invalid tool schemas for server '${server}': schemas must be plain JSON data (${String(error)}).`,
+      { server, cause: error, issues: [{ path: 'tools', message: 'not plain JSON data' }] },
+    );
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * A `ToolWrapper` is what a model (or an app) holds for one MCP tool: its exposed name and definition, and
+ * `execute` / `call`. It holds no connection: every call goes through the invoker (the manager) by name, so the
+ * capability gate runs on every call and a wrapper handed out before a reconnect keeps working after it.
+ */
+import type { ToolCallResult } from './normalize.js';
+
+/** The untrusted hints a server gives about a tool (MCP `ToolAnnotations`). */
+export interface ToolAnnotations {
+  readonly title?: string | undefined;
+  readonly readOnlyHint?: boolean | undefined;
+  readonly destructiveHint?: boolean | undefined;
+  readonly idempotentHint?: boolean | undefined;
+  readonly openWorldHint?: boolean | undefined;
+  readonly [key: string]: unknown;
+}
+
+/** A tool's definition as the manager exposes it. */
+export interface ToolDefinition {
+  /** Exposed name, `mcp__{server}__{tool}`. */
+  readonly name: string;
+  /** The server's name. */
+  readonly server: string;
+  /** The tool's original name on its server; always what the server is called with. */
+  readonly tool: string;
+  readonly title?: string | undefined;
+  readonly description: string;
+  /** The server's JSON Schema for the arguments, kept whole (a missing `type` becomes `object`). */
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+  readonly outputSchema?: Readonly<Record<string, unknown>> | undefined;
+  /** Untrusted hints: a policy may use them to deny more, never to allow more. */
+  readonly annotations?: ToolAnnotations | undefined;
+  /** True when registered offline with `registerTools` and not (yet) backed by a live server. */
+  readonly offline: boolean;
+}
+
+/** Options for one tool call. */
+export interface ToolCallOptions {
+  /** Cancels the call; the server is sent `notifications/cancelled`. */
+  signal?: AbortSignal | undefined;
+  /** Per-request timeout; defaults to the server's `timeoutMs`. */
+  timeoutMs?: number | undefined;
+  /** The agent on whose behalf the call is made (for conditions and audit). */
+  agent?: string | undefined;
+}
+
+/** What a wrapper calls through. The manager implements it; tests may pass their own. */
+export interface ToolInvoker {
+  callTool(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    options?: ToolCallOptions,
+  ): Promise<ToolCallResult>;
+}
+
+/** One tool of one server, callable by a model. */
+export class ToolWrapper {
+  #definition: ToolDefinition;
+  readonly #invoker: ToolInvoker;
+
+  constructor(definition: ToolDefinition, invoker: ToolInvoker) {
+    this.#definition = definition;
+    this.#invoker = invoker;
+  }
+
+  /** Exposed name, `mcp__{server}__{tool}`. */
+  get name(): string {
+    return this.#definition.name;
+  }
+  get server(): string {
+    return this.#definition.server;
+  }
+  /** Original tool name on the server. */
+  get tool(): string {
+    return this.#definition.tool;
+  }
+  get title(): string | undefined {
+    return this.#definition.title;
+  }
+  get description(): string {
+    return this.#definition.description;
+  }
+  get inputSchema(): Readonly<Record<string, unknown>> {
+    return this.#definition.inputSchema;
+  }
+  get outputSchema(): Readonly<Record<string, unknown>> | undefined {
+    return this.#definition.outputSchema;
+  }
+  get annotations(): ToolAnnotations | undefined {
+    return this.#definition.annotations;
+  }
+  /** True while the tool is only registered offline. */
+  get offline(): boolean {
+    return this.#definition.offline;
+  }
+  /** A frozen snapshot of the current definition. */
+  get definition(): ToolDefinition {
+    return this.#definition;
+  }
+
+  /** Calls the tool and resolves to its result normalized to a string (errors start with `Error: `). */
+  async execute(args?: Record<string, unknown>, options?: ToolCallOptions): Promise<string> {
+    return (await this.#invoker.callTool(this.#definition.name, args, options)).text;
+  }
+
+  /** Calls the tool and resolves to the detailed result: `{ text, isError, content, structuredContent }`. */
+  call(args?: Record<string, unknown>, options?: ToolCallOptions): Promise<ToolCallResult> {
+    return this.#invoker.callTool(this.#definition.name, args, options);
+  }
+
+  /**
+   * Replaces the definition after a refresh (same exposed name). Internal: used by the manager so wrappers
+   * handed out earlier stay valid.
+   * @internal
+   */
+  _update(definition: ToolDefinition): void {
+    this.#definition = definition;
+  }
+
+  toJSON(): ToolDefinition {
+    return this.#definition;
+  }
+}

@@ -1,0 +1,261 @@
+/**
+ * Argument validation against a tool's `inputSchema`, before anything is sent. JSON Schema 2020-12 is the
+ * default dialect (MCP 2025-11-25: a schema without `$schema` is 2020-12); 2019-09, draft-07, draft-06
+ * and draft-04 are also understood. Validation never changes the arguments (no defaults, no coercion).
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
+import { type ToolInputIssue, ToolSchemaError } from '../errors.js';
+
+/** Checks arguments against one input schema; an empty array means they are valid. */
+export type InputValidator = (args: unknown) => ToolInputIssue[];
+
+/** Names used in error messages of {@link compileInputValidator}. */
+export interface CompileInputValidatorOptions {
+  /** The tool the schema belongs to. */
+  toolName?: string | undefined;
+  /** The server the tool belongs to. */
+  server?: string | undefined;
+}
+
+type Dialect = '2020-12' | '2019-09' | 'draft-07' | 'draft-06' | 'draft-04';
+type Engine = '2020-12' | '2019-09' | 'classic';
+type AjvInstance = Ajv | Ajv2019 | Ajv2020;
+
+/** `$schema` URIs without scheme and trailing `#`, so `http`/`https` and `#` variants all match. */
+const DIALECTS: Readonly<Record<string, Dialect>> = {
+  'json-schema.org/draft/2020-12/schema': '2020-12',
+  'json-schema.org/draft/2019-09/schema': '2019-09',
+  'json-schema.org/draft-07/schema': 'draft-07',
+  'json-schema.org/draft-06/schema': 'draft-06',
+  'json-schema.org/draft-04/schema': 'draft-04',
+};
+
+/** Most issues reported for one call; the rest are summed up in a last issue. */
+const MAX_ISSUES = 20;
+/**
+ * Compilations after which a shared instance is replaced by a fresh one. Ajv keeps a little state for each
+ * schema it compiled (regular expressions, referenced subschemas); recycling bounds that when servers
+ * change their tool lists for a long time. Validators already compiled keep working.
+ */
+const RECYCLE_AFTER = 500;
+
+const engines = new Map<Engine, { ajv: AjvInstance; compilations: number }>();
+
+/** The shared instance of one dialect, created on first use. */
+function engine(kind: Engine): { ajv: AjvInstance; compilations: number } {
+  let entry = engines.get(kind);
+  if (entry === undefined || entry.compilations >= RECYCLE_AFTER) {
+    const options = {
+      strict: false,
+      allErrors: true,
+      // `required` and `additionalProperties` look at own properties only: `constructor` or `__proto__`
+      // inherited from Object.prototype never count as present arguments.
+      ownProperties: true,
+      // Every schema is compiled on its own: an `$id` in one tool's schema must not affect another's.
+      addUsedSchema: false,
+      // A library does not write to the console; unknown formats and keywords are ignored.
+      logger: false as const,
+    };
+    const ajv: AjvInstance =
+      kind === '2020-12'
+        ? new Ajv2020(options)
+        : kind === '2019-09'
+          ? new Ajv2019(options)
+          : new Ajv(options);
+    ajvFormats.default(ajv);
+    entry = { ajv, compilations: 0 };
+    engines.set(kind, entry);
+  }
+  return entry;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * A copy of `schema` with `type: 'object'` when `type` is missing (MCP tool input schemas are objects).
+ * The input is never changed.
+ */
+export function normalizeInputSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  return schema.type === undefined ? { ...schema, type: 'object' } : { ...schema };
+}
+
+function describe(options: CompileInputValidatorOptions): string {
+  const tool = options.toolName === undefined ? 'the tool' : `tool '${options.toolName}'`;
+  return options.server === undefined ? tool : `${tool} of server '${options.server}'`;
+}
+
+function dialectOf(schema: Record<string, unknown>, options: CompileInputValidatorOptions): Dialect {
+  const uri = schema.$schema;
+  if (uri === undefined) return '2020-12';
+  const key = typeof uri === 'string' ? uri.replace(/^https?:\/\//, '').replace(/#$/, '') : undefined;
+  const dialect = key === undefined ? undefined : DIALECTS[key];
+  if (dialect === undefined) {
+    // MCP 2025-11-25 JSON Schema usage: unsupported dialects are reported, not guessed.
+    throw new ToolSchemaError(
+      `The input schema of ${describe(options)} uses an unsupported JSON Schema dialect ` +
+        `(${JSON.stringify(uri)}). Use 2020-12 (or omit $schema), 2019-09, draft-07, draft-06 or draft-04.`,
+      { server: options.server },
+    );
+  }
+  return dialect;
+}
+
+/** Keys whose values are data, not subschemas: draft-04 rewriting must not touch them. */
+const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples']);
+
+/**
+ * Rewrites the draft-04 keywords that later drafts changed, so the draft-07 engine reads the schema as
+ * draft-04 meant it: boolean `exclusiveMaximum`/`exclusiveMinimum` and `id`. Returns a new value.
+ */
+function fromDraft04(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(fromDraft04);
+  if (typeof node !== 'object' || node === null) return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    out[key] = DATA_KEYWORDS.has(key) ? value : fromDraft04(value);
+  }
+  for (const [flag, bound] of [
+    ['exclusiveMaximum', 'maximum'],
+    ['exclusiveMinimum', 'minimum'],
+  ] as const) {
+    if (typeof out[flag] !== 'boolean') continue;
+    if (out[flag] === true && typeof out[bound] === 'number') {
+      out[flag] = out[bound];
+      delete out[bound];
+    } else {
+      delete out[flag];
+    }
+  }
+  if (typeof out.id === 'string' && out.$id === undefined) {
+    out.$id = out.id;
+    delete out.id;
+  }
+  return out;
+}
+
+/** Compiles `schema` (a private copy) and removes what Ajv kept about it, so schemas stay independent. */
+function compileIsolated(kind: Engine, schema: Record<string, unknown>): ValidateFunction {
+  const entry = engine(kind);
+  const { ajv } = entry;
+  const refsBefore = new Set(Object.keys(ajv.refs));
+  const schemasBefore = new Set(Object.keys(ajv.schemas));
+  entry.compilations++;
+  try {
+    return ajv.compile(schema);
+  } finally {
+    for (const key of Object.keys(ajv.refs)) if (!refsBefore.has(key)) delete ajv.refs[key];
+    for (const key of Object.keys(ajv.schemas)) if (!schemasBefore.has(key)) delete ajv.schemas[key];
+    // `removeSchema` of an object with `$id` would also drop whatever that id names (possibly a meta
+    // schema); without it, it only forgets the cached compilation of this (private) copy.
+    delete schema.$id;
+    ajv.removeSchema(schema);
+  }
+}
+
+/**
+ * Compiles a tool's input schema into an {@link InputValidator}. A missing `type` is taken as `object`;
+ * `$schema` picks the dialect (2020-12 when absent). Throws `ToolSchemaError` saying what is wrong when
+ * the schema cannot be compiled or uses an unsupported dialect.
+ */
+export function compileInputValidator(
+  inputSchema: Record<string, unknown>,
+  options: CompileInputValidatorOptions = {},
+): InputValidator {
+  let validate: ValidateFunction;
+  try {
+    const dialect = dialectOf(inputSchema, options);
+    let schema: Record<string, unknown> = structuredClone(normalizeInputSchema(inputSchema));
+    if (dialect === 'draft-04') schema = fromDraft04(schema) as Record<string, unknown>;
+    // Each engine validates against its own default meta schema; draft-06/04 are read as draft-07.
+    delete schema.$schema;
+    const kind: Engine = dialect === '2020-12' || dialect === '2019-09' ? dialect : 'classic';
+    validate = compileIsolated(kind, schema);
+  } catch (error) {
+    if (error instanceof ToolSchemaError) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ToolSchemaError(`The input schema of ${describe(options)} cannot be used: ${reason}.`, {
+      cause: error,
+      server: options.server,
+    });
+  }
+  if ((validate as { $async?: unknown }).$async === true) {
+    throw new ToolSchemaError(
+      `The input schema of ${describe(options)} cannot be used: "$async" schemas are not supported.`,
+      { server: options.server },
+    );
+  }
+  return (args: unknown): ToolInputIssue[] => {
+    // No arguments is the same as `{}` (MCP `arguments` is optional).
+    const value = args === undefined ? {} : args;
+    if (!isPlainObject(value)) {
+      return [{ field: '', message: `arguments must be a JSON object, got ${typeName(value)}` }];
+    }
+    if (validate(value)) return [];
+    return toIssues(validate.errors ?? []);
+  };
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return `an instance of ${value.constructor?.name ?? 'a class'}`;
+  return `a ${typeof value}`;
+}
+
+/** JSON Pointer escaping of one reference token (RFC 6901). */
+function pointerToken(key: string): string {
+  return key.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+function shortJson(value: unknown): string {
+  const json = JSON.stringify(value) ?? String(value);
+  return json.length > 200 ? `${json.slice(0, 200)}...` : json;
+}
+
+function toIssue(error: ErrorObject): ToolInputIssue {
+  const params = error.params as Record<string, unknown>;
+  const at = (key: unknown) => `${error.instancePath}/${pointerToken(String(key))}`;
+  switch (error.keyword) {
+    case 'required':
+      return { field: at(params.missingProperty), message: 'is required' };
+    case 'dependencies':
+    case 'dependentRequired':
+      return {
+        field: at(params.missingProperty),
+        message: `is required when '${String(params.property)}' is present`,
+      };
+    case 'additionalProperties':
+      return { field: at(params.additionalProperty), message: 'is not an allowed property' };
+    case 'unevaluatedProperties':
+      return { field: at(params.unevaluatedProperty), message: 'is not an allowed property' };
+    case 'enum':
+      return { field: error.instancePath, message: `must be one of ${shortJson(params.allowedValues)}` };
+    case 'const':
+      return { field: error.instancePath, message: `must be ${shortJson(params.allowedValue)}` };
+    default:
+      return { field: error.instancePath, message: error.message ?? `fails '${error.keyword}'` };
+  }
+}
+
+function toIssues(errors: readonly ErrorObject[]): ToolInputIssue[] {
+  const seen = new Set<string>();
+  const issues: ToolInputIssue[] = [];
+  for (const error of errors) {
+    const issue = toIssue(error);
+    const key = `${issue.field}\u0000${issue.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    issues.push(issue);
+  }
+  if (issues.length <= MAX_ISSUES) return issues;
+  const shown = issues.slice(0, MAX_ISSUES);
+  shown.push({ field: '', message: `and ${issues.length - MAX_ISSUES} more problems` });
+  return shown;
+}
