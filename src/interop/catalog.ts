@@ -4,6 +4,7 @@
  * handed out before a reconnect keeps working after it.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type PinStore, toolDefinitionHash } from '../security/pinning.js';
 import { ToolNameRegistry, unsafeToolNameReason } from '../tools/names.js';
 import {
   type ToolAnnotations,
@@ -18,6 +19,10 @@ import { toolPassesFilter } from './config.js';
 /** What the catalog keeps per exposed tool. */
 export interface CatalogEntry {
   wrapper: ToolWrapper;
+  /** SHA-256 of the tool's canonical definition as the server sent it (see security/pinning). */
+  hash: string;
+  /** Set while a changed definition awaits approval (`onToolChange: 'block'`). */
+  blocked: { pinned: string; current: string } | undefined;
   /** Compiled lazily at the first call: servers may list many tools that are never called. */
   validator: InputValidator | undefined;
 }
@@ -29,6 +34,22 @@ export interface CatalogChange {
   changed: string[];
   refused: { tool: string; reason: string }[];
   collisions: { tool: string; name: string; other: { server: string; tool: string } }[];
+  /** Definitions that differ from their pin, and what was done about it. */
+  pinChanges: {
+    name: string;
+    tool: string;
+    pinned: string;
+    current: string;
+    action: 'blocked' | 'warned' | 'accepted';
+  }[];
+}
+
+/** How a merge treats pins: live tools are pinned and checked; offline ones are not (no server vouched). */
+export interface MergeOptions {
+  offline: boolean;
+  filter?: ToolFilter | undefined;
+  pins?: PinStore | undefined;
+  onToolChange?: 'block' | 'warn' | 'accept' | undefined;
 }
 
 /** The shape a tool arrives in, live (`tools/list`) or offline (`registerTools`). */
@@ -78,12 +99,15 @@ export class ToolCatalog {
    * Replaces `server`'s tools with `tools`. Existing wrappers of tools still present are updated in place;
    * tools gone are removed; unsafe names are refused; the server's `tools` filter applies.
    */
-  merge(
-    server: string,
-    tools: readonly RawTool[],
-    options: { offline: boolean; filter?: ToolFilter | undefined },
-  ): CatalogChange {
-    const change: CatalogChange = { added: [], removed: [], changed: [], refused: [], collisions: [] };
+  merge(server: string, tools: readonly RawTool[], options: MergeOptions): CatalogChange {
+    const change: CatalogChange = {
+      added: [],
+      removed: [],
+      changed: [],
+      refused: [],
+      collisions: [],
+      pinChanges: [],
+    };
     const previous = this.#byServer.get(server) ?? new Set<string>();
     const next = new Set<string>();
     const seenOriginal = new Set<string>();
@@ -104,19 +128,27 @@ export class ToolCatalog {
         change.collisions.push({ tool: raw.name, name: registered.name, other: registered.collision.other });
       }
       const definition = toDefinition(registered.name, server, raw, options.offline);
+      const hash = toolDefinitionHash(raw);
+      const blocked = options.offline
+        ? undefined
+        : this.#checkPin(server, registered.name, raw.name, hash, options, change);
       next.add(registered.name);
       const existing = this.#entries.get(registered.name);
       if (existing === undefined) {
         this.#entries.set(registered.name, {
           wrapper: new ToolWrapper(definition, this.#invoker),
+          hash,
+          blocked,
           validator: undefined,
         });
         change.added.push(registered.name);
       } else {
-        if (definitionChanged(existing.wrapper.definition, definition)) {
+        if (existing.hash !== hash || existing.wrapper.title !== definition.title) {
           change.changed.push(registered.name);
           existing.validator = undefined;
         }
+        existing.hash = hash;
+        existing.blocked = blocked;
         existing.wrapper._update(definition);
       }
     }
@@ -129,6 +161,52 @@ export class ToolCatalog {
     }
     this.#byServer.set(server, next);
     return change;
+  }
+
+  /**
+   * Compares a live definition with its pin (MCP rug-pull defense). The first sighting pins it; a change is
+   * blocked, warned about or accepted per the server's `onToolChange`. Pins are keyed by server and original
+   * tool name, so a tool that shadows another server's exposed name inherits nothing.
+   */
+  #checkPin(
+    server: string,
+    name: string,
+    tool: string,
+    hash: string,
+    options: MergeOptions,
+    change: CatalogChange,
+  ): CatalogEntry['blocked'] {
+    const pins = options.pins;
+    if (pins === undefined) return undefined;
+    const pinned = pins.get(server, tool);
+    if (pinned === undefined) {
+      pins.set(server, tool, hash);
+      return undefined;
+    }
+    if (pinned === hash) return undefined;
+    const mode = options.onToolChange ?? 'block';
+    if (mode === 'block') {
+      change.pinChanges.push({ name, tool, pinned, current: hash, action: 'blocked' });
+      return { pinned, current: hash };
+    }
+    pins.set(server, tool, hash);
+    change.pinChanges.push({
+      name,
+      tool,
+      pinned,
+      current: hash,
+      action: mode === 'warn' ? 'warned' : 'accepted',
+    });
+    return undefined;
+  }
+
+  /** Approves a blocked definition change: re-pins the current definition. False when nothing was blocked. */
+  approve(name: string, pins: PinStore): boolean {
+    const entry = this.#entries.get(name);
+    if (entry?.blocked === undefined) return false;
+    pins.set(entry.wrapper.server, entry.wrapper.tool, entry.blocked.current);
+    entry.blocked = undefined;
+    return true;
   }
 
   /** Removes every tool of `server`. */
@@ -166,16 +244,6 @@ function toDefinition(name: string, server: string, raw: RawTool, offline: boole
         : (deepFreeze(structuredClone(raw.annotations)) as ToolAnnotations),
     offline,
   });
-}
-
-function definitionChanged(a: ToolDefinition, b: ToolDefinition): boolean {
-  return (
-    a.description !== b.description ||
-    a.title !== b.title ||
-    JSON.stringify(a.inputSchema) !== JSON.stringify(b.inputSchema) ||
-    JSON.stringify(a.outputSchema) !== JSON.stringify(b.outputSchema) ||
-    JSON.stringify(a.annotations) !== JSON.stringify(b.annotations)
-  );
 }
 
 function deepFreeze<T>(value: T): T {

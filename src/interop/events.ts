@@ -20,6 +20,15 @@ export interface MCPManagerEvents {
     name: string;
     other: { server: string; tool: string };
   };
+  /** A live tool's definition differs from its pin: `blocked` until approved, or re-pinned (`warned`, `accepted`). */
+  tool_definition_changed: {
+    server: string;
+    tool: string;
+    name: string;
+    pinnedHash: string;
+    currentHash: string;
+    action: 'blocked' | 'warned' | 'accepted';
+  };
   tool_call_started: { callId: number; name: string; server: string; tool: string };
   tool_call_completed: {
     callId: number;

@@ -12,12 +12,14 @@ import {
   ConfigError,
   InteropError,
   NotConnectedError,
+  ToolDefinitionChangedError,
   ToolInputError,
   ToolNotFoundError,
 } from '../errors.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { CapabilityGate } from '../security/gate.js';
-import type { Approver, AuditSink } from '../security/types.js';
+import { PinStore } from '../security/pinning.js';
+import type { Approver, AuditSink, CheckContext } from '../security/types.js';
 import {
   DEFAULT_MAX_TOOL_NAME_LENGTH,
   MAX_TOOL_NAME_LENGTH_LIMIT,
@@ -66,6 +68,11 @@ export interface MCPClientManagerOptions {
   logger?: Logger | undefined;
   /** The fetch used for HTTP transports. @default undici's fetch over one shared keep-alive dispatcher */
   fetch?: FetchLike | undefined;
+  /**
+   * Where tool definitions are pinned (rug-pull defense). Load one with `PinStore.load(path)` and save it after
+   * approvals so they survive restarts. @default a new in-memory store
+   */
+  pins?: PinStore | undefined;
 }
 
 const OptionsSchema = z.object({
@@ -92,6 +99,7 @@ export class MCPClientManager implements ToolInvoker {
   readonly #http: HttpClient;
   readonly #maxResultChars: number;
   readonly #agent: string | undefined;
+  readonly #pins: PinStore;
   #callIds = 0;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -123,7 +131,13 @@ export class MCPClientManager implements ToolInvoker {
     this.#http = createHttpFetch(options.fetch);
     this.#maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
     this.#agent = options.agent;
+    this.#pins = options.pins ?? new PinStore();
     this.#catalog = new ToolCatalog(this, options.maxToolNameLength ?? DEFAULT_MAX_TOOL_NAME_LENGTH);
+  }
+
+  /** Where tool definitions are pinned. */
+  get pins(): PinStore {
+    return this.#pins;
   }
 
   /** The capability set calls are checked against. */
@@ -220,6 +234,8 @@ export class MCPClientManager implements ToolInvoker {
         const change = this.#catalog.merge(config.name, connection.tools, {
           offline: false,
           filter: config.tools,
+          pins: this.#pins,
+          onToolChange: config.onToolChange,
         });
         this.#report(config.name, change, false);
         this.#events.emit('connected', {
@@ -304,6 +320,55 @@ export class MCPClientManager implements ToolInvoker {
   }
 
   /**
+   * The tools the capability set could allow for `context` (and that are not blocked by a changed pin), so a
+   * model is not shown tools it can never call. Each call is still checked when it is made.
+   */
+  visibleTools(context?: CheckContext): ToolWrapper[] {
+    return this.#catalog.wrappers().filter((wrapper) => {
+      if (this.#catalog.get(wrapper.name)?.blocked !== undefined) return false;
+      const ctx =
+        context === undefined
+          ? { annotations: wrapper.annotations }
+          : { ...context, annotations: wrapper.annotations };
+      return this.#capabilities.couldAllow(`mcp:${wrapper.server}:${wrapper.tool}`, 'execute', ctx);
+    });
+  }
+
+  /** Tools whose definition changed since it was pinned and whose calls are blocked until approved. */
+  get blockedTools(): {
+    name: string;
+    server: string;
+    tool: string;
+    pinnedHash: string;
+    currentHash: string;
+  }[] {
+    return this.#catalog.wrappers().flatMap((wrapper) => {
+      const blocked = this.#catalog.get(wrapper.name)?.blocked;
+      return blocked === undefined
+        ? []
+        : [
+            {
+              name: wrapper.name,
+              server: wrapper.server,
+              tool: wrapper.tool,
+              pinnedHash: blocked.pinned,
+              currentHash: blocked.current,
+            },
+          ];
+    });
+  }
+
+  /**
+   * Approves a changed tool definition: pins the current one and unblocks calls. Returns false when the tool
+   * was not blocked. Save `manager.pins` afterwards for the approval to survive a restart.
+   */
+  approveToolChange(name: string): boolean {
+    const approved = this.#catalog.approve(name, this.#pins);
+    if (approved) this.#logger.info(`approved the new definition of '${name}'`);
+    return approved;
+  }
+
+  /**
    * Registers tool schemas for `server` without a connection (tests, schema checks, offline development).
    * Calling one raises `NOT_CONNECTED`. When the server connects for real, its live tools replace these.
    */
@@ -347,6 +412,9 @@ export class MCPClientManager implements ToolInvoker {
     const entry = this.#catalog.get(name);
     if (entry === undefined) throw new ToolNotFoundError(name, this.#catalog.closestNames(name));
     const { server, tool, annotations } = entry.wrapper.definition;
+    if (entry.blocked !== undefined) {
+      throw new ToolDefinitionChangedError(name, entry.blocked.pinned, entry.blocked.current, { server });
+    }
     const input = args ?? {};
     const agent = options.agent ?? this.#agent;
     await this.#gate.authorize({
@@ -355,6 +423,7 @@ export class MCPClientManager implements ToolInvoker {
       context: { args: input, agent, annotations },
       server,
       tool,
+      definitionHash: entry.hash,
     });
     const issues = this.#catalog.validatorOf(entry)(input);
     if (issues.length > 0) throw new ToolInputError(name, issues, { server });
@@ -509,7 +578,12 @@ export class MCPClientManager implements ToolInvoker {
     const tools = await connection.listAllTools(client, { timeout: connection.config.timeoutMs });
     if (this.#connections.get(server) !== connection || connection.state !== 'ready') return;
     connection.tools = tools;
-    const change = this.#catalog.merge(server, tools, { offline: false, filter: connection.config.tools });
+    const change = this.#catalog.merge(server, tools, {
+      offline: false,
+      filter: connection.config.tools,
+      pins: this.#pins,
+      onToolChange: connection.config.onToolChange,
+    });
     this.#report(server, change, true);
   }
 
@@ -522,6 +596,28 @@ export class MCPClientManager implements ToolInvoker {
         code: 'TOOL_REFUSED',
         message: `Tool ${JSON.stringify(refused.tool)} of server '${server}' was refused: ${refused.reason}`,
       });
+    }
+    for (const p of change.pinChanges) {
+      this.#events.emit('tool_definition_changed', {
+        server,
+        tool: p.tool,
+        name: p.name,
+        pinnedHash: p.pinned,
+        currentHash: p.current,
+        action: p.action,
+      });
+      if (p.action !== 'accepted') {
+        const what =
+          p.action === 'blocked'
+            ? `calls are blocked until manager.approveToolChange('${p.name}')`
+            : 'the new definition was pinned (onToolChange: warn)';
+        this.#logger.warn(`tool '${p.name}' changed its definition; ${what}`, { server });
+        this.#events.emit('warning', {
+          server,
+          code: 'TOOL_DEFINITION_CHANGED',
+          message: `Tool '${p.name}' of server '${server}' changed its definition since it was pinned; ${what}.`,
+        });
+      }
     }
     for (const c of change.collisions) {
       this.#events.emit('tool_name_collision', { server, tool: c.tool, name: c.name, other: c.other });
