@@ -40,6 +40,8 @@ export const ErrorCode = {
   AUDIT_FAILED: 'AUDIT_FAILED',
   /** The manager (or the thing that owns the resource) is closed. */
   CLOSED: 'CLOSED',
+  /** The server's call queue is full (`maxConcurrentCalls` + `maxQueuedCalls`). */
+  OVERLOADED: 'OVERLOADED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -253,6 +255,13 @@ export class AuditError extends InteropError {
 export class ClosedError extends InteropError {
   constructor(message: string, options: InteropErrorOptions = {}) {
     super(ErrorCode.CLOSED, message, options);
+  }
+}
+
+/** The server already has as many calls in flight and queued as allowed. Code `OVERLOADED`. */
+export class OverloadedError extends InteropError {
+  constructor(message: string, options: InteropErrorOptions = {}) {
+    super(ErrorCode.OVERLOADED, message, options);
   }
 }
 

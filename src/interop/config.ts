@@ -29,8 +29,47 @@ export const ToolFilterSchema = z
     allow: z.array(ToolNamePattern).optional(),
     /** Tools never to expose, even when `allow` matches. */
     deny: z.array(ToolNamePattern).optional(),
+    /**
+     * Tools that are safe to send twice: after a lost connection their call is sent again once the server is
+     * back. Other calls are only re-sent when they are known never to have reached the server. Server
+     * annotations (`idempotentHint`) are untrusted and never make a call be sent twice.
+     */
+    idempotent: z.array(ToolNamePattern).optional(),
   })
   .strict();
+
+/** Reconnect defaults. */
+export const DEFAULT_RECONNECT = Object.freeze({
+  enabled: true,
+  maxAttempts: 5,
+  initialDelayMs: 250,
+  maxDelayMs: 30_000,
+  factor: 2,
+  jitter: 'full' as const,
+});
+
+/** How a server that drops is brought back: exponential backoff with jitter. */
+export const ReconnectSchema = z
+  .object({
+    /** @default true */
+    enabled: z.boolean().default(DEFAULT_RECONNECT.enabled),
+    /** Attempts before the server is `failed`; `Infinity` (or the string "Infinity") never gives up. @default 5 */
+    maxAttempts: z
+      .union([z.literal(Number.POSITIVE_INFINITY), z.literal('Infinity'), z.number().int().positive()])
+      .transform((v) => (v === 'Infinity' ? Number.POSITIVE_INFINITY : v))
+      .default(DEFAULT_RECONNECT.maxAttempts),
+    /** Delay before the first attempt. @default 250 */
+    initialDelayMs: z.number().int().min(0).max(3_600_000).default(DEFAULT_RECONNECT.initialDelayMs),
+    /** Cap on any delay. @default 30 000 */
+    maxDelayMs: z.number().int().min(0).max(3_600_000).default(DEFAULT_RECONNECT.maxDelayMs),
+    /** Growth per attempt. @default 2 */
+    factor: z.number().min(1).max(10).default(DEFAULT_RECONNECT.factor),
+    /** `full`: a random delay between 0 and the computed one (spreads herds); `none`: exact. @default 'full' */
+    jitter: z.enum(['full', 'none']).default(DEFAULT_RECONNECT.jitter),
+  })
+  .strict();
+
+export type ReconnectOptions = z.output<typeof ReconnectSchema>;
 
 const common = {
   /** Unique name of the server within a manager; the `{server}` in `mcp__{server}__{tool}`. */
@@ -48,6 +87,14 @@ const common = {
    * until `approveToolChange`, `warn` and re-pin, or `accept` and re-pin quietly. @default 'block'
    */
   onToolChange: z.enum(['block', 'warn', 'accept']).default('block'),
+  /** Auto-reconnect after the server drops. */
+  reconnect: ReconnectSchema.default(ReconnectSchema.parse({})),
+  /** Total time a call may take even while the server reports progress (progress resets `timeoutMs`). */
+  maxTotalTimeoutMs: z.number().int().positive().max(86_400_000).optional(),
+  /** Calls in flight at once to this server; more wait in a bounded queue. @default unlimited */
+  maxConcurrentCalls: z.number().int().positive().optional(),
+  /** Calls that may wait for a slot; beyond it calls fail fast with `OVERLOADED`. @default 100 */
+  maxQueuedCalls: z.number().int().min(0).default(100),
 };
 
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid environment variable name');
@@ -188,6 +235,11 @@ export function toolPassesFilter(filter: ToolFilter | undefined, tool: string): 
   if (filter.deny?.some((p) => globMatch(p, tool))) return false;
   if (filter.allow === undefined) return true;
   return filter.allow.some((p) => globMatch(p, tool));
+}
+
+/** True when `tool` matches any of `patterns` (exact names or `*` globs). */
+export function toolMatchesAny(patterns: readonly string[] | undefined, tool: string): boolean {
+  return patterns !== undefined && patterns.some((p) => globMatch(p, tool));
 }
 
 function globMatch(pattern: string, value: string): boolean {

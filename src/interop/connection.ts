@@ -1,8 +1,10 @@
 /**
- * One server's connection: its state, its client, what discovery found, and the last lines of its stderr.
- * The manager owns connections; apps read them through `manager.getConnection(name)`.
+ * One server's connection: its state machine (`connecting → ready → reconnecting → ready | failed → closed`),
+ * its client, what discovery found, call statistics, and the last lines of its stderr. The manager owns
+ * connections; apps read them through `manager.getConnection(name)`.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   type Implementation,
   type Prompt,
@@ -12,36 +14,77 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { ConnectionError, ConnectionLostError, RequestTimeoutError } from '../errors.js';
-import type { MCPServerConfig } from './config.js';
+import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import {
+  ClosedError,
+  ConnectionError,
+  ConnectionLostError,
+  NotConnectedError,
+  RequestTimeoutError,
+} from '../errors.js';
+import type { MCPServerConfig, ReconnectOptions } from './config.js';
+import { CallLimiter } from './limiter.js';
+import { CallStats } from './stats.js';
+import { ProcessStdioTransport } from './stdio-transport.js';
 import { type OpenClient, type OpenClientOptions, openClient } from './transport.js';
 
 /** Lifecycle of a connection. */
-export type ConnectionState = 'idle' | 'connecting' | 'ready' | 'failed' | 'closed';
+export type ConnectionState = 'idle' | 'connecting' | 'ready' | 'reconnecting' | 'failed' | 'closed';
 
 /** How many stderr lines a connection keeps. */
 export const STDERR_LINES_KEPT = 50;
-/** Upper bound on pages followed in one `tools/list` (a server that paginates forever is cut off). */
+/** Upper bound on pages followed in one list request (a server that paginates forever is cut off). */
 export const MAX_LIST_PAGES = 1000;
 
 /** Hooks the manager passes to a connection. */
 export interface ConnectionHooks {
-  /** The live connection ended without `close()` being called (process exit, stream failure). */
+  /** The live connection ended without `close()` (process exit, stream failure); reconnecting may follow. */
   onLost(connection: ServerConnection, error: Error): void;
+  /** A reconnect attempt is scheduled. */
+  onReconnecting(connection: ServerConnection, attempt: number, delayMs: number, error: Error): void;
+  /** A reconnect succeeded; discovery ran again. */
+  onReconnected(connection: ServerConnection, attempt: number): void;
+  /** Reconnecting gave up after `maxAttempts`. */
+  onFailed(connection: ServerConnection, error: Error): void;
   /** The server sent `notifications/tools/list_changed`. */
   onToolListChanged(connection: ServerConnection): void;
   onStderr(connection: ServerConnection, line: string): void;
+  /** Something went wrong that did not end the connection (e.g. a non-JSON line on stdout). */
+  onWarning(connection: ServerConnection, code: string, message: string): void;
+}
+
+/** What opening needs besides the config (the manager's identity, fetch and tracer). */
+export type ConnectOptions = Omit<OpenClientOptions, 'signal' | 'timeoutMs' | 'onStderr'> & {
+  tracer: Tracer;
+};
+
+/** The delay before reconnect attempt `attempt` (1-based). `random` is injectable for tests. */
+export function reconnectDelay(
+  options: ReconnectOptions,
+  attempt: number,
+  random: () => number = Math.random,
+): number {
+  const exact = Math.min(options.maxDelayMs, options.initialDelayMs * options.factor ** (attempt - 1));
+  return options.jitter === 'full' ? Math.floor(random() * exact) : exact;
 }
 
 /** One MCP server's connection. */
 export class ServerConnection {
   readonly name: string;
   readonly config: MCPServerConfig;
+  /** Call counts and latency, for `manager.health()`. */
+  readonly stats = new CallStats();
+  /** Bounds calls in flight (`maxConcurrentCalls`, `maxQueuedCalls`). */
+  readonly limiter: CallLimiter;
   #state: ConnectionState = 'idle';
   #since = Date.now();
   #error: Error | undefined;
   #open: OpenClient | undefined;
-  #closing = false;
+  #reconnects = 0;
+  #retry: { timer: NodeJS.Timeout | undefined; wake: () => void } | undefined;
+  #loop: Promise<void> | undefined;
+  #waiters = new Set<() => void>();
+  #connectOptions: ConnectOptions | undefined;
   readonly #stderr: string[] = [];
   readonly #hooks: ConnectionHooks;
 
@@ -61,6 +104,7 @@ export class ServerConnection {
     this.name = config.name;
     this.config = config;
     this.#hooks = hooks;
+    this.limiter = new CallLimiter(config.name, config.maxConcurrentCalls, config.maxQueuedCalls);
   }
 
   get state(): ConnectionState {
@@ -70,9 +114,13 @@ export class ServerConnection {
   get since(): number {
     return this.#since;
   }
-  /** The error that failed the connection, if it failed. */
+  /** The error that failed or last interrupted the connection. */
   get error(): Error | undefined {
     return this.#error;
+  }
+  /** Successful reconnects so far. */
+  get reconnects(): number {
+    return this.#reconnects;
   }
   /** The SDK client while ready. */
   get client(): Client | undefined {
@@ -94,19 +142,34 @@ export class ServerConnection {
   #setState(state: ConnectionState, error?: Error): void {
     this.#state = state;
     this.#since = Date.now();
-    if (error !== undefined || state === 'ready') this.#error = error;
+    if (error !== undefined) this.#error = error;
+    if (state === 'ready') this.#error = undefined;
+    if (state !== 'connecting' && state !== 'reconnecting') {
+      for (const wake of this.#waiters) wake();
+      this.#waiters.clear();
+    }
   }
 
   /**
    * Connects and runs discovery within `connectTimeoutMs`. Rejects with a `ConnectionError` (the state is then
    * `failed` and the error kept) and never leaves a process or socket behind on failure.
    */
-  async connect(
-    options: Omit<OpenClientOptions, 'signal' | 'timeoutMs' | 'onStderr'>,
-    signal?: AbortSignal,
-  ): Promise<void> {
+  async connect(options: ConnectOptions, signal?: AbortSignal): Promise<void> {
     if (this.#state === 'closed')
-      throw new ConnectionError(`Server '${this.name}' is closed.`, { server: this.name });
+      throw new ClosedError(`Server '${this.name}' is closed.`, { server: this.name });
+    this.#connectOptions = options;
+    this.#setState('connecting');
+    try {
+      await this.#openAndDiscover(options, signal);
+    } catch (err) {
+      const error = err as Error;
+      if ((this.#state as ConnectionState) !== 'closed') this.#setState('failed', error);
+      throw error;
+    }
+  }
+
+  /** One attempt: open a client, run discovery, go `ready`. Throws a `ConnectionError` on failure. */
+  async #openAndDiscover(options: ConnectOptions, signal?: AbortSignal): Promise<void> {
     const started = performance.now();
     const timeoutMs = this.config.connectTimeoutMs;
     const controller = new AbortController();
@@ -124,70 +187,89 @@ export class ServerConnection {
         reject(err);
       }, timeoutMs);
     });
-    this.#setState('connecting');
-    this.#closing = false;
+    const span = options.tracer.startSpan('initialize', {
+      kind: SpanKind.CLIENT,
+      attributes: { 'mcp.method.name': 'initialize', 'interlock.server.name': this.name },
+    });
     let open: OpenClient | undefined;
     try {
       const attempt = (async () => {
         open = await openClient(this.config, {
-          ...options,
+          identity: options.identity,
+          fetch: options.fetch,
           signal: controller.signal,
           timeoutMs,
           onStderr: (line) => this.#pushStderr(line),
         });
-        if (this.#closing) throw new ConnectionError(`Server '${this.name}' was closed while connecting.`);
-        await this.#discover(open.client, controller.signal, timeoutMs);
+        if (this.#state === 'closed')
+          throw new ClosedError(`Server '${this.name}' was closed while connecting.`);
+        await this.#discover(open.client, controller.signal, timeoutMs, options.tracer, span);
       })();
       attempt.catch(() => {});
       await Promise.race([attempt, deadline]);
+      if (this.#state === 'closed')
+        throw new ClosedError(`Server '${this.name}' was closed while connecting.`);
     } catch (err) {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
       controller.abort();
       const opened = open as OpenClient | undefined;
       await opened?.client.close().catch(() => {});
-      const error = this.#connectError(err);
-      if ((this.#state as ConnectionState) !== 'closed') this.#setState('failed', error);
+      const error = err instanceof ClosedError ? err : this.#connectError(err, opened);
+      span.recordException(error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
       throw error;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      span.end();
     }
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
     const ready = open as unknown as OpenClient;
-    if (this.#closing) {
-      // close() or disconnect() ran while discovery was in flight: honor it, leave nothing running.
-      await ready.client.close().catch(() => {});
-      throw new ConnectionError(`Server '${this.name}' was closed while connecting.`, { server: this.name });
-    }
     this.#open = ready;
     this.connectDurationMs = performance.now() - started;
-    ready.client.onclose = () => this.#handleClose(ready);
+    const client = ready.client;
+    client.onclose = () => this.#handleClose(ready);
+    client.onerror = (error) => this.#handleTransportError(ready, error);
     this.#setState('ready');
   }
 
-  #connectError(err: unknown): Error {
+  #connectError(err: unknown, open: OpenClient | undefined): Error {
     const base = err instanceof Error ? err.message : String(err);
     const stderr = this.#stderr.slice(-5).join('\n');
+    const exit = open?.transport instanceof ProcessStdioTransport ? open.transport.describeExit() : undefined;
     const detail = stderr === '' ? '' : `\nLast stderr lines:\n${stderr}`;
-    if (err instanceof RequestTimeoutError)
+    if (err instanceof RequestTimeoutError) {
       return new ConnectionError(`${base}${detail}`, { cause: err, server: this.name });
+    }
     const hint =
       this.config.transport === 'stdio' && /ENOENT/.test(base)
         ? ` Is '${this.config.command}' installed and on PATH?`
         : '';
-    return new ConnectionError(`Server '${this.name}' failed to connect: ${base}.${hint}${detail}`, {
+    const exited = exit === undefined ? '' : ` (the server ${exit})`;
+    return new ConnectionError(`Server '${this.name}' failed to connect: ${base}${exited}.${hint}${detail}`, {
       cause: err,
       server: this.name,
     });
   }
 
-  async #discover(client: Client, signal: AbortSignal, timeoutMs: number): Promise<void> {
+  async #discover(
+    client: Client,
+    signal: AbortSignal,
+    timeoutMs: number,
+    tracer: Tracer,
+    parent: Span,
+  ): Promise<void> {
     this.serverInfo = client.getServerVersion();
     this.serverCapabilities = client.getServerCapabilities();
     this.instructions = client.getInstructions();
+    if (this.serverInfo !== undefined) {
+      parent.setAttribute(
+        'interlock.server.implementation',
+        `${this.serverInfo.name}@${this.serverInfo.version}`,
+      );
+    }
     const caps = this.serverCapabilities ?? {};
     const opts = { signal, timeout: timeoutMs };
     if (caps.tools !== undefined) {
-      this.tools = await this.listAllTools(client, opts);
+      this.tools = await this.listAllTools(client, opts, tracer);
       client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
         this.#hooks.onToolListChanged(this),
       );
@@ -220,12 +302,29 @@ export class ServerConnection {
     this.prompts = prompts.status === 'fulfilled' ? prompts.value : [];
   }
 
-  /** Lists every tool, following `nextCursor`. */
-  listAllTools(client: Client, options: { signal?: AbortSignal; timeout?: number }): Promise<Tool[]> {
-    return paginate(
-      (cursor) => client.listTools({ cursor }, options),
-      (r) => r.tools,
-    );
+  /** Lists every tool, following `nextCursor`, in a `tools/list` span. */
+  async listAllTools(
+    client: Client,
+    options: { signal?: AbortSignal; timeout?: number },
+    tracer: Tracer | undefined = this.#connectOptions?.tracer,
+  ): Promise<Tool[]> {
+    const span = tracer?.startSpan('tools/list', {
+      kind: SpanKind.CLIENT,
+      attributes: { 'mcp.method.name': 'tools/list', 'interlock.server.name': this.name },
+    });
+    try {
+      const tools = await paginate(
+        (cursor) => client.listTools({ cursor }, options),
+        (r) => r.tools,
+      );
+      span?.setAttribute('interlock.tools.count', tools.length);
+      return tools;
+    } catch (err) {
+      span?.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+      throw err;
+    } finally {
+      span?.end();
+    }
   }
 
   #pushStderr(line: string): void {
@@ -236,33 +335,174 @@ export class ServerConnection {
 
   #handleClose(open: OpenClient): void {
     if (this.#open !== open) return;
-    this.#open = undefined;
-    if (this.#closing || this.#state === 'closed') return;
+    const exit = open.transport instanceof ProcessStdioTransport ? open.transport.describeExit() : undefined;
     const stderr = this.#stderr.slice(-5).join('\n');
-    const error = new ConnectionLostError(
-      `Connection to server '${this.name}' was lost${stderr === '' ? '.' : `; last stderr lines:\n${stderr}`}`,
-      { server: this.name },
+    const what = exit === undefined ? 'was lost' : exit;
+    this.markLost(
+      new ConnectionLostError(`Server '${this.name}' ${what}${stderr === '' ? '.' : `: ${stderr}`}`, {
+        server: this.name,
+      }),
     );
-    this.#setState('failed', error);
-    this.#hooks.onLost(this, error);
   }
 
-  /** Closes the client (for stdio: ends the process). Safe to call twice. */
+  /**
+   * Errors the transport reports outside any request. Over HTTP a stream that cannot be resumed, or a 404 for
+   * our session (it expired, or the server restarted), means the connection is gone: reconnect with a new
+   * `initialize`. Over stdio, skipped garbage lines are only warnings.
+   */
+  #handleTransportError(open: OpenClient, error: Error): void {
+    if (this.#open !== open) return;
+    const message = error.message;
+    const fatal =
+      open.kind !== 'stdio' &&
+      ((error instanceof StreamableHTTPError && error.code === 404) ||
+        /\(HTTP 404\)|Maximum reconnection attempts|Failed to reconnect|SSE stream disconnected|SSE error/i.test(
+          message,
+        ));
+    if (fatal) {
+      this.markLost(
+        new ConnectionLostError(`Server '${this.name}' stream failed: ${message}`, {
+          server: this.name,
+          cause: error,
+        }),
+      );
+    } else {
+      this.#hooks.onWarning(
+        this,
+        open.kind === 'stdio' ? 'STDOUT_GARBAGE' : 'TRANSPORT_ERROR',
+        `Server '${this.name}': ${message}`,
+      );
+    }
+  }
+
+  /**
+   * Declares the live connection lost (the process exited, a stream failed, an HTTP session expired): closes the
+   * client so every call in flight is rejected at once, then reconnects if the config allows.
+   */
+  markLost(error: Error): void {
+    const open = this.#open;
+    if (this.#state !== 'ready' || open === undefined) return;
+    this.#open = undefined;
+    // Closing rejects pending requests with ConnectionClosed and ends whatever is left of the process group.
+    void open.client.close().catch(() => {});
+    this.#error = error;
+    this.#hooks.onLost(this, error);
+    if (this.config.reconnect.enabled && this.#connectOptions !== undefined) {
+      this.#startReconnecting(error, 1);
+    } else {
+      this.#setState('failed', error);
+      this.#hooks.onFailed(this, error);
+    }
+  }
+
+  #startReconnecting(error: Error, firstAttempt: number): void {
+    this.#setState('reconnecting', error);
+    const loop = this.#reconnectLoop(error, firstAttempt).finally(() => {
+      if (this.#loop === loop) this.#loop = undefined;
+    });
+    this.#loop = loop;
+  }
+
+  async #reconnectLoop(initial: Error, firstAttempt: number): Promise<void> {
+    const options = this.#connectOptions as ConnectOptions;
+    const { reconnect } = this.config;
+    let last = initial;
+    for (let attempt = firstAttempt; attempt <= reconnect.maxAttempts; attempt++) {
+      const delayMs = attempt === firstAttempt && firstAttempt === 0 ? 0 : reconnectDelay(reconnect, attempt);
+      this.#hooks.onReconnecting(this, Math.max(attempt, 1), delayMs, last);
+      await this.#sleep(delayMs);
+      if (this.#state !== 'reconnecting') return;
+      try {
+        await this.#openAndDiscover(options);
+        this.#reconnects += 1;
+        this.#hooks.onReconnected(this, Math.max(attempt, 1));
+        return;
+      } catch (err) {
+        if (this.#state !== 'reconnecting') return;
+        last = err as Error;
+        this.#error = last;
+      }
+    }
+    this.#setState('failed', last);
+    this.#hooks.onFailed(this, last);
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(this.#retry?.timer);
+        this.#retry = undefined;
+        resolve();
+      };
+      this.#retry = { timer: setTimeout(wake, ms), wake };
+    });
+  }
+
+  /**
+   * Tries again now: from `failed` a fresh series of attempts starts; while `reconnecting` the pending delay is
+   * skipped. Resolves once the connection is ready or failed again.
+   */
+  async reconnectNow(): Promise<void> {
+    if (this.#state === 'closed')
+      throw new ClosedError(`Server '${this.name}' is closed.`, { server: this.name });
+    if (this.#connectOptions === undefined) {
+      throw new NotConnectedError(`Server '${this.name}' was never connected; use connectServer.`, {
+        server: this.name,
+      });
+    }
+    if (this.#state === 'ready') return;
+    if (this.#state === 'reconnecting') {
+      this.#retry?.wake();
+    } else if (this.#state !== 'connecting') {
+      this.#startReconnecting(
+        this.#error ?? new ConnectionLostError(`Server '${this.name}' is not connected.`),
+        0,
+      );
+    }
+    await this.#loop;
+  }
+
+  /**
+   * The client to send a call with: at once when ready; after waiting (at most `timeoutMs`) while connecting or
+   * reconnecting; otherwise a `NOT_CONNECTED` error carrying the last error.
+   */
+  async acquireClient(timeoutMs: number, signal?: AbortSignal): Promise<Client> {
+    const client = this.client;
+    if (client !== undefined) return client;
+    if (this.#state === 'connecting' || this.#state === 'reconnecting') {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, timeoutMs);
+        function done() {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        }
+        signal?.addEventListener('abort', done, { once: true });
+        this.#waiters.add(done);
+      });
+      const after = this.client;
+      if (after !== undefined) return after;
+    }
+    const last = this.#error === undefined ? '' : ` Last error: ${this.#error.message}`;
+    throw new NotConnectedError(`Server '${this.name}' is not connected (state: ${this.#state}).${last}`, {
+      server: this.name,
+      cause: this.#error,
+    });
+  }
+
+  /** True while a call may still get a client (ready now, or connecting / reconnecting). */
+  get recoverable(): boolean {
+    return this.#state === 'ready' || this.#state === 'connecting' || this.#state === 'reconnecting';
+  }
+
+  /** Closes the client (for stdio: ends the whole process group). Safe to call twice. */
   async close(): Promise<void> {
-    this.#closing = true;
     const open = this.#open;
     this.#open = undefined;
     this.#setState('closed');
+    this.#retry?.wake();
     await open?.client.close().catch(() => {});
-  }
-
-  /** Closes the live client but keeps the connection reusable (for `disconnectServer` then reconnect). */
-  async disconnect(): Promise<void> {
-    this.#closing = true;
-    const open = this.#open;
-    this.#open = undefined;
-    await open?.client.close().catch(() => {});
-    this.#setState('idle');
+    await this.#loop?.catch(() => {});
   }
 }
 

@@ -29,7 +29,14 @@ export interface MCPManagerEvents {
     currentHash: string;
     action: 'blocked' | 'warned' | 'accepted';
   };
-  tool_call_started: { callId: number; name: string; server: string; tool: string };
+  /** The connection dropped; a reconnect attempt is scheduled after `delayMs`. */
+  reconnecting: { server: string; attempt: number; delayMs: number; error: Error };
+  /** A reconnect succeeded; tools were listed again (and pins re-checked). */
+  reconnected: { server: string; attempt: number; tools: number };
+  /** Reconnecting gave up: calls fail at once with `NOT_CONNECTED` until `reconnectServer`. */
+  failed: { server: string; error: Error };
+  /** `attempt` is 2 when a call is re-sent after a reconnect (never sent before, or idempotent). */
+  tool_call_started: { callId: number; name: string; server: string; tool: string; attempt: number };
   tool_call_completed: {
     callId: number;
     name: string;

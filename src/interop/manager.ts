@@ -6,6 +6,7 @@
 
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { type Tracer, trace } from '@opentelemetry/api';
 import { z } from 'zod';
 import {
   ClosedError,
@@ -13,7 +14,6 @@ import {
   InteropError,
   NotConnectedError,
   ToolDefinitionChangedError,
-  ToolInputError,
   ToolNotFoundError,
 } from '../errors.js';
 import { CapabilitySet } from '../security/capability-set.js';
@@ -25,9 +25,10 @@ import {
   MAX_TOOL_NAME_LENGTH_LIMIT,
   MIN_TOOL_NAME_LENGTH,
 } from '../tools/names.js';
-import { DEFAULT_MAX_RESULT_CHARS, type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
+import { DEFAULT_MAX_RESULT_CHARS, type ToolCallResult } from '../tools/normalize.js';
 import { parseToolSchemas } from '../tools/schema.js';
 import type { ToolCallOptions, ToolInvoker, ToolWrapper } from '../tools/tool-wrapper.js';
+import { type CallPathDeps, runToolCall } from './call-path.js';
 import { type CatalogChange, ToolCatalog } from './catalog.js';
 import {
   type MCPServerConfig,
@@ -73,6 +74,27 @@ export interface MCPClientManagerOptions {
    * approvals so they survive restarts. @default a new in-memory store
    */
   pins?: PinStore | undefined;
+  /**
+   * The OpenTelemetry tracer for connect, `tools/list` and `tools/call` spans. Only the API is used: without a
+   * registered SDK the spans cost next to nothing. @default trace.getTracer('interlock')
+   */
+  tracer?: Tracer | undefined;
+}
+
+/** One server's health, from `manager.health()`. */
+export interface ServerHealth {
+  state: ServerConnection['state'];
+  transport: ServerConnection['transport'];
+  /** When the server entered its current state (ISO 8601). */
+  since: string;
+  reconnects: number;
+  lastError: { code: string | undefined; message: string } | undefined;
+  callsInFlight: number;
+  callsQueued: number;
+  calls: number;
+  errors: number;
+  /** Latency percentiles over recent calls, in ms; undefined before any call. */
+  latencyMs: { p50: number | undefined; p95: number | undefined };
 }
 
 const OptionsSchema = z.object({
@@ -100,6 +122,8 @@ export class MCPClientManager implements ToolInvoker {
   readonly #maxResultChars: number;
   readonly #agent: string | undefined;
   readonly #pins: PinStore;
+  readonly #tracer: Tracer;
+  readonly #callPath: CallPathDeps;
   #callIds = 0;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -132,7 +156,17 @@ export class MCPClientManager implements ToolInvoker {
     this.#maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
     this.#agent = options.agent;
     this.#pins = options.pins ?? new PinStore();
+    this.#tracer = options.tracer ?? trace.getTracer('interlock', CLIENT_VERSION);
     this.#catalog = new ToolCatalog(this, options.maxToolNameLength ?? DEFAULT_MAX_TOOL_NAME_LENGTH);
+    this.#callPath = {
+      tracer: this.#tracer,
+      gate: this.#gate,
+      catalog: this.#catalog,
+      events: this.#events,
+      maxResultChars: this.#maxResultChars,
+      agent: this.#agent,
+      nextCallId: () => ++this.#callIds,
+    };
   }
 
   /** Where tool definitions are pinned. */
@@ -219,25 +253,42 @@ export class MCPClientManager implements ToolInvoker {
   #connect(config: MCPServerConfig): Promise<ServerConnection> {
     const connection = new ServerConnection(config, {
       onLost: (conn, error) => {
-        this.#logger.warn(`server '${conn.name}' connection lost`, { server: conn.name });
+        this.#logger.warn(`server '${conn.name}' connection lost: ${error.message}`, { server: conn.name });
         this.#events.emit('disconnected', { server: conn.name, reason: 'lost', error });
       },
+      onReconnecting: (conn, attempt, delayMs, error) => {
+        this.#logger.info(`reconnecting '${conn.name}' (attempt ${attempt}) in ${delayMs} ms`, {
+          server: conn.name,
+        });
+        this.#events.emit('reconnecting', { server: conn.name, attempt, delayMs, error });
+      },
+      onReconnected: (conn, attempt) => {
+        // Tools are listed again on every reconnect, and pins re-checked; wrappers handed out stay valid.
+        this.#mergeLive(conn);
+        this.#events.emit('reconnected', {
+          server: conn.name,
+          attempt,
+          tools: this.#catalog.serverTools(conn.name).length,
+        });
+      },
+      onFailed: (conn, error) => {
+        this.#logger.warn(`server '${conn.name}' failed: ${error.message}`, { server: conn.name });
+        this.#events.emit('failed', { server: conn.name, error });
+      },
       onToolListChanged: (conn) => this.#scheduleRefresh(conn),
+      onWarning: (conn, code, message) => {
+        this.#logger.warn(message, { server: conn.name });
+        this.#events.emit('warning', { server: conn.name, code, message });
+      },
       onStderr: (conn, line) => this.#logger.debug(`[${conn.name} stderr] ${line}`, { server: conn.name }),
     });
     this.#connections.set(config.name, connection);
     const started = performance.now();
     this.#events.emit('connecting', { server: config.name, transport: config.transport });
     const promise = connection
-      .connect({ identity: this.#identity, fetch: this.#http.fetch })
+      .connect({ identity: this.#identity, fetch: this.#http.fetch, tracer: this.#tracer })
       .then(() => {
-        const change = this.#catalog.merge(config.name, connection.tools, {
-          offline: false,
-          filter: config.tools,
-          pins: this.#pins,
-          onToolChange: config.onToolChange,
-        });
-        this.#report(config.name, change, false);
+        this.#mergeLive(connection, false);
         this.#events.emit('connected', {
           server: config.name,
           transport: connection.transport,
@@ -411,63 +462,53 @@ export class MCPClientManager implements ToolInvoker {
   ): Promise<ToolCallResult> {
     const entry = this.#catalog.get(name);
     if (entry === undefined) throw new ToolNotFoundError(name, this.#catalog.closestNames(name));
-    const { server, tool, annotations } = entry.wrapper.definition;
     if (entry.blocked !== undefined) {
-      throw new ToolDefinitionChangedError(name, entry.blocked.pinned, entry.blocked.current, { server });
-    }
-    const input = args ?? {};
-    const agent = options.agent ?? this.#agent;
-    await this.#gate.authorize({
-      resource: `mcp:${server}:${tool}`,
-      action: 'execute',
-      context: { args: input, agent, annotations },
-      server,
-      tool,
-      definitionHash: entry.hash,
-    });
-    const issues = this.#catalog.validatorOf(entry)(input);
-    if (issues.length > 0) throw new ToolInputError(name, issues, { server });
-    const connection = this.#connections.get(server);
-    const client = connection?.client;
-    if (client === undefined) throw this.#notConnected(server, entry.wrapper.offline, connection);
-    const callId = ++this.#callIds;
-    const started = performance.now();
-    this.#events.emit('tool_call_started', () => ({ callId, name, server, tool }));
-    const timeoutMs = options.timeoutMs ?? connection?.config.timeoutMs;
-    try {
-      const raw = await client.callTool({ name: tool, arguments: input }, undefined, {
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
-        ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
+      throw new ToolDefinitionChangedError(name, entry.blocked.pinned, entry.blocked.current, {
+        server: entry.wrapper.server,
       });
-      const result = toToolCallResult(raw, { maxResultChars: this.#maxResultChars });
-      this.#events.emit('tool_call_completed', () => ({
-        callId,
-        name,
-        server,
-        tool,
-        durationMs: performance.now() - started,
-        isError: result.isError,
-        resultChars: result.text.length,
-      }));
-      return result;
-    } catch (err) {
-      const error = mapRequestError(err, {
-        server,
-        what: `tool '${name}'`,
-        timeoutMs,
-        signal: options.signal,
-      });
-      this.#events.emit('tool_call_failed', () => ({
-        callId,
-        name,
-        server,
-        tool,
-        durationMs: performance.now() - started,
-        code: error.code,
-        error,
-      }));
-      throw error;
     }
+    const connection = this.#connections.get(entry.wrapper.server);
+    return runToolCall(this.#callPath, entry, connection, args ?? {}, options);
+  }
+
+  /** Per-server health: state, since, reconnects, last error, calls in flight and queued, counts, latency. */
+  health(): Record<string, ServerHealth> {
+    const out: Record<string, ServerHealth> = {};
+    for (const connection of this.#connections.values()) {
+      const error = connection.error;
+      out[connection.name] = {
+        state: connection.state,
+        transport: connection.transport,
+        since: new Date(connection.since).toISOString(),
+        reconnects: connection.reconnects,
+        lastError:
+          error === undefined
+            ? undefined
+            : { code: error instanceof InteropError ? error.code : undefined, message: error.message },
+        callsInFlight: connection.stats.inFlight,
+        callsQueued: connection.limiter.queued,
+        calls: connection.stats.calls,
+        errors: connection.stats.errors,
+        latencyMs: { p50: connection.stats.percentile(0.5), p95: connection.stats.percentile(0.95) },
+      };
+    }
+    return out;
+  }
+
+  /**
+   * Tries to reconnect `name` now (after it `failed`, or to skip a pending backoff delay). Resolves true when the
+   * server is ready again.
+   */
+  async reconnectServer(name: string): Promise<boolean> {
+    this.#assertOpen();
+    const connection = this.#connections.get(name);
+    if (connection === undefined) {
+      throw new NotConnectedError(`No server named '${name}'; connect it with connectServer first.`, {
+        server: name,
+      });
+    }
+    await connection.reconnectNow();
+    return connection.state === 'ready';
   }
 
   #notConnected(
@@ -578,13 +619,18 @@ export class MCPClientManager implements ToolInvoker {
     const tools = await connection.listAllTools(client, { timeout: connection.config.timeoutMs });
     if (this.#connections.get(server) !== connection || connection.state !== 'ready') return;
     connection.tools = tools;
-    const change = this.#catalog.merge(server, tools, {
+    this.#mergeLive(connection);
+  }
+
+  /** Merges a live server's discovered tools into the catalog (pins checked) and reports what changed. */
+  #mergeLive(connection: ServerConnection, emitChange = true): void {
+    const change = this.#catalog.merge(connection.name, connection.tools, {
       offline: false,
       filter: connection.config.tools,
       pins: this.#pins,
       onToolChange: connection.config.onToolChange,
     });
-    this.#report(server, change, true);
+    this.#report(connection.name, change, emitChange);
   }
 
   #report(server: string, change: CatalogChange, emitChange: boolean): void {

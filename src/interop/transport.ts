@@ -5,13 +5,14 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { MCPServerConfig, StdioServerConfig } from './config.js';
+import { ProcessStdioTransport } from './stdio-transport.js';
 
 /** Name and version this client reports in `initialize`. */
 export interface ClientIdentity {
@@ -59,40 +60,19 @@ export function stdioEnvironment(
   return Object.assign(env, config.env);
 }
 
-function splitLines(onLine: StderrListener): (chunk: Buffer | string) => void {
-  let pending = '';
-  return (chunk) => {
-    pending += chunk.toString();
-    // Bound a runaway line without a newline: cut it into pieces rather than buffer without limit.
-    while (pending.length > 8192 && !pending.slice(0, 8192).includes('\n')) {
-      onLine(pending.slice(0, 8192));
-      pending = pending.slice(8192);
-    }
-    let nl = pending.indexOf('\n');
-    while (nl !== -1) {
-      const line = pending.slice(0, nl).replace(/\r$/, '');
-      if (line !== '') onLine(line);
-      pending = pending.slice(nl + 1);
-      nl = pending.indexOf('\n');
-    }
-  };
-}
-
 function createTransport(
   config: MCPServerConfig,
   kind: 'stdio' | 'sse' | 'http',
   options: OpenClientOptions,
 ): Transport {
   if (config.transport === 'stdio') {
-    const transport = new StdioClientTransport({
+    return new ProcessStdioTransport({
       command: config.command,
       args: config.args,
       env: stdioEnvironment(config),
-      ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
-      stderr: 'pipe',
+      cwd: config.cwd,
+      onStderr: options.onStderr,
     });
-    transport.stderr?.on('data', splitLines(options.onStderr));
-    return transport;
   }
   const url = new URL(config.url);
   const requestInit: RequestInit = { headers: { ...config.headers } };
@@ -113,7 +93,7 @@ async function openOnce(
     await client.close().catch(() => {});
     throw err;
   }
-  const pid = transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;
+  const pid = transport instanceof ProcessStdioTransport ? transport.pid : undefined;
   return { client, transport, kind, pid };
 }
 

@@ -3,6 +3,7 @@
  * `execute` / `call`. It holds no connection: every call goes through the invoker (the manager) by name, so the
  * capability gate runs on every call and a wrapper handed out before a reconnect keeps working after it.
  */
+import type { Context } from '@opentelemetry/api';
 import type { ToolCallResult } from './normalize.js';
 
 /** The untrusted hints a server gives about a tool (MCP `ToolAnnotations`). */
@@ -42,6 +43,17 @@ export interface ToolCallOptions {
   timeoutMs?: number | undefined;
   /** The agent on whose behalf the call is made (for conditions and audit). */
   agent?: string | undefined;
+  /**
+   * Total time the call may take, even while the server reports progress (progress resets `timeoutMs`).
+   * Defaults to the server's `maxTotalTimeoutMs`.
+   */
+  maxTotalTimeoutMs?: number | undefined;
+  /** Progress notifications from the server for this call. */
+  onProgress?:
+    | ((progress: { progress: number; total?: number | undefined; message?: string | undefined }) => void)
+    | undefined;
+  /** The OpenTelemetry context the call's span is a child of. @default the active context */
+  traceContext?: Context | undefined;
 }
 
 /** What a wrapper calls through. The manager implements it; tests may pass their own. */

@@ -1,0 +1,253 @@
+/**
+ * The one path every tool call takes after name resolution: a `tools/call` span, the capability gate (nothing is
+ * sent when it denies), argument validation, the server's call slot, a live client (waiting out a reconnect
+ * within the timeout), the request itself with progress and cancellation, and one automatic re-send only when
+ * the call provably never reached the server or the config marks the tool idempotent.
+ */
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  type Attributes,
+  context as otelContext,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
+import { type InteropError, isInteropError, NotConnectedError, ToolInputError } from '../errors.js';
+import type { CapabilityGate } from '../security/gate.js';
+import type { Decision } from '../security/types.js';
+import { type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
+import type { ToolCallOptions } from '../tools/tool-wrapper.js';
+import type { CatalogEntry, ToolCatalog } from './catalog.js';
+import { toolMatchesAny } from './config.js';
+import type { ServerConnection } from './connection.js';
+import type { MCPManagerEvents, TypedEvents } from './events.js';
+import { mapRequestError } from './request-errors.js';
+
+/** What the call path needs from the manager. */
+export interface CallPathDeps {
+  tracer: Tracer;
+  gate: CapabilityGate;
+  catalog: ToolCatalog;
+  events: TypedEvents<MCPManagerEvents>;
+  maxResultChars: number;
+  agent: string | undefined;
+  nextCallId(): number;
+}
+
+/** The span event capability decisions are recorded as. */
+export const DECISION_EVENT = 'interlock.capability.decision';
+
+/** Runs one call of `entry` with `input`. */
+export async function runToolCall(
+  deps: CallPathDeps,
+  entry: CatalogEntry,
+  connection: ServerConnection | undefined,
+  input: Record<string, unknown>,
+  options: ToolCallOptions,
+): Promise<ToolCallResult> {
+  const { name, server, tool } = entry.wrapper;
+  const parent = options.traceContext ?? otelContext.active();
+  const span = deps.tracer.startSpan(
+    `tools/call ${tool}`,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'mcp.method.name': 'tools/call',
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': tool,
+        'interlock.tool.exposed_name': name,
+        'interlock.server.name': server,
+        'network.transport': connection?.transport === 'stdio' ? 'pipe' : 'tcp',
+      },
+    },
+    parent,
+  );
+  try {
+    const result = await callInSpan(
+      deps,
+      entry,
+      connection,
+      input,
+      options,
+      span,
+      trace.setSpan(parent, span),
+    );
+    span.setAttribute('interlock.result.chars', result.text.length);
+    if (result.isError) {
+      span.setAttribute('error.type', 'tool_error');
+      span.setStatus({ code: SpanStatusCode.ERROR, message: 'the tool returned an error result' });
+    }
+    return result;
+  } catch (err) {
+    const code = isInteropError(err) ? err.code : 'UNKNOWN';
+    span.setAttribute('error.type', code);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+function decisionAttributes(
+  decision: Pick<Decision, 'effect' | 'allowed' | 'ruleId' | 'reason'>,
+): Attributes {
+  const attrs: Attributes = {
+    'interlock.decision.effect': decision.effect,
+    'interlock.decision.allowed': decision.allowed,
+    'interlock.decision.reason': decision.reason,
+  };
+  if (decision.ruleId !== undefined) attrs['interlock.decision.rule_id'] = decision.ruleId;
+  return attrs;
+}
+
+async function callInSpan(
+  deps: CallPathDeps,
+  entry: CatalogEntry,
+  connection: ServerConnection | undefined,
+  input: Record<string, unknown>,
+  options: ToolCallOptions,
+  span: Span,
+  spanContext: ReturnType<typeof trace.setSpan>,
+): Promise<ToolCallResult> {
+  const { name, server, tool, annotations } = entry.wrapper;
+  let decision: Decision;
+  try {
+    decision = await deps.gate.authorize({
+      resource: `mcp:${server}:${tool}`,
+      action: 'execute',
+      context: { args: input, agent: options.agent ?? deps.agent, annotations },
+      server,
+      tool,
+      definitionHash: entry.hash,
+    });
+  } catch (err) {
+    const denied = err as { code?: string; reason?: string; rule?: { id?: string } };
+    span.addEvent(
+      DECISION_EVENT,
+      decisionAttributes({
+        effect: denied.code === 'CAPABILITY_DENIED' ? 'deny' : 'default-deny',
+        allowed: false,
+        ruleId: denied.rule?.id,
+        reason: denied.reason ?? (err as Error).message,
+      }),
+    );
+    throw err;
+  }
+  span.addEvent(DECISION_EVENT, decisionAttributes(decision));
+
+  const issues = deps.catalog.validatorOf(entry)(input);
+  if (issues.length > 0) throw new ToolInputError(name, issues, { server });
+  if (connection === undefined || (entry.wrapper.offline && connection.state !== 'ready')) {
+    throw new NotConnectedError(
+      entry.wrapper.offline
+        ? `Tool '${name}' was registered offline and server '${server}' has no live connection; connect the server to call it.`
+        : `Server '${server}' is not connected.`,
+      { server },
+    );
+  }
+  const { config } = connection;
+  const timeoutMs = options.timeoutMs ?? config.timeoutMs;
+  const maxTotal = options.maxTotalTimeoutMs ?? config.maxTotalTimeoutMs;
+  const meta: Record<string, string> = {};
+  propagation.inject(spanContext, meta);
+  const params =
+    Object.keys(meta).length === 0
+      ? { name: tool, arguments: input }
+      : { name: tool, arguments: input, _meta: meta };
+  const requestOptions = {
+    timeout: timeoutMs,
+    // The SDK only resets the timeout on progress when an onprogress handler is set.
+    onprogress: options.onProgress ?? noop,
+    resetTimeoutOnProgress: true,
+    ...(maxTotal === undefined ? {} : { maxTotalTimeout: maxTotal }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  };
+  const idempotent = toolMatchesAny(config.tools?.idempotent, tool);
+
+  const release = await connection.limiter.acquire(options.signal);
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const client = await connection.acquireClient(timeoutMs, options.signal);
+      const callId = deps.nextCallId();
+      const started = performance.now();
+      connection.stats.inFlight += 1;
+      deps.events.emit('tool_call_started', () => ({ callId, name, server, tool, attempt }));
+      try {
+        const raw = await client.callTool(params, undefined, requestOptions);
+        const result = toToolCallResult(raw, { maxResultChars: deps.maxResultChars });
+        const durationMs = performance.now() - started;
+        connection.stats.record(durationMs, !result.isError);
+        deps.events.emit('tool_call_completed', () => ({
+          callId,
+          name,
+          server,
+          tool,
+          durationMs,
+          isError: result.isError,
+          resultChars: result.text.length,
+        }));
+        return result;
+      } catch (err) {
+        const error = mapRequestError(err, {
+          server,
+          what: `tool '${name}'`,
+          timeoutMs,
+          signal: options.signal,
+        });
+        const durationMs = performance.now() - started;
+        connection.stats.record(durationMs, false);
+        deps.events.emit('tool_call_failed', () => ({
+          callId,
+          name,
+          server,
+          tool,
+          durationMs,
+          code: error.code,
+          error,
+        }));
+        const lost = isConnectionFailure(err, error);
+        if (lost) connection.markLost(error);
+        const resend =
+          lost && attempt === 1 && !options.signal?.aborted && (idempotent || neverReachedServer(err));
+        if (resend && connection.recoverable) {
+          span.addEvent('interlock.call.resend', { reason: idempotent ? 'idempotent' : 'never_sent' });
+          continue;
+        }
+        throw error;
+      } finally {
+        connection.stats.inFlight -= 1;
+      }
+    }
+  } finally {
+    release();
+  }
+}
+
+/** The connection itself failed (as opposed to the server answering with an error). */
+function isConnectionFailure(raw: unknown, error: InteropError): boolean {
+  if (error.code === 'CONNECTION_LOST') return true;
+  return sessionGone(raw);
+}
+
+/** Streamable HTTP / SSE answered 404 for our session: it expired; a new `initialize` is needed. */
+export function sessionGone(err: unknown): boolean {
+  if (err instanceof StreamableHTTPError) return err.code === 404;
+  return err instanceof Error && /\(HTTP 404\)/.test(err.message);
+}
+
+/**
+ * True only when the request provably never reached the server: the transport refused to send it, the TCP
+ * connection was refused, or the server rejected the session before reading the request.
+ */
+function neverReachedServer(err: unknown): boolean {
+  if (sessionGone(err)) return true;
+  if (!(err instanceof Error)) return false;
+  if (/^Not connected/.test(err.message)) return true;
+  const cause = (err as { cause?: { code?: string } }).cause;
+  return cause?.code === 'ECONNREFUSED';
+}
+
+function noop(): void {}

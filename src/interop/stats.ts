@@ -1,0 +1,31 @@
+/** Per-server call statistics for `manager.health()`: counts plus latency percentiles over recent calls. */
+
+/** How many recent call durations the latency percentiles are computed over. */
+export const LATENCY_SAMPLES = 512;
+
+/** Counts calls and keeps a ring of recent durations. Recording is O(1); percentiles sort on demand. */
+export class CallStats {
+  calls = 0;
+  errors = 0;
+  inFlight = 0;
+  readonly #samples = new Float64Array(LATENCY_SAMPLES);
+  #next = 0;
+  #filled = 0;
+
+  /** Records one finished call. `ok` is false for failures and error results. */
+  record(durationMs: number, ok: boolean): void {
+    this.calls += 1;
+    if (!ok) this.errors += 1;
+    this.#samples[this.#next] = durationMs;
+    this.#next = (this.#next + 1) % LATENCY_SAMPLES;
+    if (this.#filled < LATENCY_SAMPLES) this.#filled += 1;
+  }
+
+  /** The `q` quantile (0..1) of recent durations in ms, or undefined before any call. */
+  percentile(q: number): number | undefined {
+    if (this.#filled === 0) return undefined;
+    const sorted = this.#samples.slice(0, this.#filled).sort();
+    const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+    return sorted[index];
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * A stdio transport that owns its server process for real: the server runs in its own process group, closing
+ * it ends the whole group (stdin end, then SIGTERM, then SIGKILL after a grace period), stdout is read as
+ * JSON lines without quadratic buffering, a bad line is reported and skipped, an enormous line fails the
+ * server with a clear error, and every live group is killed when this process exits.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { onExit } from 'signal-exit';
+
+/** How long a server gets after stdin ends, and again after SIGTERM. @default 2 000 ms */
+export const DEFAULT_KILL_GRACE_MS = 2_000;
+/** The longest stdout line accepted from a server (one JSON-RPC message). @default 128 MiB */
+export const DEFAULT_MAX_LINE_BYTES = 128 * 1024 * 1024;
+
+/** Options of {@link ProcessStdioTransport}. */
+export interface ProcessStdioOptions {
+  command: string;
+  args: readonly string[];
+  env: Record<string, string>;
+  cwd?: string | undefined;
+  /** Each stderr line of the server. */
+  onStderr?: ((line: string) => void) | undefined;
+  /** @default DEFAULT_KILL_GRACE_MS */
+  killGraceMs?: number | undefined;
+  /** @default DEFAULT_MAX_LINE_BYTES */
+  maxLineBytes?: number | undefined;
+}
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+/** Kills every live server group when this process exits, also on SIGINT/SIGTERM (signal-exit re-raises). */
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  onExit(() => {
+    for (const child of live) killGroup(child, 'SIGKILL', true);
+  });
+}
+
+/** Signals the child's whole process group; `force` also when the leader already exited (orphans remain). */
+function killGroup(child: ChildProcess, signal: NodeJS.Signals, force = false): void {
+  if (child.pid === undefined) return;
+  if (!force && (child.exitCode !== null || child.signalCode !== null)) return;
+  try {
+    if (process.platform === 'win32') child.kill(signal);
+    else process.kill(-child.pid, signal);
+  } catch {
+    // The group is already gone: nothing to do. A lone child may remain if setsid failed; kill it directly.
+    try {
+      child.kill(signal);
+    } catch {}
+  }
+}
+
+/** Speaks MCP over a child process's stdin and stdout. Implements the SDK's `Transport`. */
+export class ProcessStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  readonly #options: ProcessStdioOptions;
+  #child: ChildProcess | undefined;
+  #closed = false;
+  #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  #chunks: Buffer[] = [];
+  #pendingBytes = 0;
+  #stderrPending = '';
+
+  constructor(options: ProcessStdioOptions) {
+    this.#options = options;
+  }
+
+  /** The server's process id while it runs. */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** How the process ended, once it has. */
+  get exit(): { code: number | null; signal: NodeJS.Signals | null } | undefined {
+    return this.#exit;
+  }
+
+  /** "exited with code 1" / "was killed by SIGKILL", for messages. */
+  describeExit(): string | undefined {
+    if (this.#exit === undefined) return undefined;
+    return this.#exit.signal !== null
+      ? `was killed by ${this.#exit.signal}`
+      : `exited with code ${this.#exit.code ?? 'unknown'}`;
+  }
+
+  start(): Promise<void> {
+    if (this.#child !== undefined) throw new Error('ProcessStdioTransport already started');
+    installExitHook();
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.#options.command, [...this.#options.args], {
+        env: this.#options.env,
+        cwd: this.#options.cwd,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        // Its own process group, so closing it reaches grandchildren too (npx -> sh -> node).
+        detached: process.platform !== 'win32',
+        windowsHide: true,
+        shell: false,
+      });
+      this.#child = child;
+      child.once('error', (error) => {
+        live.delete(child);
+        reject(error);
+        this.onerror?.(error);
+      });
+      child.once('spawn', () => {
+        live.add(child);
+        resolve();
+      });
+      child.once('exit', (code, signal) => {
+        this.#exit = { code, signal };
+      });
+      child.once('close', () => {
+        live.delete(child);
+        this.#closed = true;
+        this.onclose?.();
+      });
+      child.stdout?.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+      child.stderr?.on('data', (chunk: Buffer) => this.#onStderr(chunk));
+      // EPIPE when the server died: the close path reports it; don't crash the client.
+      child.stdin?.on('error', (error) => this.onerror?.(error));
+    });
+  }
+
+  #onStdout(chunk: Buffer): void {
+    let start = 0;
+    let nl = chunk.indexOf(10, start);
+    while (nl !== -1) {
+      const piece = chunk.subarray(start, nl);
+      const line = this.#chunks.length === 0 ? piece : Buffer.concat([...this.#chunks, piece]);
+      this.#chunks = [];
+      this.#pendingBytes = 0;
+      this.#onLine(line);
+      if (this.#closed) return;
+      start = nl + 1;
+      nl = chunk.indexOf(10, start);
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start);
+      this.#chunks.push(rest);
+      this.#pendingBytes += rest.length;
+      const max = this.#options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+      if (this.#pendingBytes > max) {
+        this.#chunks = [];
+        this.#pendingBytes = 0;
+        this.onerror?.(
+          new Error(`the server wrote a line longer than ${max} bytes to stdout; closing it (maxLineBytes)`),
+        );
+        void this.close();
+      }
+    }
+  }
+
+  #onLine(raw: Buffer): void {
+    let text = raw.toString('utf8');
+    if (text.endsWith('\r')) text = text.slice(0, -1);
+    if (text.trim() === '') return;
+    let message: JSONRPCMessage;
+    try {
+      message = JSONRPCMessageSchema.parse(JSON.parse(text));
+    } catch {
+      // Servers that log to stdout corrupt nothing here: the line is reported and skipped.
+      const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+      this.onerror?.(
+        new Error(`skipped a stdout line that is not a JSON-RPC message: ${JSON.stringify(shown)}`),
+      );
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  #onStderr(chunk: Buffer): void {
+    const onLine = this.#options.onStderr;
+    if (onLine === undefined) return;
+    this.#stderrPending += chunk.toString('utf8');
+    if (this.#stderrPending.length > 16_384 && !this.#stderrPending.includes('\n')) {
+      onLine(this.#stderrPending.slice(0, 16_384));
+      this.#stderrPending = '';
+      return;
+    }
+    let nl = this.#stderrPending.indexOf('\n');
+    while (nl !== -1) {
+      const line = this.#stderrPending.slice(0, nl).replace(/\r$/, '');
+      if (line !== '') onLine(line);
+      this.#stderrPending = this.#stderrPending.slice(nl + 1);
+      nl = this.#stderrPending.indexOf('\n');
+    }
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.#child?.stdin;
+    if (stdin === undefined || stdin === null || this.#closed || stdin.destroyed || !stdin.writable) {
+      return Promise.reject(new Error('Not connected: the server process is not running'));
+    }
+    return new Promise((resolve, reject) => {
+      const ok = stdin.write(`${JSON.stringify(message)}\n`, (err) => {
+        if (err && !ok) reject(err);
+      });
+      if (ok) resolve();
+      else stdin.once('drain', () => resolve());
+    });
+  }
+
+  /** Ends stdin, then SIGTERM to the group, then SIGKILL; resolves once the process is gone. Safe twice. */
+  async close(): Promise<void> {
+    const child = this.#child;
+    if (child === undefined) return;
+    const grace = this.#options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+    const gone = new Promise<void>((resolve) => {
+      if (this.#closed) resolve();
+      else child.once('close', () => resolve());
+    });
+    if (!this.#closed) {
+      try {
+        child.stdin?.end();
+      } catch {}
+      if (!(await settlesWithin(gone, grace))) {
+        killGroup(child, 'SIGTERM');
+        if (!(await settlesWithin(gone, grace))) {
+          killGroup(child, 'SIGKILL');
+          await settlesWithin(gone, grace);
+        }
+      }
+    }
+    // The leader may have exited on stdin end while a grandchild still runs in the group: end the group too.
+    killGroup(child, 'SIGKILL', true);
+    live.delete(child);
+  }
+}
+
+function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    promise.then(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
