@@ -115,6 +115,13 @@ export const StdioServerConfigSchema = z
      * (HOME, LOGNAME, PATH, SHELL, TERM, USER): `true` for all of them, or a list of names. @default false
      */
     inheritEnv: z.union([z.boolean(), z.array(EnvName)]).default(false),
+    /** The largest message (one stdout line) accepted; a larger one fails the server. @default 128 MiB */
+    maxMessageBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(2 ** 31)
+      .default(128 * 1024 * 1024),
   })
   .strict();
 

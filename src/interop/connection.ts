@@ -360,11 +360,15 @@ export class ServerConnection {
           message,
         ));
     if (fatal) {
-      this.markLost(
-        new ConnectionLostError(`Server '${this.name}' stream failed: ${message}`, {
-          server: this.name,
-          cause: error,
-        }),
+      // Deferred a turn: when this error belongs to a request (the SDK reports it here and also rejects the
+      // request), the call path sees the precise error first and can tell a never-processed call (404) apart.
+      setImmediate(() =>
+        this.markLost(
+          new ConnectionLostError(`Server '${this.name}' stream failed: ${message}`, {
+            server: this.name,
+            cause: error,
+          }),
+        ),
       );
     } else {
       this.#hooks.onWarning(

@@ -72,6 +72,7 @@ function createTransport(
       env: stdioEnvironment(config),
       cwd: config.cwd,
       onStderr: options.onStderr,
+      maxLineBytes: config.maxMessageBytes,
     });
   }
   const url = new URL(config.url);
@@ -91,6 +92,11 @@ async function openOnce(
     await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs });
   } catch (err) {
     await client.close().catch(() => {});
+    const exit = transport instanceof ProcessStdioTransport ? transport.describeExit() : undefined;
+    if (exit !== undefined) {
+      const message = err instanceof Error ? err.message : String(err);
+      throw new Error(`${message} (the server ${exit})`, { cause: err });
+    }
     throw err;
   }
   const pid = transport instanceof ProcessStdioTransport ? transport.pid : undefined;

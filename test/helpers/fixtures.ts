@@ -7,7 +7,15 @@ import { fileURLToPath } from 'node:url';
 export const FIXTURE_SERVERS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../fixtures/servers');
 
 /** Names of the fixture servers, for `fixture()` and `nodeFixture()`. */
-export type FixtureName = 'echo' | 'paged' | 'weird-names' | 'exit-at-start' | 'hang-initialize' | 'no-tools';
+export type FixtureName =
+  | 'echo'
+  | 'paged'
+  | 'weird-names'
+  | 'exit-at-start'
+  | 'hang-initialize'
+  | 'no-tools'
+  | 'faulty'
+  | 'faulty-http';
 
 /** Absolute path of a fixture server; `name` may carry the `.mjs` suffix or not. */
 export function fixture(name: FixtureName | `${FixtureName}.mjs`): string {

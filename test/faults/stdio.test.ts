@@ -1,0 +1,253 @@
+/**
+ * Fault injection over stdio, with real processes: each promise of the reliability issue is broken on purpose.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { MCPServerConfigInput } from '../../src/interop/config.js';
+import type { MCPManagerEvents } from '../../src/interop/events.js';
+import { MCPClientManager } from '../../src/interop/manager.js';
+import { CapabilitySet } from '../../src/security/capability-set.js';
+import { nodeFixture } from '../helpers/fixtures.js';
+import { isAlive, waitForExit } from '../helpers/processes.js';
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0).reverse()) await fn();
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'interlock-faults-'));
+  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function newManager(): MCPClientManager {
+  const manager = new MCPClientManager({ capabilities: CapabilitySet.allowAll({ onWarning: () => {} }) });
+  cleanup.push(() => manager.close());
+  return manager;
+}
+
+const fast = { initialDelayMs: 20, maxDelayMs: 200 };
+function faulty(extra: Partial<MCPServerConfigInput> & Record<string, unknown> = {}): MCPServerConfigInput {
+  return {
+    name: 'faulty',
+    transport: 'stdio',
+    ...nodeFixture('faulty'),
+    reconnect: fast,
+    ...extra,
+  } as MCPServerConfigInput;
+}
+
+function once<K extends keyof MCPManagerEvents & string>(
+  manager: MCPClientManager,
+  event: K,
+): Promise<MCPManagerEvents[K]> {
+  return new Promise((resolve) => manager.once(event, resolve));
+}
+
+describe('a stdio server killed with SIGKILL in the middle of a call', () => {
+  it('rejects the call with CONNECTION_LOST at once, restarts the server, and the next call works', async () => {
+    const manager = newManager();
+    await manager.connectServer(faulty());
+    const pid = manager.getConnection('faulty')?.pid as number;
+    const call = manager.executeTool('mcp__faulty__hang', {}, { timeoutMs: 30_000 });
+    const reconnected = once(manager, 'reconnected');
+    await new Promise((r) => setTimeout(r, 100));
+    process.kill(pid, 'SIGKILL');
+    const started = performance.now();
+    await expect(call).rejects.toMatchObject({ code: 'CONNECTION_LOST' });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    await reconnected;
+    const next = Number(await manager.executeTool('mcp__faulty__pid', {}));
+    expect(next).not.toBe(pid);
+    expect(isAlive(next)).toBe(true);
+    expect(manager.health().faulty).toMatchObject({ state: 'ready', reconnects: 1 });
+  });
+
+  it('never sends a non-idempotent call twice', async () => {
+    const dir = tempDir();
+    const counter = join(dir, 'count');
+    const manager = newManager();
+    await manager.connectServer(faulty({ env: { FAULTY_COUNTER_FILE: counter } }));
+    const pid = manager.getConnection('faulty')?.pid as number;
+    const call = manager.executeTool('mcp__faulty__count', { ms: 5_000 });
+    await expect.poll(() => readFileSync(counter, 'utf8').length, { timeout: 5_000 }).toBe(1);
+    process.kill(pid, 'SIGKILL');
+    await expect(call).rejects.toMatchObject({ code: 'CONNECTION_LOST' });
+    await expect.poll(() => manager.getConnection('faulty')?.state, { timeout: 5_000 }).toBe('ready');
+    expect(readFileSync(counter, 'utf8').length).toBe(1);
+  });
+
+  it('sends a call again after the reconnect when the config marks the tool idempotent', async () => {
+    const dir = tempDir();
+    const counter = join(dir, 'count');
+    const manager = newManager();
+    await manager.connectServer(
+      faulty({ env: { FAULTY_COUNTER_FILE: counter }, tools: { idempotent: ['count'] } }),
+    );
+    const pid = manager.getConnection('faulty')?.pid as number;
+    const call = manager.executeTool('mcp__faulty__count', { ms: 300 });
+    await expect.poll(() => readFileSync(counter, 'utf8').length, { timeout: 5_000 }).toBe(1);
+    process.kill(pid, 'SIGKILL');
+    await expect(call).resolves.toBe('2');
+  });
+
+  it('waits out a reconnect for a call made while reconnecting, within its timeout', async () => {
+    const manager = newManager();
+    await manager.connectServer(
+      faulty({ reconnect: { initialDelayMs: 300, maxDelayMs: 300, jitter: 'none' } }),
+    );
+    const pid = manager.getConnection('faulty')?.pid as number;
+    const reconnecting = once(manager, 'reconnecting');
+    process.kill(pid, 'SIGKILL');
+    await reconnecting;
+    expect(manager.getConnection('faulty')?.state).toBe('reconnecting');
+    await expect(manager.executeTool('mcp__faulty__echo', { text: 'after' })).resolves.toBe('after');
+  });
+});
+
+describe('a server that cannot come back', () => {
+  it('goes to failed after maxAttempts, fails calls at once with NOT_CONNECTED, and reconnectServer recovers it', async () => {
+    const dir = tempDir();
+    const failFile = join(dir, 'fail');
+    const manager = newManager();
+    await manager.connectServer(
+      faulty({
+        env: { FAULTY_FAIL_START_FILE: failFile },
+        reconnect: { maxAttempts: 2, initialDelayMs: 10, maxDelayMs: 20 },
+      }),
+    );
+    const attempts: number[] = [];
+    manager.on('reconnecting', (e) => attempts.push(e.attempt));
+    const failed = once(manager, 'failed');
+    writeFileSync(failFile, 'x');
+    process.kill(manager.getConnection('faulty')?.pid as number, 'SIGKILL');
+    const { error } = await failed;
+    expect(attempts).toEqual([1, 2]);
+    expect(error.message).toMatch(/exited with code 3|refusing to start/);
+    expect(manager.getConnection('faulty')?.state).toBe('failed');
+
+    const started = performance.now();
+    const err = await manager.executeTool('mcp__faulty__echo', { text: 'x' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'NOT_CONNECTED' });
+    expect((err as Error).message).toMatch(/failed/);
+    expect(performance.now() - started).toBeLessThan(1_000);
+
+    rmSync(failFile);
+    await expect(manager.reconnectServer('faulty')).resolves.toBe(true);
+    await expect(manager.executeTool('mcp__faulty__echo', { text: 'back' })).resolves.toBe('back');
+  });
+
+  it('does not reconnect at all when reconnect is disabled', async () => {
+    const manager = newManager();
+    await manager.connectServer(faulty({ reconnect: { enabled: false } }));
+    const failed = once(manager, 'failed');
+    process.kill(manager.getConnection('faulty')?.pid as number, 'SIGKILL');
+    await failed;
+    expect(manager.getConnection('faulty')?.state).toBe('failed');
+    expect(manager.getConnection('faulty')?.error?.message).toMatch(/SIGKILL/);
+  });
+});
+
+describe('calls that take too long', () => {
+  it('times out a tool that never answers, and the server stays usable', async () => {
+    const manager = newManager();
+    await manager.connectServer(faulty({ timeoutMs: 300 }));
+    await expect(manager.executeTool('mcp__faulty__hang', {})).rejects.toMatchObject({
+      code: 'REQUEST_TIMEOUT',
+    });
+    await expect(manager.executeTool('mcp__faulty__echo', { text: 'alive' })).resolves.toBe('alive');
+  });
+
+  it('lets progress notifications reset the timeout, and maxTotalTimeoutMs still bounds the call', async () => {
+    const manager = newManager();
+    await manager.connectServer(faulty({ timeoutMs: 400 }));
+    const seen: number[] = [];
+    await expect(
+      manager.executeTool(
+        'mcp__faulty__progress',
+        { steps: 5, intervalMs: 200 },
+        { onProgress: (p) => seen.push(p.progress) },
+      ),
+    ).resolves.toBe('done 5');
+    expect(seen.length).toBeGreaterThanOrEqual(4);
+    await expect(
+      manager.executeTool(
+        'mcp__faulty__progress',
+        { steps: 10, intervalMs: 200 },
+        { maxTotalTimeoutMs: 700 },
+      ),
+    ).rejects.toMatchObject({ code: 'REQUEST_TIMEOUT' });
+  });
+
+  it('fails fast with OVERLOADED beyond maxConcurrentCalls and the queue', async () => {
+    const manager = newManager();
+    await manager.connectServer(faulty({ maxConcurrentCalls: 2, maxQueuedCalls: 1 }));
+    const calls = [1, 2, 3].map(() => manager.executeTool('mcp__faulty__slow', { ms: 300 }));
+    await expect(manager.executeTool('mcp__faulty__slow', { ms: 1 })).rejects.toMatchObject({
+      code: 'OVERLOADED',
+    });
+    await expect(Promise.all(calls)).resolves.toEqual(['slept 300', 'slept 300', 'slept 300']);
+    expect(manager.health().faulty?.callsInFlight).toBe(0);
+  });
+});
+
+describe('a server that writes what it should not', () => {
+  it('reports and skips garbage and partial lines on stdout', async () => {
+    const manager = newManager();
+    const warnings: string[] = [];
+    manager.on('warning', (w) => warnings.push(w.code));
+    await manager.connectServer(faulty({ env: { FAULTY_GARBAGE: '1' } }));
+    await expect(manager.executeTool('mcp__faulty__echo', { text: 'clean' })).resolves.toBe('clean');
+    expect(warnings).toContain('STDOUT_GARBAGE');
+  });
+
+  it('fails the server with a clear error when one line exceeds maxMessageBytes', async () => {
+    const manager = newManager();
+    await manager.connectServer(
+      faulty({
+        maxMessageBytes: 1024 * 1024,
+        reconnect: { enabled: false },
+        env: { FAULTY_BIG_LINE_BYTES: String(3 * 1024 * 1024) },
+      }),
+    );
+    await expect.poll(() => manager.getConnection('faulty')?.state, { timeout: 10_000 }).toBe('failed');
+  });
+
+  it('carries a 50 MB result through and cuts it to maxResultChars with a notice', async () => {
+    const manager = newManager();
+    await manager.connectServer(faulty());
+    const text = await manager.executeTool('mcp__faulty__big', { mb: 50 });
+    expect(text.length).toBeLessThan(101_000);
+    expect(text).toMatch(/truncated/);
+  });
+});
+
+describe('process hygiene', () => {
+  it('ends a grandchild the server spawned when the server is closed', async () => {
+    const manager = newManager();
+    await manager.connectServer(faulty());
+    const server = manager.getConnection('faulty')?.pid as number;
+    const grandchild = Number(await manager.executeTool('mcp__faulty__spawn_grandchild', {}));
+    expect(isAlive(grandchild)).toBe(true);
+    await manager.disconnectServer('faulty');
+    expect(await waitForExit(server, 5_000)).toBe(true);
+    expect(await waitForExit(grandchild, 5_000)).toBe(true);
+  });
+
+  it('includes the exit code and the last stderr lines when the server exits at start', async () => {
+    const manager = newManager();
+    const dir = tempDir();
+    const failFile = join(dir, 'fail');
+    writeFileSync(failFile, 'x');
+    const result = await manager.connectAll([
+      faulty({ env: { FAULTY_FAIL_START_FILE: failFile, FAULTY_STDERR: 'db: permission denied' } }),
+    ]);
+    expect(result.faulty).toBe(false);
+    const message = manager.getConnection('faulty')?.error?.message ?? '';
+    expect(message).toMatch(/exited with code 3/);
+    expect(message).toContain('db: permission denied');
+  });
+});
