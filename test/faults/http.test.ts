@@ -88,3 +88,38 @@ describe('Streamable HTTP faults', () => {
     expect(secondPid).not.toBe(firstPid);
   });
 });
+
+describe('legacy SSE faults', () => {
+  it('reconnects by itself when an SSE server is restarted on the same port', async () => {
+    const { startHttpFixture } = await import('../helpers/http-fixtures.js');
+    const first = await startHttpFixture({ transport: 'sse' });
+    cleanup.push(() => first.close());
+    const manager = new MCPClientManager({ capabilities: CapabilitySet.allowAll({ onWarning: () => {} }) });
+    cleanup.push(() => manager.close());
+    await manager.connectServer({
+      name: 'legacy',
+      transport: 'sse',
+      url: first.sseUrl,
+      reconnect: { initialDelayMs: 50, maxDelayMs: 300, maxAttempts: 30 },
+    });
+    const reconnected = next(manager, 'reconnected');
+    await first.close();
+    const second = await startHttpFixture({ transport: 'sse', port: first.port });
+    cleanup.push(() => second.close());
+    await reconnected;
+    await expect(manager.executeTool('mcp__legacy__echo', { text: 'via sse again' })).resolves.toContain('via sse again');
+  });
+});
+
+describe('health', () => {
+  it('reports state, counts and latency percentiles per server', async () => {
+    const { manager } = await setup();
+    for (let i = 0; i < 5; i++) await manager.executeTool('mcp__remote__echo', { text: 'x' });
+    await manager.executeTool('mcp__remote__nope', {}).catch(() => {});
+    const health = manager.health().remote;
+    expect(health).toMatchObject({ state: 'ready', transport: 'http', reconnects: 0, callsInFlight: 0, calls: 5, errors: 0 });
+    expect(health?.latencyMs.p50).toBeGreaterThan(0);
+    expect(health?.latencyMs.p95).toBeGreaterThanOrEqual(health?.latencyMs.p50 ?? 0);
+    expect(Date.parse(health?.since ?? '')).not.toBeNaN();
+  });
+});
