@@ -11,6 +11,7 @@ export {
   InteropError,
   isInteropError,
   NotConnectedError,
+  OverloadedError,
   PermissionDeniedError,
   PolicyError,
   RequestCancelledError,

@@ -4,6 +4,7 @@ export {
   type AutoServerConfig,
   AutoServerConfigSchema,
   DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_RECONNECT,
   DEFAULT_REQUEST_TIMEOUT_MS,
   type HttpServerConfig,
   HttpServerConfigSchema,
@@ -12,6 +13,8 @@ export {
   MCPServerConfigSchema,
   parseServerConfig,
   parseServerConfigs,
+  type ReconnectOptions,
+  ReconnectSchema,
   ServerNameSchema,
   type SseServerConfig,
   SseServerConfigSchema,
@@ -22,8 +25,14 @@ export {
   type TransportKind,
 } from './config.js';
 export { expandEnv, type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from './config-file.js';
-export { type ConnectionState, ServerConnection, STDERR_LINES_KEPT } from './connection.js';
+export { type ConnectionState, reconnectDelay, ServerConnection, STDERR_LINES_KEPT } from './connection.js';
 export type { MCPManagerEventName, MCPManagerEvents } from './events.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
-export { CLIENT_VERSION, MCPClientManager, type MCPClientManagerOptions } from './manager.js';
+export {
+  CLIENT_VERSION,
+  MCPClientManager,
+  type MCPClientManagerOptions,
+  type ServerHealth,
+} from './manager.js';
+export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_LINE_BYTES } from './stdio-transport.js';
 export { type ClientIdentity, stdioEnvironment } from './transport.js';

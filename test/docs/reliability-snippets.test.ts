@@ -1,0 +1,39 @@
+/** The reliability guide's examples run for real against server-everything. */
+import { describe, expect, it } from 'vitest';
+import { main as calls } from '../../docs/snippets/reliability/calls.js';
+import { server } from '../../docs/snippets/reliability/config.js';
+import { main as reconnect } from '../../docs/snippets/reliability/reconnect.js';
+import { parseServerConfig } from '../../src/interop/config.js';
+
+describe('reliability guide snippets', () => {
+  it('reconnects after a crash and keeps the same wrapper working', async () => {
+    const result = await reconnect();
+    expect(result.events[0]).toBe('disconnected (lost)');
+    expect(result.events.at(-1)).toMatch(/^reconnected with \d+ tools$/);
+    expect(result.reply).toContain('still here');
+    expect(result).toMatchObject({ state: 'ready', reconnects: 1 });
+  });
+
+  it('shows progress resetting the timeout, a total cap and cancellation', { timeout: 30_000 }, async () => {
+    const result = await calls();
+    expect(result.done).toMatch(/completed/);
+    expect(result.steps.length).toBeGreaterThanOrEqual(3);
+    expect(result.capped).toBe('REQUEST_TIMEOUT');
+    expect(result.cancelled).toBe('REQUEST_CANCELLED');
+  });
+
+  it('documents a config that validates with the defaults it claims', () => {
+    const parsed = parseServerConfig(server);
+    expect(parsed.reconnect).toEqual({
+      enabled: true,
+      maxAttempts: 5,
+      initialDelayMs: 250,
+      maxDelayMs: 30_000,
+      factor: 2,
+      jitter: 'full',
+    });
+    expect(parseServerConfig({ name: 'x', transport: 'stdio', command: 'x' }).reconnect).toEqual(
+      parsed.reconnect,
+    );
+  });
+});
