@@ -1,0 +1,23 @@
+// Connect an MCP server, grant one tool, call it. Run: node --import tsx examples/quickstart.ts
+// (In your project, import from 'interlock/interop' and 'interlock/security' instead of '../src/...'.)
+import { createRequire } from 'node:module';
+import { MCPClientManager } from '../src/interop/index.js';
+import { CapabilitySet } from '../src/security/index.js';
+
+// The MCP project's reference server, installed from npm.
+const everything = createRequire(import.meta.url).resolve(
+  '@modelcontextprotocol/server-everything/dist/index.js',
+);
+
+const capabilities = new CapabilitySet();
+capabilities.grant('mcp:everything:echo', 'execute'); // this one tool; everything else is denied
+
+await using manager = new MCPClientManager({ capabilities });
+await manager.connectServer({
+  name: 'everything',
+  transport: 'stdio',
+  command: process.execPath,
+  args: [everything, 'stdio'],
+});
+
+console.log(await manager.executeTool('mcp__everything__echo', { message: 'hello' })); // Echo: hello
