@@ -5,8 +5,8 @@
  * name), so a check costs the rules of one server plus the rules with a wildcard there, not all rules.
  */
 import { PermissionDeniedError, PolicyError } from '../errors.js';
-import { type ConditionInput, ERRORED, FAILS_TO_HOLD, HOLDS } from './conditions.js';
-import { display, matchPattern, patternCovers, resourceProblem, SCHEME_ACTIONS } from './pattern.js';
+import { applies, evaluate } from './evaluate.js';
+import { display, patternCovers, SCHEME_ACTIONS } from './pattern.js';
 import {
   POLICY_VERSION,
   type Policy,
@@ -15,6 +15,7 @@ import {
   parsePolicy,
   parseWith,
 } from './policy.js';
+import { DEFAULT_MATCH_CACHE_SIZE, type Match, RuleIndex } from './rule-index.js';
 import {
   type CompiledRule,
   compileRule,
@@ -35,6 +36,11 @@ export interface CapabilitySetOptions {
    * @default DEFAULT_ON_WARNING (`process.emitWarning` with a code `INTERLOCK_*`)
    */
   onWarning?: ((message: string, code: string) => void) | undefined;
+  /**
+   * How many resources' pattern matches are remembered (a match cache, cleared by every add and
+   * revoke; decisions themselves are never cached). 0 turns it off. @default DEFAULT_MATCH_CACHE_SIZE (4096)
+   */
+  matchCacheSize?: number | undefined;
 }
 
 /** The default clock. */
@@ -43,14 +49,6 @@ export const DEFAULT_CLOCK = (): number => Date.now();
 export const DEFAULT_ON_WARNING = (message: string, code: string): void => {
   process.emitWarning(message, { code });
 };
-
-/** Rules of one scheme: by literal second segment, and those with a wildcard there. */
-interface Bucket {
-  literal: Map<string, readonly CompiledRule[]>;
-  wildcard: readonly CompiledRule[];
-}
-
-const NONE: readonly CompiledRule[] = Object.freeze([]);
 
 type ApprovedEntry = (
   set: CapabilitySet,
@@ -66,14 +64,15 @@ export class CapabilitySet {
   readonly #clock: () => number;
   readonly #warn: (message: string, code: string) => void;
   #parent: CapabilitySet | undefined;
-  readonly #buckets = new Map<string, Bucket>();
-  readonly #byId = new Map<string, CompiledRule>();
+  readonly #index: RuleIndex;
+  readonly #matchCacheSize: number;
   #seq = 0;
-  #snapshot: readonly RuleInfo[] | undefined;
 
   constructor(options: CapabilitySetOptions = {}) {
     this.#clock = options.clock ?? DEFAULT_CLOCK;
     this.#warn = options.onWarning ?? DEFAULT_ON_WARNING;
+    this.#matchCacheSize = options.matchCacheSize ?? DEFAULT_MATCH_CACHE_SIZE;
+    this.#index = new RuleIndex(this.#matchCacheSize);
   }
 
   /** A set that allows every action on every resource. For tests only: warns loudly on creation. */
@@ -120,21 +119,20 @@ export class CapabilitySet {
   revoke(ruleIdOrPattern: string): boolean {
     if (typeof ruleIdOrPattern !== 'string') return false;
     const doomed = ruleIdOrPattern.includes(':')
-      ? [...this.#byId.values()].filter((r) => r.effect !== 'deny' && r.pattern.source === ruleIdOrPattern)
-      : [this.#byId.get(ruleIdOrPattern)].filter((r) => r !== undefined);
-    for (const rule of doomed) this.#remove(rule);
+      ? [...this.#index.values()].filter((r) => r.effect !== 'deny' && r.pattern.source === ruleIdOrPattern)
+      : [this.#index.get(ruleIdOrPattern)].filter((r) => r !== undefined);
+    for (const rule of doomed) this.#index.remove(rule);
     return doomed.length > 0;
   }
 
   /** The rules, in the order they were added: a frozen snapshot. */
   get rules(): readonly RuleInfo[] {
-    this.#snapshot ??= Object.freeze([...this.#byId.values()].map((r) => r.info));
-    return this.#snapshot;
+    return this.#index.infos();
   }
 
   /** Calls used and allowed so far for an allow rule with `maxCalls`; `undefined` for other rules. */
   usage(ruleId: string): { readonly used: number; readonly maxCalls: number } | undefined {
-    const rule = this.#byId.get(ruleId);
+    const rule = this.#index.get(ruleId);
     return rule?.maxCalls === undefined
       ? undefined
       : Object.freeze({ used: rule.used, maxCalls: rule.maxCalls });
@@ -175,11 +173,12 @@ export class CapabilitySet {
       const d = this.check(resource, action, context);
       return d.allowed || d.effect === 'ask';
     }
-    if (resourceProblem(resource) !== undefined || typeof action !== 'string') return false;
+    const match = this.#index.match(resource);
+    if (match.problem !== undefined || typeof action !== 'string') return false;
     const now = context?.now ?? this.#clock();
     let possible = false;
-    for (const rule of this.#candidates(resource)) {
-      if (!this.#applicable(rule, resource, action, now)) continue;
+    for (const rule of match.rules) {
+      if (!applies(rule, action, now)) continue;
       if (rule.effect === 'deny') {
         if (rule.condition === undefined) return false;
       } else if (rule.maxCalls === undefined || rule.used < rule.maxCalls) {
@@ -198,7 +197,11 @@ export class CapabilitySet {
     rules: readonly PolicyRule[] | ((child: CapabilitySet) => void),
     options: Pick<CapabilitySetOptions, 'onWarning'> = {},
   ): CapabilitySet {
-    const child = new CapabilitySet({ clock: this.#clock, onWarning: options.onWarning ?? this.#warn });
+    const child = new CapabilitySet({
+      clock: this.#clock,
+      onWarning: options.onWarning ?? this.#warn,
+      matchCacheSize: this.#matchCacheSize,
+    });
     child.#parent = this;
     if (typeof rules === 'function') {
       rules(child);
@@ -264,37 +267,53 @@ export class CapabilitySet {
     approved: boolean,
     quotas: CompiledRule[] | undefined,
   ): Decision {
-    const problem = resourceProblem(resource);
-    if (problem !== undefined) {
+    const match = this.#index.match(resource);
+    if (match.problem !== undefined) {
       return Object.freeze({
         allowed: false,
         effect: 'default-deny',
-        reason: `Denied: '${display(resource)}' is not a well-formed resource: ${problem}.`,
+        reason: `Denied: '${display(resource)}' is not a well-formed resource: ${match.problem}.`,
       });
     }
     // `*` is a wildcard in rules, never a requested action: asking for `*` must not dodge a deny on `execute`.
-    if (typeof action !== 'string' || !ACTION_NAME.test(action)) {
+    if (
+      action !== 'execute' &&
+      action !== 'read' &&
+      action !== 'get' &&
+      (typeof action !== 'string' || !ACTION_NAME.test(action))
+    ) {
       return Object.freeze({
         allowed: false,
         effect: 'default-deny',
         reason: `Denied: '${display(action)}' is not an action name.`,
       });
     }
-    return this.#decideAt(resource, action, context, context?.now ?? this.#clock(), approved, quotas);
+    return this.#decideAt(resource, action, context, context?.now, approved, quotas, match);
   }
 
+  /** `now` is read from the clock only when a rule needs it (reading it costs more than a check). */
   #decideAt(
     resource: string,
     action: string,
     context: CheckContext | undefined,
-    now: number,
+    given: number | undefined,
     approved: boolean,
     quotas: CompiledRule[] | undefined,
+    match: Match,
   ): Decision {
-    const own = this.#evaluate(resource, action, context, now, approved, quotas);
+    const now = given ?? (this.#index.timed ? this.#clock() : undefined);
+    const own = evaluate(match.rules, resource, action, context, now ?? Number.NaN, approved, quotas);
     const parent = this.#parent;
     if (parent === undefined || !(own.allowed || own.effect === 'ask')) return own;
-    const up = parent.#decideAt(resource, action, context, now, approved, quotas);
+    const up = parent.#decideAt(
+      resource,
+      action,
+      context,
+      now,
+      approved,
+      quotas,
+      parent.#index.match(resource),
+    );
     if (!(up.allowed || up.effect === 'ask')) {
       return Object.freeze({
         allowed: false,
@@ -307,80 +326,6 @@ export class CapabilitySet {
     // Both allow (or ask): an ask on either side still needs the approver.
     if (own.effect === 'ask') return own;
     return up.effect === 'ask' ? up : own;
-  }
-
-  /** This set's own decision, ignoring any parent. */
-  #evaluate(
-    resource: string,
-    action: string,
-    context: CheckContext | undefined,
-    now: number,
-    approved: boolean,
-    quotas: CompiledRule[] | undefined,
-  ): Decision {
-    let deny: CompiledRule | undefined; // earliest applicable deny, or ask whose condition failed
-    let denyFailed = false;
-    let ask: CompiledRule | undefined;
-    let allow: CompiledRule | undefined;
-    let quota: CompiledRule | undefined;
-    let spent: CompiledRule | undefined;
-    let input: ConditionInput | undefined;
-    const bucket = this.#bucket(resource);
-    if (bucket === undefined) return defaultDeny(resource, action, undefined);
-    const lists = [bucket.literal.get(literalKey(resource)) ?? NONE, bucket.wildcard];
-    for (const list of lists) {
-      for (const rule of list) {
-        // Once a deny applies only an earlier deny could change the deciding rule, never the outcome.
-        if (deny !== undefined && (rule.effect === 'allow' || deny.seq < rule.seq)) continue;
-        if (!this.#applicable(rule, resource, action, now)) continue;
-        let holds = HOLDS as number;
-        if (rule.condition !== undefined) {
-          input ??= { ...context, resource, action, now };
-          holds = rule.condition(input);
-        }
-        if (holds === FAILS_TO_HOLD) continue;
-        if (rule.effect === 'deny' || (rule.effect === 'ask' && holds === ERRORED)) {
-          deny = rule;
-          denyFailed = holds === ERRORED;
-        } else if (holds !== HOLDS) {
-          // an allow whose condition failed does not apply
-        } else if (rule.effect === 'ask') {
-          if (ask === undefined || rule.seq < ask.seq) ask = rule;
-        } else if (rule.maxCalls === undefined) {
-          if (allow === undefined || rule.seq < allow.seq) allow = rule;
-        } else if (rule.used < rule.maxCalls) {
-          if (quota === undefined || rule.seq < quota.seq) quota = rule;
-        } else if (spent === undefined || rule.seq < spent.seq) {
-          spent = rule;
-        }
-      }
-    }
-    if (deny !== undefined) return denyFailed ? deny.failedDecision : deny.decision;
-    if (ask !== undefined) return approved ? ask.approvedDecision : ask.decision;
-    if (allow !== undefined) return allow.decision;
-    if (quota !== undefined) {
-      quotas?.push(quota);
-      return quota.decision;
-    }
-    return defaultDeny(resource, action, spent);
-  }
-
-  #applicable(rule: CompiledRule, resource: string, action: string, now: number): boolean {
-    // Expiry boundary: a rule applies while now < expiresAt; at expiresAt it no longer does.
-    if (rule.expiresAt !== undefined && now >= rule.expiresAt) return false;
-    if (!rule.anyAction && !rule.actions.has(action)) return false;
-    return matchPattern(rule.pattern, resource);
-  }
-
-  #bucket(resource: string): Bucket | undefined {
-    return this.#buckets.get(resource.slice(0, resource.indexOf(':')));
-  }
-
-  *#candidates(resource: string): Iterable<CompiledRule> {
-    const bucket = this.#bucket(resource);
-    if (bucket === undefined) return;
-    yield* bucket.literal.get(literalKey(resource)) ?? NONE;
-    yield* bucket.wildcard;
   }
 
   #addPolicyRules(rules: readonly PolicyRule[], at: string): void {
@@ -406,9 +351,11 @@ export class CapabilitySet {
         "an id is 1-128 characters from A-Z a-z 0-9 _ . @ / - (no ':', so it never looks like a pattern)",
       );
     }
-    if (given !== undefined && this.#byId.has(given)) fail('id', `a rule with id '${given}' already exists`);
+    if (given !== undefined && this.#index.get(given) !== undefined) {
+      fail('id', `a rule with id '${given}' already exists`);
+    }
     let id = given ?? `rule-${seq}`;
-    for (let n = seq; this.#byId.has(id); ) id = `rule-${++n}`;
+    for (let n = seq; this.#index.get(id) !== undefined; ) id = `rule-${++n}`;
     const now = this.#clock();
     const rule = compileRule(spec, seq, id, now);
     if (isProblem(rule)) return fail(rule.field, rule.message, rule.cause);
@@ -424,13 +371,13 @@ export class CapabilitySet {
         'INTERLOCK_RULE_EXPIRED',
       );
     }
-    this.#insert(rule);
+    this.#index.insert(rule);
     return id;
   }
 
   /** True when some live allow or ask rule here covers the child rule's pattern and actions. */
   #covers(child: CompiledRule, now: number): boolean {
-    for (const p of this.#byId.values()) {
+    for (const p of this.#index.values()) {
       if (p.effect === 'deny' || (p.expiresAt !== undefined && now >= p.expiresAt)) continue;
       if (p.maxCalls !== undefined && p.used >= p.maxCalls) continue;
       const actionsOk =
@@ -439,53 +386,10 @@ export class CapabilitySet {
     }
     return false;
   }
-
-  // Buckets are copied on write, so a check running (say, inside a condition) never sees a half-update.
-  #insert(rule: CompiledRule): void {
-    const scheme = rule.pattern.scheme;
-    let bucket = this.#buckets.get(scheme);
-    if (bucket === undefined) {
-      bucket = { literal: new Map(), wildcard: NONE };
-      this.#buckets.set(scheme, bucket);
-    }
-    const key = rule.pattern.key;
-    if (key === undefined) bucket.wildcard = Object.freeze([...bucket.wildcard, rule]);
-    else bucket.literal.set(key, Object.freeze([...(bucket.literal.get(key) ?? NONE), rule]));
-    this.#byId.set(rule.id, rule);
-    this.#snapshot = undefined;
-  }
-
-  #remove(rule: CompiledRule): void {
-    const bucket = this.#buckets.get(rule.pattern.scheme);
-    const key = rule.pattern.key;
-    if (bucket !== undefined) {
-      if (key === undefined) bucket.wildcard = Object.freeze(bucket.wildcard.filter((r) => r !== rule));
-      else
-        bucket.literal.set(key, Object.freeze((bucket.literal.get(key) ?? NONE).filter((r) => r !== rule)));
-    }
-    this.#byId.delete(rule.id);
-    this.#snapshot = undefined;
-  }
 }
 
 const policyRulesSchema = PolicyRuleSchema.array();
 const ACTION_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
-
-/** The literal second segment of a well-formed resource (server, or native tool name). */
-function literalKey(resource: string): string {
-  const first = resource.indexOf(':');
-  const second = resource.indexOf(':', first + 1);
-  return second < 0 ? resource.slice(first + 1) : resource.slice(first + 1, second);
-}
-
-function defaultDeny(resource: string, action: string, spent: CompiledRule | undefined): Decision {
-  const what = `'${display(action)}' on '${display(resource)}'`;
-  const reason =
-    spent === undefined
-      ? `No rule allows ${what} (default deny). To allow it: grant('${display(resource)}', '${display(action)}').`
-      : `Rule '${spent.id}' allowed ${what} but its quota of ${spent.maxCalls} calls is used up, and no other rule allows it (default deny).`;
-  return Object.freeze({ allowed: false, effect: 'default-deny', reason });
-}
 
 /**
  * For the gate only (not exported from the area's index): `authorize` after the approver allowed an

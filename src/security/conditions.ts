@@ -92,10 +92,11 @@ const HINT_DEFAULTS: Readonly<Record<keyof ToolHints, boolean>> = {
 
 type Check = (value: unknown) => ConditionResult;
 
-/** Kleene AND: any false is false; else any error is an error; else true. */
-function all(results: Iterable<ConditionResult>): ConditionResult {
+/** Kleene AND of `checks` on `value`: any false is false; else any error is an error; else true. */
+function allOf<T>(checks: readonly ((value: T) => ConditionResult)[], value: T): ConditionResult {
   let out: ConditionResult = HOLDS;
-  for (const r of results) {
+  for (let i = 0; i < checks.length; i++) {
+    const r = checks[i]!(value);
     if (r === FAILS_TO_HOLD) return FAILS_TO_HOLD;
     if (r === ERRORED) out = ERRORED;
   }
@@ -118,7 +119,8 @@ function pathPrefix(prefix: string): Check {
     if (typeof value !== 'string') return ERRORED;
     // A relative path, or one a Windows server might read differently, cannot be placed: fail closed.
     if (!value.startsWith('/') || value.includes('\0') || value.includes('\\')) return ERRORED;
-    const v = posix.normalize(value);
+    // Most paths are already normal: skip the (slow) normalize when no `.`, `..` or `//` segment is there.
+    const v = /\/\.|\/\//.test(value) ? posix.normalize(value) : value;
     return bool(base === '/' || v === base || v.startsWith(`${base}/`));
   };
 }
@@ -176,28 +178,24 @@ export function compileCondition(cond: RuleCondition): Evaluator {
     parts.push((input) => {
       const v = own(input.args, name);
       // A missing argument does not satisfy a constraint on it (and so does not trigger a deny on it).
-      return v === undefined ? FAILS_TO_HOLD : all(checks.map((c) => c(v)));
+      return v === undefined ? FAILS_TO_HOLD : allOf(checks, v);
     });
   }
   if (cond.agent !== undefined) {
     const checks = constraintChecks(cond.agent);
-    parts.push((input) =>
-      input.agent === undefined ? FAILS_TO_HOLD : all(checks.map((c) => c(input.agent))),
-    );
+    parts.push((input) => (input.agent === undefined ? FAILS_TO_HOLD : allOf(checks, input.agent)));
   }
   if (cond.annotations !== undefined) {
-    const wanted = Object.entries(cond.annotations) as [keyof ToolHints, boolean][];
-    parts.push((input) =>
-      all(
-        wanted.map(([key, want]) => {
-          const got =
-            own(input.annotations as Record<string, unknown> | undefined, key) ?? HINT_DEFAULTS[key];
-          return typeof got !== 'boolean' ? ERRORED : bool(got === want);
-        }),
-      ),
-    );
+    const checks = Object.entries(cond.annotations).map(([key, want]): Check => {
+      const fallback = HINT_DEFAULTS[key as keyof ToolHints];
+      return (hints) => {
+        const got = own(hints as Record<string, unknown> | undefined, key) ?? fallback;
+        return typeof got !== 'boolean' ? ERRORED : bool(got === want);
+      };
+    });
+    parts.push((input) => allOf(checks, input.annotations));
   }
-  return (input) => all(parts.map((p) => p(input)));
+  return (input) => allOf(parts, input);
 }
 
 /** Wraps a `when` function: `true` holds, `false` does not, anything else (or a throw) is an error. */

@@ -55,6 +55,7 @@ export {
   PolicySchema,
   parsePolicy,
 } from './policy.js';
+export { DEFAULT_MATCH_CACHE_SIZE } from './rule-index.js';
 export type { RuleInfo, RuleOptions } from './rules.js';
 export {
   compileSafeRegex,

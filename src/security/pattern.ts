@@ -3,8 +3,10 @@
  *
  * A resource is a string of `:`-separated segments whose first segment is a known scheme. A pattern has
  * the same shape; inside a segment `*` matches any run of characters except `:`, and a final segment
- * `**` matches the rest, colons included. Nothing else is special: in a resource, `*` and `?` are data.
- * Segments are compared whole, so `mcp:git:*` can never match `mcp:github:x`.
+ * `**` matches the rest, colons included. Inside the URI of an `mcp-resource` pattern, the final segment
+ * may also end with `**` (`file:///data/**`): that segment's prefix, then the rest, colons included.
+ * Nothing else is special: in a resource, `*` and `?` are data. Segments are compared whole, so
+ * `mcp:git:*` can never match `mcp:github:x`.
  */
 import { PolicyError } from '../errors.js';
 
@@ -41,22 +43,43 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
 const DOT_SEGMENT = /(?:^|[/\\])(?:\.|%2e){1,2}(?:[/\\?#]|$)/i;
 const EDGE_SPACE = /^\s|\s$/;
 
-/** One segment of a compiled pattern: a literal, a glob with `*`, or the final `**`. */
+/** True when every character is printable ASCII (space to `~`). */
+function isPrintableAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+/** One segment of a compiled pattern: a literal, a lone `*`, or another glob. */
 interface Segment {
   readonly text: string;
   readonly glob: boolean;
+  readonly star: boolean;
 }
 
 /** A validated, precompiled pattern. */
 export interface CompiledPattern {
   readonly source: string;
   readonly scheme: string;
-  /** Segments after the scheme, without a final `**`. */
+  /** Whole segments after the scheme, without a final segment that ends with `**`. */
   readonly segments: readonly Segment[];
-  /** True when the pattern ends with `**`. */
-  readonly rest: boolean;
+  /**
+   * For a pattern ending with `**`: the glob its final segment must match (the text before `**`, plus
+   * `*`); the rest of the resource, colons included, is then free. `undefined` otherwise.
+   */
+  readonly tail: string | undefined;
   /** The literal second segment (server, or native tool name), or `undefined` when it is a wildcard. */
   readonly key: string | undefined;
+  /** The whole pattern when it has no wildcard: it matches exactly that resource. */
+  readonly exact: string | undefined;
+  /** The literal text before the first `*`: every resource matched starts with it. */
+  readonly prefix: string;
+  /** Index of the first segment with a `*` (the ones before lie inside `prefix`). */
+  readonly firstGlob: number;
+  /** Where segment `firstGlob` starts in a matching resource. */
+  readonly globPos: number;
 }
 
 /** `mcp:{server}:{tool}`: the resource of an MCP tool (action `execute`). */
@@ -103,22 +126,23 @@ function patternProblem(pattern: string, parts: readonly string[]): string | und
   const last = parts.length - 1;
   for (let i = 1; i <= last; i++) {
     const seg = parts[i] ?? '';
-    if (seg.includes('**') && !(seg === '**' && i === last)) {
-      return `'**' may only be a whole final segment (segment ${i + 1} is '${display(seg)}')`;
+    const uriTail = scheme === 'mcp-resource' && i >= 2 && i === last && /^[^*]*(?:\*[^*]+)*\*\*$/.test(seg);
+    if (seg.includes('**') && !(seg === '**' && i === last) && !uriTail) {
+      return `'**' may only end a pattern, as a whole final segment or at the end of a URI (segment ${i + 1} is '${display(seg)}')`;
     }
     // Inside a URI (after `mcp-resource:{server}:{first}`) colons are data: `http://[::1]/` is fine.
     if (scheme === 'mcp-resource' && i > 2) continue;
     if (seg === '') return `segment ${i + 1} is empty`;
     if (EDGE_SPACE.test(seg)) return `segment ${i + 1} starts or ends with whitespace`;
   }
-  const ends = parts[last] === '**';
+  const ends = (parts[last] ?? '').endsWith('**');
   if (!ends && parts.length < min) {
     const example = `${pattern}${':*'.repeat(min - parts.length)}`;
     return `a '${scheme}' resource has at least ${min} segments, so this can never match (did you mean '${example}'?)`;
   }
-  if (scheme === 'mcp-resource' && !ends) {
-    const uri = parts.slice(2).join(':');
-    if (uri === '') return 'the URI part is empty';
+  if (scheme === 'mcp-resource' && parts.length > 2) {
+    const uri = parts.slice(2).join(':').replace(/\*\*$/, '');
+    if (uri === '' && !ends) return 'the URI part is empty';
     if (DOT_SEGMENT.test(uri)) {
       return "the URI has a '.' or '..' segment; resources with one are always denied, so this can never match";
     }
@@ -141,17 +165,26 @@ export function compilePattern(pattern: string): CompiledPattern {
   if (problem !== undefined) {
     throw new PolicyError(`Invalid pattern '${display(pattern)}': ${problem}.`, { pattern });
   }
-  const rest = parts[parts.length - 1] === '**';
+  const final = parts[parts.length - 1] ?? '';
+  const tail = final.endsWith('**') ? `${final.slice(0, -2)}*` : undefined;
   const segments = parts
-    .slice(1, rest ? -1 : undefined)
-    .map((text) => Object.freeze({ text, glob: text.includes('*') }));
+    .slice(1, tail !== undefined ? -1 : undefined)
+    .map((text) => Object.freeze({ text, glob: text.includes('*'), star: text === '*' }));
   const second = segments[0];
+  let firstGlob = 0;
+  let globPos = parts[0]!.length + 1;
+  while (firstGlob < segments.length && !segments[firstGlob]!.glob)
+    globPos += segments[firstGlob++]!.text.length + 1;
   return Object.freeze({
     source: pattern,
     scheme: parts[0] ?? '',
     segments: Object.freeze(segments),
-    rest,
+    tail,
     key: second !== undefined && !second.glob ? second.text : undefined,
+    exact: pattern.includes('*') ? undefined : pattern,
+    prefix: pattern.includes('*') ? pattern.slice(0, pattern.indexOf('*')) : pattern,
+    firstGlob,
+    globPos,
   });
 }
 
@@ -162,7 +195,10 @@ export function compilePattern(pattern: string): CompiledPattern {
 export function resourceProblem(resource: string): string | undefined {
   if (typeof resource !== 'string' || resource === '') return 'it is empty or not a string';
   if (resource.length > MAX_RESOURCE_LENGTH) return `it is longer than ${MAX_RESOURCE_LENGTH} characters`;
-  if (INVISIBLE.test(resource)) return 'it contains control, zero-width or other invisible characters';
+  // Fast path: printable ASCII holds nothing invisible; only other text pays for the Unicode check.
+  if (!isPrintableAscii(resource) && INVISIBLE.test(resource)) {
+    return 'it contains control, zero-width or other invisible characters';
+  }
   const first = resource.indexOf(':');
   if (first < 0) return "it has no scheme (expected 'scheme:...')";
   const scheme = resource.slice(0, first);
@@ -191,26 +227,43 @@ export function resourceKey(resource: string): { scheme: string; key: string } {
 
 /** True when the compiled pattern matches the (well-formed) resource. */
 export function matchPattern(p: CompiledPattern, resource: string): boolean {
-  const scheme = p.scheme;
-  if (!resource.startsWith(scheme) || resource.charCodeAt(scheme.length) !== 58 /* : */) return false;
-  let pos = scheme.length + 1;
+  if (p.exact !== undefined) return resource === p.exact;
+  const prefix = p.prefix;
+  if (resource.length < prefix.length) return false;
+  // A loop of charCodeAt beats startsWith here (no builtin call for a short prefix).
+  for (let i = prefix.length - 1; i >= 0; i--)
+    if (resource.charCodeAt(i) !== prefix.charCodeAt(i)) return false;
+  // The literal segments before the first glob lie inside the prefix, so they already matched.
+  let pos = p.globPos;
   const segs = p.segments;
-  for (let i = 0; i < segs.length; i++) {
+  for (let i = p.firstGlob; i < segs.length; i++) {
     const seg = segs[i]!;
     let end = resource.indexOf(':', pos);
     if (end < 0) end = resource.length;
-    if (seg.glob ? !matchGlob(seg.text, resource, pos, end) : !literalAt(seg.text, resource, pos, end)) {
+    if (seg.star) {
+      // a lone `*` takes the whole segment
+    } else if (
+      seg.glob ? !matchGlob(seg.text, resource, pos, end) : !literalAt(seg.text, resource, pos, end)
+    ) {
       return false;
     }
-    if (end === resource.length) return i === segs.length - 1 && !p.rest;
+    if (end === resource.length) return i === segs.length - 1 && p.tail === undefined;
     pos = end + 1;
   }
-  // Segments are used up and the resource has a ':' at `pos - 1`: only a final `**` takes the rest.
-  return p.rest;
+  // Whole segments are used up and the resource goes on after a ':'. Only a final `**` takes the rest:
+  // the next segment must match the tail glob (`*` for a plain `**`), and anything may follow.
+  const tail = p.tail;
+  if (tail === undefined) return false;
+  if (tail === '*') return true;
+  let end = resource.indexOf(':', pos);
+  if (end < 0) end = resource.length;
+  return matchGlob(tail, resource, pos, end);
 }
 
 function literalAt(text: string, s: string, start: number, end: number): boolean {
-  return end - start === text.length && s.startsWith(text, start);
+  if (end - start !== text.length) return false;
+  for (let i = 0; i < text.length; i++) if (s.charCodeAt(start + i) !== text.charCodeAt(i)) return false;
+  return true;
 }
 
 /**
@@ -251,17 +304,16 @@ export function patternCovers(parent: CompiledPattern, child: CompiledPattern): 
   if (parent.scheme !== child.scheme) return false;
   const ps = parent.segments;
   const cs = child.segments;
-  if (parent.rest) {
-    // `child` must fix at least as many segments as `parent` names, and then at least one more
-    // (possibly its own `**`), since `parent`'s `**` needs a ':' after them.
-    if (cs.length < ps.length || (cs.length === ps.length && !child.rest)) return false;
-  } else if (child.rest || cs.length !== ps.length) {
-    return false;
+  if (parent.tail === undefined) {
+    if (child.tail !== undefined || cs.length !== ps.length) return false;
+  } else {
+    // `parent` fixes ps.length segments and needs one more matching its tail glob; then anything.
+    if (cs.length < ps.length || (cs.length === ps.length && child.tail === undefined)) return false;
+    const next = cs.length > ps.length ? cs[ps.length]!.text : child.tail!;
+    if (!matchGlob(parent.tail, next)) return false;
   }
   for (let i = 0; i < ps.length; i++) {
-    const p = ps[i]!;
-    const c = cs[i]!;
-    if (!matchGlob(p.text, c.text)) return false;
+    if (!matchGlob(ps[i]!.text, cs[i]!.text)) return false;
   }
   return true;
 }
@@ -269,6 +321,7 @@ export function patternCovers(parent: CompiledPattern, child: CompiledPattern): 
 /** A string made safe to embed in a message: invisible characters escaped, long text cut. */
 export function display(value: unknown): string {
   const s = typeof value === 'string' ? value : String(value);
+  if (s.length <= 200 && isPrintableAscii(s)) return s;
   const cut = s.length > 200 ? `${s.slice(0, 200)}…` : s;
   return cut.replace(
     /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu,

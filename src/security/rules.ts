@@ -54,6 +54,8 @@ export interface CompiledRule {
   readonly effect: RuleEffect;
   readonly pattern: CompiledPattern;
   readonly anyAction: boolean;
+  /** The action when the rule names exactly one (compared with `===`, cheaper than a Set lookup). */
+  readonly onlyAction: string | undefined;
   readonly actions: ReadonlySet<string>;
   readonly expiresAt: number | undefined;
   readonly maxCalls: number | undefined;
@@ -85,6 +87,7 @@ export interface RuleProblem {
   readonly cause?: unknown;
 }
 
+const OPTION_KEYS = new Set(['id', 'description', 'when', 'expiresAt', 'ttlMs', 'maxCalls']);
 const ACTION_RE = /^(?:\*|[A-Za-z][A-Za-z0-9_.-]{0,63})$/;
 
 function deepFreeze<T>(value: T): T {
@@ -117,6 +120,11 @@ export function compileRule(
   now: number,
 ): CompiledRule | RuleProblem {
   const { effect, options } = spec;
+  // A misspelt option (`expiresAT`, `maxcalls`) would otherwise leave a permanent or unlimited rule.
+  const unknown = Object.keys(options).find((k) => !OPTION_KEYS.has(k));
+  if (unknown !== undefined) {
+    return { field: unknown, message: `unknown option (known: ${[...OPTION_KEYS].join(', ')})` };
+  }
   let pattern: CompiledPattern;
   try {
     pattern = compilePattern(spec.pattern);
@@ -235,6 +243,7 @@ export function compileRule(
     effect,
     pattern,
     anyAction: actions.includes('*'),
+    onlyAction: actions.length === 1 ? actions[0] : undefined,
     actions: new Set(actions),
     expiresAt,
     maxCalls,

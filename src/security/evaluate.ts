@@ -1,0 +1,119 @@
+/**
+ * One set's decision over the rules whose pattern matched (issue 3, "Semantics"): any applicable deny
+ * wins, then ask, then allow; nothing applicable is a default deny. A failed condition fails closed.
+ */
+import { type ConditionInput, ERRORED, FAILS_TO_HOLD, HOLDS } from './conditions.js';
+import { display } from './pattern.js';
+import type { CompiledRule } from './rules.js';
+import type { CheckContext, Decision } from './types.js';
+
+/** Unexpired and for this action (the pattern already matched). */
+export function applies(rule: CompiledRule, action: string, now: number): boolean {
+  // Expiry boundary: a rule applies while now < expiresAt; at expiresAt it no longer does.
+  if (rule.expiresAt !== undefined && now >= rule.expiresAt) return false;
+  return rule.anyAction || rule.onlyAction === action || rule.actions.has(action);
+}
+
+/**
+ * One pass over the matched rules, keeping what decides: the earliest applicable deny (or ask whose
+ * condition failed), ask, unlimited allow, allow with quota left, and allow with its quota used up.
+ */
+class Scan {
+  deny: CompiledRule | undefined;
+  denyFailed = false;
+  ask: CompiledRule | undefined;
+  allow: CompiledRule | undefined;
+  quota: CompiledRule | undefined;
+  spent: CompiledRule | undefined;
+  #input: ConditionInput | undefined;
+
+  constructor(
+    readonly resource: string,
+    readonly action: string,
+    readonly context: CheckContext | undefined,
+    readonly now: number,
+  ) {}
+
+  rules(list: readonly CompiledRule[]): void {
+    for (let i = 0; i < list.length; i++) {
+      const rule = list[i]!;
+      const deny = this.deny;
+      // Once a deny applies only an earlier deny could change the deciding rule, never the outcome.
+      if (deny !== undefined && (rule.effect === 'allow' || deny.seq < rule.seq)) continue;
+      if (!applies(rule, this.action, this.now)) continue;
+      let holds: number = HOLDS;
+      if (rule.condition !== undefined) {
+        const c = this.context;
+        this.#input ??= {
+          args: c?.args,
+          agent: c?.agent,
+          annotations: c?.annotations,
+          resource: this.resource,
+          action: this.action,
+          now: this.now,
+        };
+        holds = rule.condition(this.#input);
+      }
+      if (holds === FAILS_TO_HOLD) continue;
+      if (rule.effect === 'deny' || (rule.effect === 'ask' && holds === ERRORED)) {
+        this.deny = rule;
+        this.denyFailed = holds === ERRORED;
+      } else if (holds !== HOLDS) {
+        // an allow whose condition failed does not apply
+      } else if (rule.effect === 'ask') {
+        if (this.ask === undefined || rule.seq < this.ask.seq) this.ask = rule;
+      } else if (rule.maxCalls === undefined) {
+        if (this.allow === undefined || rule.seq < this.allow.seq) this.allow = rule;
+      } else if (rule.used < rule.maxCalls) {
+        if (this.quota === undefined || rule.seq < this.quota.seq) this.quota = rule;
+      } else if (this.spent === undefined || rule.seq < this.spent.seq) {
+        this.spent = rule;
+      }
+    }
+  }
+}
+
+/**
+ * The decision of one set (its parent aside) over `matched`. With `approved`, an applicable ask counts
+ * as allowed. An allow through a rule with `maxCalls` pushes that rule on `quotas` (when given), for the
+ * caller to consume once the whole decision allows.
+ */
+export function evaluate(
+  matched: readonly CompiledRule[],
+  resource: string,
+  action: string,
+  context: CheckContext | undefined,
+  now: number,
+  approved: boolean,
+  quotas: CompiledRule[] | undefined,
+): Decision {
+  const scan = new Scan(resource, action, context, now);
+  scan.rules(matched);
+  if (scan.deny !== undefined) return scan.denyFailed ? scan.deny.failedDecision : scan.deny.decision;
+  if (scan.ask !== undefined) return approved ? scan.ask.approvedDecision : scan.ask.decision;
+  if (scan.allow !== undefined) return scan.allow.decision;
+  if (scan.quota !== undefined) {
+    quotas?.push(scan.quota);
+    return scan.quota.decision;
+  }
+  return defaultDeny(resource, action, scan.spent);
+}
+
+/** A default deny. Its reason is built when first read: `has()` and `couldAllow()` never pay for it. */
+function defaultDeny(resource: string, action: string, spent: CompiledRule | undefined): Decision {
+  let reason: string | undefined;
+  return Object.freeze({
+    allowed: false,
+    effect: 'default-deny',
+    get reason(): string {
+      if (reason === undefined) {
+        const what = `'${display(action)}' on '${display(resource)}'`;
+        reason =
+          spent === undefined
+            ? `No rule allows ${what} (default deny). To allow it: grant('${display(resource)}', '${display(action)}').`
+            : `Rule '${spent.id}' allowed ${what} but its quota of ${spent.maxCalls} calls is used up, and no other rule allows it (default deny).`;
+      }
+      return reason;
+    },
+  });
+}
