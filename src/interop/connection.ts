@@ -72,9 +72,15 @@ export function reconnectDelay(
 export class ServerConnection {
   readonly name: string;
   readonly config: MCPServerConfig;
-  /** Call counts and latency, for `manager.health()`. */
+  /**
+   * Call counts and latency; read them through `manager.health()`.
+   * @internal
+   */
   readonly stats = new CallStats();
-  /** Bounds calls in flight (`maxConcurrentCalls`, `maxQueuedCalls`). */
+  /**
+   * Bounds calls in flight (`maxConcurrentCalls`, `maxQueuedCalls`).
+   * @internal
+   */
   readonly limiter: CallLimiter;
   #state: ConnectionState = 'idle';
   #since = Date.now();
@@ -100,6 +106,7 @@ export class ServerConnection {
   /** How long the last successful connect took, discovery included. */
   connectDurationMs: number | undefined;
 
+  /** @internal Connections are created by the manager. */
   constructor(config: MCPServerConfig, hooks: ConnectionHooks) {
     this.name = config.name;
     this.config = config;

@@ -20,7 +20,14 @@ export {
   DEFAULT_CLOCK,
   DEFAULT_ON_WARNING,
 } from './capability-set.js';
-export type { ArgConstraint, ConditionFunction, ConditionInput, RuleCondition } from './conditions.js';
+export {
+  type ArgConstraint,
+  ArgConstraintSchema,
+  type ConditionFunction,
+  type ConditionInput,
+  type RuleCondition,
+  RuleConditionSchema,
+} from './conditions.js';
 export {
   type AuditFailureMode,
   CapabilityGate,
