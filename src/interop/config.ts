@@ -246,7 +246,7 @@ export function toolPassesFilter(filter: ToolFilter | undefined, tool: string): 
 
 /** True when `tool` matches any of `patterns` (exact names or `*` globs). */
 export function toolMatchesAny(patterns: readonly string[] | undefined, tool: string): boolean {
-  return patterns !== undefined && patterns.some((p) => globMatch(p, tool));
+  return patterns?.some((p) => globMatch(p, tool)) ?? false;
 }
 
 function globMatch(pattern: string, value: string): boolean {

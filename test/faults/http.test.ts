@@ -107,7 +107,9 @@ describe('legacy SSE faults', () => {
     const second = await startHttpFixture({ transport: 'sse', port: first.port });
     cleanup.push(() => second.close());
     await reconnected;
-    await expect(manager.executeTool('mcp__legacy__echo', { text: 'via sse again' })).resolves.toContain('via sse again');
+    await expect(manager.executeTool('mcp__legacy__echo', { text: 'via sse again' })).resolves.toContain(
+      'via sse again',
+    );
   });
 });
 
@@ -117,7 +119,14 @@ describe('health', () => {
     for (let i = 0; i < 5; i++) await manager.executeTool('mcp__remote__echo', { text: 'x' });
     await manager.executeTool('mcp__remote__nope', {}).catch(() => {});
     const health = manager.health().remote;
-    expect(health).toMatchObject({ state: 'ready', transport: 'http', reconnects: 0, callsInFlight: 0, calls: 5, errors: 0 });
+    expect(health).toMatchObject({
+      state: 'ready',
+      transport: 'http',
+      reconnects: 0,
+      callsInFlight: 0,
+      calls: 5,
+      errors: 0,
+    });
     expect(health?.latencyMs.p50).toBeGreaterThan(0);
     expect(health?.latencyMs.p95).toBeGreaterThanOrEqual(health?.latencyMs.p50 ?? 0);
     expect(Date.parse(health?.since ?? '')).not.toBeNaN();

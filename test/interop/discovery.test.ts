@@ -62,7 +62,9 @@ describe('discovery', () => {
   it('refreshes tools on list_changed and keeps wrappers handed out before', async () => {
     const manager = newManager(['mcp:echo:*']);
     // Changes are accepted here; blocking them is the pinning suite's subject.
-    await manager.connectAll([{ name: 'echo', transport: 'stdio', ...nodeFixture('echo'), onToolChange: 'accept' }]);
+    await manager.connectAll([
+      { name: 'echo', transport: 'stdio', ...nodeFixture('echo'), onToolChange: 'accept' },
+    ]);
     const echo = manager.getTool('mcp__echo__echo');
     const changes: MCPManagerEvents['tools_changed'][] = [];
     manager.on('tools_changed', (e) => changes.push(e));

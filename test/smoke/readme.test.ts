@@ -9,7 +9,10 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 
 describe('README', () => {
   it('shows examples/quickstart.ts verbatim', () => {
-    const quickstart = readFileSync(new URL('../../examples/quickstart.ts', import.meta.url), 'utf8').trimEnd();
+    const quickstart = readFileSync(
+      new URL('../../examples/quickstart.ts', import.meta.url),
+      'utf8',
+    ).trimEnd();
     const block = /```typescript\n([\s\S]*?)\n```/.exec(readme)?.[1];
     expect(block).toBe(quickstart);
   });
