@@ -1,0 +1,102 @@
+/** The engine's options and the shapes of what it binds. */
+import type { Tracer } from '@opentelemetry/api';
+import type { MCPServerConfigInput } from '../interop/config.js';
+import type { LoadMCPConfigOptions } from '../interop/config-file.js';
+import type { Logger } from '../interop/logger.js';
+import type { MCPClientManager, MCPClientManagerOptions } from '../interop/manager.js';
+import type { ModelProvider } from '../providers/types.js';
+import type { CapabilitySet } from '../security/capability-set.js';
+import type { AuditFailureMode } from '../security/gate.js';
+import type { Approver, AuditSink } from '../security/types.js';
+import type { NativeTool } from '../session/native-tool.js';
+
+/** Creates a manager; the engine passes the agent's capabilities, audit, approver, agent name and tracer. */
+export type ManagerFactory = (options: MCPClientManagerOptions) => MCPClientManager;
+
+/**
+ * What an agent's `capabilities` may be: a `CapabilitySet` (used as is, live), a policy object (parsed into a
+ * new set for this agent), or the name of a set or policy given to the engine in `capabilitySets`.
+ */
+export type CapabilitySpec = CapabilitySet | Readonly<Record<string, unknown>> | string;
+
+/** Turns an agent's `capabilities` option into its set. */
+export type CapabilityResolver = (spec: CapabilitySpec | undefined, agent: string) => CapabilitySet;
+
+/** Turns an agent's `model` option into a provider. */
+export type ModelResolver = (spec: ModelProvider | string | undefined, agent: string) => ModelProvider;
+
+/** Audit settings shared by every agent of an engine. */
+export interface AuditSettings {
+  readonly audit?: AuditSink | undefined;
+  readonly approver?: Approver | undefined;
+  readonly auditFailure?: AuditFailureMode | undefined;
+}
+
+/** Manager options every agent gets; the engine sets the rest per agent. */
+export type EngineManagerOptions = Omit<
+  MCPClientManagerOptions,
+  'capabilities' | 'audit' | 'approver' | 'auditFailure' | 'agent' | 'logger'
+>;
+
+/** Agent defaults. */
+export interface EngineDefaults {
+  readonly maxTurns?: number | undefined;
+  readonly maxParallelToolCalls?: number | undefined;
+  readonly managerOptions?: EngineManagerOptions | undefined;
+}
+
+/** Options of `new Engine()`: each replaces one binding of the composition root. */
+export interface EngineOptions {
+  /** Creates each agent's manager. @default `(o) => new MCPClientManager(o)` */
+  createManager?: ManagerFactory | undefined;
+  /** Options every agent's manager gets (timeouts, `clientInfo`, `fetch`, `pins`, `maxResultChars`...). */
+  managerOptions?: EngineManagerOptions | undefined;
+  /** Named capability sets or policy objects, for `createAgent({ capabilities: 'reader' })`. */
+  capabilitySets?: Readonly<Record<string, CapabilitySet | Readonly<Record<string, unknown>>>> | undefined;
+  /** Replaces how an agent's `capabilities` option becomes a set. @default sets as is, policies parsed, names looked up */
+  resolveCapabilities?: CapabilityResolver | undefined;
+  /** Receives every capability decision of every agent. @default none (decisions still become span events) */
+  audit?: AuditSink | undefined;
+  /** Decides `ask` rules. @default none: ask is deny */
+  approver?: Approver | undefined;
+  /** @default 'block' */
+  auditFailure?: AuditFailureMode | undefined;
+  /** @default `trace.getTracer('interlock', version)` (the global provider; a no-op until one is registered) */
+  tracer?: Tracer | undefined;
+  /** @default silent */
+  logger?: Logger | undefined;
+  /** Named providers, for `createAgent({ model: 'fast' })`. */
+  models?: Readonly<Record<string, ModelProvider>> | undefined;
+  /** The model of agents that name none: a provider, or a name in `models`. @default none (model required) */
+  defaultModel?: ModelProvider | string | undefined;
+  /** Ms since the epoch, for audit records and for rule expiry of sets parsed from policies. @default `Date.now` */
+  clock?: (() => number) | undefined;
+  /** @default DEFAULT_MAX_TURNS (10) */
+  maxTurns?: number | undefined;
+  /** @default DEFAULT_MAX_PARALLEL_TOOL_CALLS (8) */
+  maxParallelToolCalls?: number | undefined;
+}
+
+/** Options of `engine.createAgent()`. */
+export interface AgentOptions {
+  /** 1-64 characters of `[A-Za-z0-9_.-]`; named in audit records and spans. */
+  name: string;
+  /** Server configs, or the path of an `mcp.json`-style file. Connected in parallel before `createAgent` resolves. */
+  mcpServers?: readonly MCPServerConfigInput[] | string | undefined;
+  /** Variables for `${VAR}` in that file. @default process.env */
+  loadOptions?: LoadMCPConfigOptions | undefined;
+  /** What the agent may do. @default an empty set: every call is denied */
+  capabilities?: CapabilitySpec | undefined;
+  /** A provider, or a name in the engine's `models`. @default the engine's `defaultModel` */
+  model?: ModelProvider | string | undefined;
+  /** Native tools (`defineTool`), gated on `tool:{name}`. */
+  tools?: readonly NativeTool[] | undefined;
+  /** The system prompt. */
+  instructions?: string | undefined;
+  /** @default the engine's maxTurns */
+  maxTurns?: number | undefined;
+  /** @default the engine's maxParallelToolCalls */
+  maxParallelToolCalls?: number | undefined;
+  /** Reject (after closing the agent) when any enabled server fails to connect. @default false */
+  requireAllServers?: boolean | undefined;
+}
