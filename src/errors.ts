@@ -42,6 +42,8 @@ export const ErrorCode = {
   CLOSED: 'CLOSED',
   /** The server's call queue is full (`maxConcurrentCalls` + `maxQueuedCalls`). */
   OVERLOADED: 'OVERLOADED',
+  /** A model API answered with an error status or an unreadable body. */
+  MODEL_REQUEST_FAILED: 'MODEL_REQUEST_FAILED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -1,5 +1,14 @@
 // The package root: the names most apps need. Each area also has its own entry point
 // (`interlock/interop`, `interlock/security`, `interlock/tools`, `interlock/session`).
+
+export {
+  Agent,
+  type AgentOptions,
+  defineTool,
+  Engine,
+  type EngineOptions,
+  type RunResult,
+} from './engine/index.js';
 export {
   AuditError,
   ClosedError,

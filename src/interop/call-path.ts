@@ -16,6 +16,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { type InteropError, isInteropError, NotConnectedError, ToolInputError } from '../errors.js';
+import { AUDIT_SPAN_EVENT } from '../security/audit.js';
 import type { CapabilityGate } from '../security/gate.js';
 import type { Decision } from '../security/types.js';
 import { type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
@@ -37,8 +38,8 @@ export interface CallPathDeps {
   nextCallId(): number;
 }
 
-/** The span event capability decisions are recorded as. */
-export const DECISION_EVENT = 'interlock.capability.decision';
+/** The span event capability decisions are recorded as (the same as the security area's audit events). */
+export const DECISION_EVENT = AUDIT_SPAN_EVENT;
 
 /** Runs one call of `entry` with `input`. */
 export async function runToolCall(
@@ -58,8 +59,9 @@ export async function runToolCall(
         'mcp.method.name': 'tools/call',
         'gen_ai.operation.name': 'execute_tool',
         'gen_ai.tool.name': tool,
+        'interlock.server': server,
+        'interlock.tool': tool,
         'interlock.tool.exposed_name': name,
-        'interlock.server.name': server,
         'network.transport': connection?.transport === 'stdio' ? 'pipe' : 'tcp',
       },
     },
@@ -91,15 +93,19 @@ export async function runToolCall(
   }
 }
 
+/** Decision attributes, named as the security area's audit span events name them. */
 function decisionAttributes(
+  resource: string,
   decision: Pick<Decision, 'effect' | 'allowed' | 'ruleId' | 'reason'>,
 ): Attributes {
   const attrs: Attributes = {
-    'interlock.decision.effect': decision.effect,
-    'interlock.decision.allowed': decision.allowed,
-    'interlock.decision.reason': decision.reason,
+    'interlock.resource': resource,
+    'interlock.action': 'execute',
+    'interlock.effect': decision.effect,
+    'interlock.allowed': decision.allowed,
+    'interlock.reason': decision.reason,
   };
-  if (decision.ruleId !== undefined) attrs['interlock.decision.rule_id'] = decision.ruleId;
+  if (decision.ruleId !== undefined) attrs['interlock.rule_id'] = decision.ruleId;
   return attrs;
 }
 
@@ -113,10 +119,11 @@ async function callInSpan(
   spanContext: ReturnType<typeof trace.setSpan>,
 ): Promise<ToolCallResult> {
   const { name, server, tool, annotations } = entry.wrapper;
+  const resource = `mcp:${server}:${tool}`;
   let decision: Decision;
   try {
     decision = await deps.gate.authorize({
-      resource: `mcp:${server}:${tool}`,
+      resource,
       action: 'execute',
       context: { args: input, agent: options.agent ?? deps.agent, annotations },
       server,
@@ -127,7 +134,7 @@ async function callInSpan(
     const denied = err as { code?: string; reason?: string; rule?: { id?: string } };
     span.addEvent(
       DECISION_EVENT,
-      decisionAttributes({
+      decisionAttributes(resource, {
         effect: denied.code === 'CAPABILITY_DENIED' ? 'deny' : 'default-deny',
         allowed: false,
         ruleId: denied.rule?.id,
@@ -136,7 +143,7 @@ async function callInSpan(
     );
     throw err;
   }
-  span.addEvent(DECISION_EVENT, decisionAttributes(decision));
+  span.addEvent(DECISION_EVENT, decisionAttributes(resource, decision));
 
   const issues = deps.catalog.validatorOf(entry)(input);
   if (issues.length > 0) throw new ToolInputError(name, issues, { server });

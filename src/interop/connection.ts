@@ -196,7 +196,7 @@ export class ServerConnection {
     });
     const span = options.tracer.startSpan('initialize', {
       kind: SpanKind.CLIENT,
-      attributes: { 'mcp.method.name': 'initialize', 'interlock.server.name': this.name },
+      attributes: { 'mcp.method.name': 'initialize', 'interlock.server': this.name },
     });
     let open: OpenClient | undefined;
     try {
@@ -317,7 +317,7 @@ export class ServerConnection {
   ): Promise<Tool[]> {
     const span = tracer?.startSpan('tools/list', {
       kind: SpanKind.CLIENT,
-      attributes: { 'mcp.method.name': 'tools/list', 'interlock.server.name': this.name },
+      attributes: { 'mcp.method.name': 'tools/list', 'interlock.server': this.name },
     });
     try {
       const tools = await paginate(

@@ -81,6 +81,25 @@ export interface MCPClientManagerOptions {
   tracer?: Tracer | undefined;
 }
 
+/** Options of {@link MCPClientManager.withCapabilities}. */
+export interface CapabilityViewOptions {
+  approver?: Approver | undefined;
+  audit?: AuditSink | undefined;
+  auditFailure?: 'block' | 'continue' | undefined;
+  agent?: string | undefined;
+  /** The gate's clock (for audit times). */
+  clock?: (() => number) | undefined;
+}
+
+/**
+ * Calls through a manager's live connections, checked against a derived capability set (see
+ * {@link MCPClientManager.withCapabilities}). Wrappers for a model must call through the view, not the manager.
+ */
+export interface CapabilityView extends ToolInvoker {
+  readonly capabilities: CapabilitySet;
+  executeTool(name: string, args?: Record<string, unknown>, options?: ToolCallOptions): Promise<string>;
+}
+
 /** One server's health, from `manager.health()`. */
 export interface ServerHealth {
   state: ServerConnection['state'];
@@ -460,15 +479,53 @@ export class MCPClientManager implements ToolInvoker {
     args?: Record<string, unknown>,
     options: ToolCallOptions = {},
   ): Promise<ToolCallResult> {
+    return this.#call(this.#callPath, name, args, options);
+  }
+
+  #call(
+    deps: CallPathDeps,
+    name: string,
+    args: Record<string, unknown> | undefined,
+    options: ToolCallOptions,
+  ): Promise<ToolCallResult> {
     const entry = this.#catalog.get(name);
-    if (entry === undefined) throw new ToolNotFoundError(name, this.#catalog.closestNames(name));
+    if (entry === undefined)
+      return Promise.reject(new ToolNotFoundError(name, this.#catalog.closestNames(name)));
     if (entry.blocked !== undefined) {
-      throw new ToolDefinitionChangedError(name, entry.blocked.pinned, entry.blocked.current, {
-        server: entry.wrapper.server,
-      });
+      return Promise.reject(
+        new ToolDefinitionChangedError(name, entry.blocked.pinned, entry.blocked.current, {
+          server: entry.wrapper.server,
+        }),
+      );
     }
     const connection = this.#connections.get(entry.wrapper.server);
-    return runToolCall(this.#callPath, entry, connection, args ?? {}, options);
+    return runToolCall(deps, entry, connection, args ?? {}, options);
+  }
+
+  /**
+   * A view of this manager for a sub-agent: the same live connections (no new processes), with every call
+   * checked against `capabilities`, which must be derived from the manager's set (so it can never exceed it).
+   * Calls through the view are checked and audited once, by the view's gate.
+   */
+  withCapabilities(capabilities: CapabilitySet, options: CapabilityViewOptions = {}): CapabilityView {
+    if (!capabilities.derivesFrom(this.#capabilities)) {
+      throw new ConfigError(
+        "withCapabilities needs a set derived from the manager's own (capabilities.derive(...)), so it can never exceed it.",
+      );
+    }
+    const gate = new CapabilityGate({
+      capabilities,
+      approver: options.approver,
+      audit: options.audit,
+      auditFailure: options.auditFailure ?? 'block',
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    });
+    const deps: CallPathDeps = { ...this.#callPath, gate, agent: options.agent ?? this.#agent };
+    return {
+      capabilities,
+      callTool: (name, args, opts) => this.#call(deps, name, args, opts ?? {}),
+      executeTool: async (name, args, opts) => (await this.#call(deps, name, args, opts ?? {})).text,
+    };
   }
 
   /** Per-server health: state, since, reconnects, last error, calls in flight and queued, counts, latency. */

