@@ -158,6 +158,7 @@ export class ServerConnection {
   }
 
   /**
+   * @internal The manager connects; use `manager.connectServer`.
    * Connects and runs discovery within `connectTimeoutMs`. Rejects with a `ConnectionError` (the state is then
    * `failed` and the error kept) and never leaves a process or socket behind on failure.
    */

@@ -29,6 +29,8 @@ export { type ConnectionState, reconnectDelay, ServerConnection, STDERR_LINES_KE
 export type { MCPManagerEventName, MCPManagerEvents } from './events.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
 export {
+  type CapabilityView,
+  type CapabilityViewOptions,
   CLIENT_VERSION,
   MCPClientManager,
   type MCPClientManagerOptions,

@@ -2,6 +2,7 @@
 export {
   ANTHROPIC_BASE_URL,
   ANTHROPIC_VERSION,
+  type AnthropicMessage,
   AnthropicProvider,
   type AnthropicProviderOptions,
   DEFAULT_ANTHROPIC_MAX_TOKENS,
