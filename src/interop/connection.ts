@@ -221,7 +221,13 @@ export class ServerConnection {
       controller.abort();
       const opened = open as OpenClient | undefined;
       await opened?.client.close().catch(() => {});
-      const error = err instanceof ClosedError ? err : this.#connectError(err, opened);
+      const reason: unknown = signal?.aborted ? signal.reason : undefined;
+      const error =
+        err instanceof ClosedError
+          ? err
+          : reason instanceof ClosedError
+            ? reason
+            : this.#connectError(err, opened);
       span.recordException(error);
       span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
       throw error;

@@ -146,6 +146,8 @@ export class MCPClientManager implements ToolInvoker {
   #callIds = 0;
   #closed = false;
   #closing: Promise<void> | undefined;
+  /** Aborts connects still in flight when the manager closes, so close() never waits out a connect timeout. */
+  readonly #closeController = new AbortController();
 
   constructor(options: MCPClientManagerOptions = {}) {
     const parsed = OptionsSchema.safeParse({
@@ -305,7 +307,10 @@ export class MCPClientManager implements ToolInvoker {
     const started = performance.now();
     this.#events.emit('connecting', { server: config.name, transport: config.transport });
     const promise = connection
-      .connect({ identity: this.#identity, fetch: this.#http.fetch, tracer: this.#tracer })
+      .connect(
+        { identity: this.#identity, fetch: this.#http.fetch, tracer: this.#tracer },
+        this.#closeController.signal,
+      )
       .then(() => {
         this.#mergeLive(connection, false);
         this.#events.emit('connected', {
@@ -351,6 +356,7 @@ export class MCPClientManager implements ToolInvoker {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
+      this.#closeController.abort(new ClosedError('The manager was closed while connecting.'));
       await Promise.allSettled([...this.#pending.values()]);
       await this.disconnectAll();
       await this.#http.close();

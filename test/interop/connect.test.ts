@@ -157,3 +157,19 @@ describe('connectAll', () => {
     await expect(manager.connectAll([])).rejects.toMatchObject({ code: 'CLOSED' });
   });
 });
+
+describe('close', () => {
+  it('does not wait out the connect timeout of a server still connecting', async () => {
+    const manager = new MCPClientManager({ capabilities: new CapabilitySet() });
+    const connecting = manager.connectAll([
+      { name: 'hangs', transport: 'stdio', ...nodeFixture('hang-initialize'), connectTimeoutMs: 20_000 },
+    ]);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(descendantPids(process.pid).length).toBeGreaterThan(0);
+    const started = performance.now();
+    await manager.close();
+    expect(performance.now() - started).toBeLessThan(10_000);
+    await expect(connecting).resolves.toEqual({ hangs: false });
+    expect(descendantPids(process.pid)).toEqual([]);
+  });
+});

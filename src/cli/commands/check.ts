@@ -1,0 +1,127 @@
+/**
+ * `interlock check <tool> [--args JSON]`: what the gate would decide for a call, and why, without calling
+ * anything. Side-effect free: `CapabilitySet.check` only, no quota used, no audit record written. Also says
+ * whether the arguments fit the tool's schema and whether a changed definition blocks the tool.
+ * A resource (`mcp:notes:write_note`) is checked against the policy alone, without connecting.
+ */
+import { SCHEME_ACTIONS } from '../../security/pattern.js';
+import { compileInputValidator } from '../../tools/validate.js';
+import { ExitCode } from '../exit.js';
+import { oneLine } from '../format.js';
+import { visible } from '../io.js';
+import { type CommandContext, Project } from '../project.js';
+import { describeRule } from '../report.js';
+import { type ToolVerdict, VerdictExplainer } from '../verdict.js';
+import { type ArgsOptions, connectFor, readArgs } from './shared.js';
+
+export interface CheckOptions extends ArgsOptions {
+  /** The action, for a resource; tools are always `execute`. */
+  action?: string | undefined;
+}
+
+export async function checkCommand(
+  ctx: CommandContext,
+  name: string,
+  options: CheckOptions,
+): Promise<number> {
+  const args =
+    options.args === undefined && options.argsFile === undefined
+      ? undefined
+      : await readArgs(ctx.io, options);
+  const project = await Project.open(ctx);
+  const { printer } = ctx;
+  try {
+    const explainer = new VerdictExplainer(project.capabilities);
+    const agent = project.config.agent;
+    const isResource = /^[a-z][a-z-]*:/.test(name) && !name.startsWith('mcp__');
+    let report: Record<string, unknown>;
+    let verdict: ToolVerdict;
+    let blocked = false;
+    let inputIssues: { field: string; message: string }[] = [];
+    if (isResource) {
+      const scheme = name.slice(0, name.indexOf(':'));
+      const action = options.action ?? SCHEME_ACTIONS[scheme]?.[0] ?? 'execute';
+      verdict =
+        args === undefined
+          ? explainer.explain(name, action, { agent })
+          : explainer.decide(name, action, { agent, args });
+      report = { resource: name, action };
+    } else {
+      const tool = await connectFor(project, name);
+      await project.savePins();
+      const resource = `mcp:${tool.server}:${tool.tool}`;
+      const context = { agent, annotations: tool.annotations };
+      verdict =
+        args === undefined
+          ? explainer.explain(resource, 'execute', context)
+          : explainer.decide(resource, 'execute', { ...context, args });
+      blocked = project.manager.blockedTools.some((b) => b.name === name);
+      if (args !== undefined)
+        inputIssues = compileInputValidator({ ...tool.inputSchema }, { toolName: name })(args);
+      report = {
+        tool: name,
+        server: tool.server,
+        resource,
+        action: 'execute',
+        description: tool.description,
+      };
+    }
+    const allowed = verdict.verdict === 'allowed' && !blocked;
+    const resource = String(report.resource);
+    const hint =
+      args !== undefined && verdict.effect === 'default-deny'
+        ? explainer.conditionHint(resource, String(report.action), { agent })
+        : undefined;
+    const exitCode =
+      blocked || verdict.verdict !== 'allowed'
+        ? ExitCode.DENIED
+        : inputIssues.length > 0
+          ? ExitCode.USAGE
+          : ExitCode.OK;
+    if (printer.json) {
+      printer.data({
+        ...report,
+        allowed,
+        verdict: verdict.verdict,
+        effect: verdict.effect,
+        rule: verdict.rule ?? null,
+        reason: verdict.reason,
+        hint: hint ?? null,
+        argumentsChecked: args !== undefined,
+        inputIssues,
+        blocked,
+      });
+      return exitCode;
+    }
+    const label = (key: string) => printer.style('dim', key.padEnd(10));
+    const style = { allowed: 'green', denied: 'red', ask: 'yellow', conditional: 'cyan' } as const;
+    printer.line(printer.style('bold', name));
+    if (typeof report.description === 'string' && report.description !== '') {
+      printer.line(`${label('about')}${oneLine(report.description)}`);
+    }
+    printer.line(`${label('resource')}${String(report.resource)}  (${String(report.action)})`);
+    printer.line(
+      `${label('verdict')}${printer.style(style[verdict.verdict], verdict.verdict.toUpperCase())}  (${verdict.effect})`,
+    );
+    printer.line(`${label('rule')}${verdict.rule === undefined ? '-' : describeRule(verdict.rule)}`);
+    printer.line(`${label('reason')}${visible(verdict.reason)}`);
+    if (hint !== undefined) printer.line(`${label('hint')}${visible(hint)}`);
+    if (args === undefined) {
+      printer.line(
+        `${label('arguments')}not given: conditions on arguments were not evaluated (pass --args)`,
+      );
+    } else if (!isResource) {
+      printer.line(
+        `${label('arguments')}${inputIssues.length === 0 ? 'match the input schema' : inputIssues.map((i) => `${i.field || '(arguments)'}: ${i.message}`).join('; ')}`,
+      );
+    }
+    if (blocked) {
+      printer.line(
+        `${label('pin')}${printer.style('red', 'definition changed since pinned: calls are blocked')} (interlock pins --approve ${name})`,
+      );
+    }
+    return exitCode;
+  } finally {
+    await project.close();
+  }
+}

@@ -1,0 +1,97 @@
+/** What `call` and `check` share: reading `--args` / `--args-file`, and finding a tool by its exposed name. */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { closestKey } from '../../config/issues.js';
+import { ToolNotFoundError } from '../../errors.js';
+import type { ToolWrapper } from '../../tools/tool-wrapper.js';
+import { UsageError } from '../exit.js';
+import type { CliIO } from '../io.js';
+import type { Project } from '../project.js';
+
+export interface ArgsOptions {
+  /** `--args`: the arguments as a JSON object. */
+  args?: string | undefined;
+  /** `--args-file`: a file holding them, or `-` for stdin. */
+  argsFile?: string | undefined;
+}
+
+/** Largest `--args-file` read. */
+const MAX_ARGS_BYTES = 16 * 1024 * 1024;
+
+/** The call's arguments: `{}` when none are given. Throws `UsageError` for anything but a JSON object. */
+export async function readArgs(io: CliIO, options: ArgsOptions): Promise<Record<string, unknown>> {
+  if (options.args !== undefined && options.argsFile !== undefined) {
+    throw new UsageError('Give the arguments with --args or with --args-file, not both.');
+  }
+  let text: string;
+  let source: string;
+  if (options.args !== undefined) {
+    text = options.args;
+    source = '--args';
+  } else if (options.argsFile !== undefined) {
+    source = options.argsFile === '-' ? 'stdin' : options.argsFile;
+    text =
+      options.argsFile === '-' ? await readStdin(io) : await readArgsFile(resolve(io.cwd, options.argsFile));
+  } else {
+    return {};
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(
+      `The arguments in ${source} are not valid JSON (${(err as Error).message}). Write an object, e.g. --args '{"id":"drafts/x"}'.`,
+      { cause: err },
+    );
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    const found = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+    throw new UsageError(
+      `The arguments in ${source} must be a JSON object, e.g. {"id":"drafts/x"}; found ${found}.`,
+    );
+  }
+  return value as Record<string, unknown>;
+}
+
+async function readArgsFile(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`Cannot read --args-file ${path}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+async function readStdin(io: CliIO): Promise<string> {
+  const input = io.stdin;
+  if (input === undefined) throw new UsageError('--args-file - reads stdin, but there is none.');
+  let text = '';
+  for await (const chunk of input) {
+    text += typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
+    if (text.length > MAX_ARGS_BYTES) throw new UsageError('The arguments on stdin are larger than 16 MB.');
+  }
+  return text;
+}
+
+/**
+ * Connects the server a tool belongs to (every server when the name does not say) and returns the tool.
+ * Throws the connection error when its server failed, `ToolNotFoundError` when no tool has that name.
+ */
+export async function connectFor(project: Project, name: string): Promise<ToolWrapper> {
+  const server = project.serverOf(name);
+  await project.connect(server === undefined ? undefined : [server]);
+  const tool = project.manager.getTool(name);
+  if (tool !== undefined) return tool;
+  const failed = server === undefined ? undefined : project.outcomes.get(server);
+  if (failed?.state === 'failed' && failed.error !== undefined) throw failed.error;
+  if (failed?.state === 'disabled') {
+    throw new UsageError(
+      `Server '${server}' is disabled in ${project.config.file}; enable it to use '${name}'.`,
+    );
+  }
+  project.warnFailed();
+  const near = closestKey(
+    name,
+    project.manager.tools.map((t) => t.name),
+  );
+  throw new ToolNotFoundError(name, near === undefined ? [] : [near]);
+}

@@ -1,0 +1,205 @@
+#!/usr/bin/env node
+/**
+ * `interlock`: the command line (issue 6). `main(argv, io)` runs one command and resolves with its exit code,
+ * so tests and other programs can run it in-process; run as a program, it wires the real process in, turns
+ * Ctrl-C into a clean shutdown (exit 130) and exits with the command's code.
+ */
+import { readFileSync, realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError, Option } from 'commander';
+import { ExitCode } from './exit.js';
+import { type CliIO, Printer, processIO } from './io.js';
+import type { CommandContext } from './project.js';
+import { reportError } from './report.js';
+
+const EXAMPLES = `
+Examples:
+  $ interlock demo                        see the gate at work on two bundled servers (no setup)
+  $ interlock servers                     connect every server of ./interlock.config.yaml
+  $ interlock tools --server notes        list the tools of one server with the policy's verdict
+  $ interlock check mcp__notes__write_note --args '{"id":"team/x","text":"hi"}'
+  $ interlock call mcp__notes__read_note --args '{"id":"drafts/welcome"}'
+  $ interlock call mcp__notes__write_note --args-file args.json --json
+  $ interlock pins --approve mcp__notes__read_note
+
+Project file:
+  interlock.config.yaml (or .yml, .json) in the working directory, or --config <file>.
+  It holds mcpServers (Claude Desktop / .mcp.json shape; VS Code's "servers" too), per-server options,
+  a policy, and where pins and audit records go. \${VAR} and \${VAR:-default} are expanded.
+
+Exit codes:
+  0    ok
+  1    error: a server failed to connect, a tool reported an error, a request failed
+  2    bad usage or config: unknown option, bad --args, invalid project file, unknown tool
+  3    denied: the policy denied the call (or it needs an approval), or its definition changed
+  130  interrupted (Ctrl-C)
+
+Colors only on a terminal, never with NO_COLOR set. --json prints one JSON document on stdout.
+`;
+
+/** The package version, from package.json two levels up (from `src/cli/` and `dist/cli/` alike). */
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: unknown;
+    };
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+interface GlobalOptions {
+  config?: string;
+  json?: boolean;
+  color?: boolean;
+  verbose?: boolean;
+}
+
+/** Runs the `interlock` command line with `argv` (without the node and script paths). Resolves with the exit code. */
+export async function main(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
+  let exitCode: number = ExitCode.OK;
+  let printer: Printer | undefined;
+  const run =
+    <A extends unknown[]>(command: (ctx: CommandContext, ...args: A) => Promise<number>) =>
+    async (...raw: unknown[]): Promise<void> => {
+      const cmd = raw[raw.length - 1] as Command;
+      const globals = cmd.optsWithGlobals<GlobalOptions>();
+      printer = new Printer(io, { json: globals.json === true, noColor: globals.color === false });
+      const ctx: CommandContext = {
+        io,
+        printer,
+        configFile: globals.config,
+        verbose: globals.verbose === true,
+      };
+      try {
+        exitCode = await command(ctx, ...(raw.slice(0, -1) as A));
+      } catch (err) {
+        exitCode = reportError(printer, err);
+      }
+    };
+
+  // Commands load on use: --help, --version and usage errors do not load the MCP SDK.
+  const program = new Command('interlock')
+    .description('Use the tools of many MCP servers at once, safely: every call checked against a policy.')
+    .version(packageVersion(), '-V, --version')
+    .option('-c, --config <file>', 'project file (default: interlock.config.yaml, .yml or .json here)')
+    .option('--json', 'print one JSON document for machines')
+    .option('--no-color', 'no colors (also when NO_COLOR is set or output is not a terminal)')
+    .option('-v, --verbose', 'log what servers and connections do to stderr')
+    .showHelpAfterError('(run interlock --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    })
+    .addHelpText('after', EXAMPLES);
+
+  program
+    .command('servers')
+    .description('connect every server in parallel, with live progress, then show a table of how it went')
+    .action(run(async (ctx) => (await import('./commands/servers.js')).serversCommand(ctx)));
+
+  program
+    .command('tools')
+    .description(
+      "list every exposed tool: server, one-line description, and the policy's verdict with its rule",
+    )
+    .option('-s, --server <name>', 'only this server')
+    .action(
+      run(async (ctx, options: { server?: string }) =>
+        (await import('./commands/tools.js')).toolsCommand(ctx, options),
+      ),
+    );
+
+  program
+    .command('call')
+    .description('call one tool through the gate and print its result as a string (denied: exit 3)')
+    .argument('<tool>', 'exposed tool name, e.g. mcp__notes__read_note')
+    .addOption(new Option('--args <json>', 'arguments as a JSON object').conflicts('argsFile'))
+    .option('--args-file <file>', 'read the arguments from a JSON file (- for stdin)')
+    .action(
+      run(async (ctx, tool: string, options: { args?: string; argsFile?: string }) =>
+        (await import('./commands/call.js')).callCommand(ctx, tool, options),
+      ),
+    );
+
+  program
+    .command('check')
+    .description('explain what the policy decides for a call, and why, without calling anything')
+    .argument('<tool>', 'exposed tool name, or a resource such as mcp:notes:write_note')
+    .addOption(new Option('--args <json>', 'arguments to evaluate conditions with').conflicts('argsFile'))
+    .option('--args-file <file>', 'read the arguments from a JSON file (- for stdin)')
+    .option('--action <action>', 'action, for a resource (default: execute, read or get by scheme)')
+    .action(
+      run(async (ctx, tool: string, options: { args?: string; argsFile?: string; action?: string }) =>
+        (await import('./commands/check.js')).checkCommand(ctx, tool, options),
+      ),
+    );
+
+  program
+    .command('pins')
+    .description('show pinned tool definitions and which changed; approve a reviewed change')
+    .option('--approve <tool>', 'pin the current definition of a changed tool and save the pin file')
+    .action(
+      run(async (ctx, options: { approve?: string }) =>
+        (await import('./commands/pins.js')).pinsCommand(ctx, options),
+      ),
+    );
+
+  program
+    .command('demo')
+    .description(
+      'run the bundled example servers with a sample policy: allowed, denied, constrained, audited',
+    )
+    .action(run(async (ctx) => (await import('./commands/demo.js')).demoCommand(ctx)));
+
+  try {
+    if (argv.length === 0) {
+      program.outputHelp();
+      return ExitCode.USAGE;
+    }
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      const done = err.code === 'commander.helpDisplayed' || err.code === 'commander.version';
+      return done ? ExitCode.OK : ExitCode.USAGE;
+    }
+    return reportError(printer ?? new Printer(io, { json: argv.includes('--json') }), err);
+  }
+  return exitCode;
+}
+
+/** True when this module is the program being run (also through the `bin` symlink). */
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  const controller = new AbortController();
+  const onSignal = () => {
+    // A second Ctrl-C does not wait for anything.
+    if (controller.signal.aborted) process.exit(ExitCode.INTERRUPTED);
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // `interlock tools | head`: the reader went away; stop quietly, as Unix tools do.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw err;
+    });
+  }
+  const code = await main(process.argv.slice(2), processIO(controller.signal));
+  process.exitCode = code;
+  if (controller.signal.aborted) process.exit(code);
+  // Everything was closed; should a stray handle keep the loop alive, do not hang on it.
+  setTimeout(() => process.exit(code), 1_000).unref();
+}

@@ -1,0 +1,175 @@
+/**
+ * A command's view of the project file: the loaded config, the capability set built from its policy, the pin
+ * store, the audit sink and one `MCPClientManager` wired with all of them. Commands connect what they need,
+ * and `close()` ends every server process the command started, also after Ctrl-C.
+ */
+
+import type { InterlockConfig } from '../config/load.js';
+import { loadInterlockConfig } from '../config/load.js';
+import { createMasker } from '../config/secrets.js';
+import { type Logger, silentLogger } from '../interop/logger.js';
+import { MCPClientManager } from '../interop/manager.js';
+import { JsonLinesAuditSink } from '../security/audit.js';
+import { CapabilitySet } from '../security/capability-set.js';
+import { PinStore } from '../security/pinning.js';
+import type { Approver } from '../security/types.js';
+import { UsageError } from './exit.js';
+import { closeWithin, interruptible } from './interrupt.js';
+import { type CliIO, type Printer, visible } from './io.js';
+
+/** What a command was started with. */
+export interface CommandContext {
+  io: CliIO;
+  printer: Printer;
+  /** `--config`. */
+  configFile: string | undefined;
+  verbose: boolean;
+}
+
+/** How one server's connect went. */
+export interface ServerOutcome {
+  state: 'connecting' | 'ready' | 'failed' | 'disabled';
+  durationMs?: number | undefined;
+  tools?: number | undefined;
+  error?: Error | undefined;
+}
+
+/** Told about connect progress, server by server. */
+export interface ConnectObserver {
+  update(server: string, outcome: ServerOutcome): void;
+}
+
+/** The open project of one command. */
+export class Project {
+  readonly config: InterlockConfig;
+  readonly capabilities: CapabilitySet;
+  readonly manager: MCPClientManager;
+  readonly pins: PinStore;
+  readonly outcomes = new Map<string, ServerOutcome>();
+  readonly #audit: JsonLinesAuditSink | undefined;
+  readonly #pinsBefore: string;
+  readonly #ctx: CommandContext;
+  #closing: Promise<void> | undefined;
+
+  private constructor(ctx: CommandContext, config: InterlockConfig, pins: PinStore, approver?: Approver) {
+    this.#ctx = ctx;
+    this.config = config;
+    this.pins = pins;
+    this.#pinsBefore = JSON.stringify(pins.toJSON());
+    const warn = (message: string) => ctx.printer.warn(message);
+    this.capabilities =
+      config.policy === undefined
+        ? new CapabilitySet({ onWarning: warn })
+        : CapabilitySet.fromPolicy(config.policy, { onWarning: warn });
+    this.#audit = config.auditFile === undefined ? undefined : new JsonLinesAuditSink(config.auditFile);
+    this.manager = new MCPClientManager({
+      capabilities: this.capabilities,
+      pins,
+      audit: this.#audit,
+      agent: config.agent,
+      approver,
+      logger: ctx.verbose ? stderrLogger(ctx.printer) : silentLogger,
+    });
+    this.manager.on('warning', (w) => warn(w.message));
+  }
+
+  /** Loads the project file (`--config`, or the default in the working directory) and opens its stores. */
+  static async open(ctx: CommandContext, options: { approver?: Approver } = {}): Promise<Project> {
+    const config = await loadInterlockConfig({ file: ctx.configFile, cwd: ctx.io.cwd, env: ctx.io.env });
+    const mask = createMasker(config.secrets.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]));
+    ctx.printer.setMask(mask);
+    if (config.policy === undefined && !ctx.printer.json) {
+      ctx.printer.warn(`${config.file} has no policy: every tool call is denied.`);
+    }
+    const pins = await PinStore.load(config.pinsFile);
+    return new Project(ctx, config, pins, options.approver);
+  }
+
+  /** The server a tool name belongs to, when it is an exposed name of a configured server. */
+  serverOf(toolName: string): string | undefined {
+    const match = /^mcp__(.+?)__./.exec(toolName);
+    const server = match?.[1];
+    return server !== undefined && this.config.servers.some((s) => s.name === server) ? server : undefined;
+  }
+
+  /**
+   * Connects the named servers (all when `names` is undefined) in parallel, reporting progress to `observer`.
+   * Ctrl-C closes everything and throws `InterruptedError`.
+   */
+  async connect(names?: readonly string[], observer?: ConnectObserver): Promise<void> {
+    if (names !== undefined) {
+      const unknown = names.filter((n) => !this.config.servers.some((s) => s.name === n));
+      if (unknown.length > 0) {
+        const known = this.config.servers.map((s) => s.name).join(', ');
+        throw new UsageError(
+          `No server named '${unknown.join("', '")}' in ${this.config.file}. Servers: ${known}.`,
+        );
+      }
+    }
+    const configs = this.config.servers.filter((s) => names === undefined || names.includes(s.name));
+    const set = (server: string, outcome: ServerOutcome) => {
+      this.outcomes.set(server, outcome);
+      observer?.update(server, outcome);
+    };
+    for (const c of configs) set(c.name, c.enabled ? { state: 'connecting' } : { state: 'disabled' });
+    const onConnected = (e: { server: string; durationMs: number; tools: number }) =>
+      set(e.server, { state: 'ready', durationMs: e.durationMs, tools: e.tools });
+    const onFailed = (e: { server: string; durationMs: number; error: Error }) =>
+      set(e.server, { state: 'failed', durationMs: e.durationMs, error: e.error });
+    this.manager.on('connected', onConnected).on('connection_failed', onFailed);
+    try {
+      await this.interruptible(this.manager.connectAll(configs));
+    } finally {
+      this.manager.off('connected', onConnected).off('connection_failed', onFailed);
+    }
+  }
+
+  /** Servers that were to connect and did not. */
+  get failed(): [string, Error | undefined][] {
+    return [...this.outcomes].filter(([, o]) => o.state === 'failed').map(([n, o]) => [n, o.error]);
+  }
+
+  /** Warns on stderr about each server that failed to connect. */
+  warnFailed(): void {
+    for (const [name, error] of this.failed) {
+      this.#ctx.printer.warn(
+        `server '${name}' did not connect: ${error?.message.split('\n')[0] ?? 'unknown error'}`,
+      );
+    }
+  }
+
+  /** Runs `work`; on Ctrl-C closes the project (servers included) and throws `InterruptedError`. */
+  interruptible<T>(work: Promise<T>): Promise<T> {
+    // Connected servers close at once; the manager's close waits for connects still in flight.
+    return interruptible(this.#ctx.io.signal, work, () =>
+      this.manager.disconnectAll().then(() => this.close()),
+    );
+  }
+
+  /** Saves the pin file when this command pinned something new or approved a change. */
+  async savePins(): Promise<boolean> {
+    if (JSON.stringify(this.pins.toJSON()) === this.#pinsBefore) return false;
+    await this.pins.save(this.config.pinsFile);
+    return true;
+  }
+
+  /**
+   * Closes every server and the audit file. Safe to call twice. After Ctrl-C it waits a bounded time: a server
+   * still in its handshake then ends with this process (its stdin closes).
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await this.manager.close();
+      await this.#audit?.close();
+    })();
+    return closeWithin(this.#ctx.io.signal, this.#closing);
+  }
+}
+
+function stderrLogger(printer: Printer): Logger {
+  const log =
+    (level: string) =>
+    (message: string): void =>
+      printer.lineErr(printer.style('dim', `[${level}] ${visible(message)}`, 'err'));
+  return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+}

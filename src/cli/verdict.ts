@@ -1,0 +1,106 @@
+/**
+ * The policy's verdict for a tool as a whole, before any arguments are known: `allowed`, `denied`, `ask`,
+ * or `conditional` when a rule allows it for some arguments only. Uses only side-effect-free checks
+ * (`check`, `couldAllow`): listing tools never consumes a `maxCalls` quota.
+ */
+import type { DecidingRule } from '../errors.js';
+import { CapabilitySet } from '../security/capability-set.js';
+import type { RuleCondition } from '../security/conditions.js';
+import type { RuleInfo } from '../security/rules.js';
+import type { CheckContext, Decision, DecisionEffect } from '../security/types.js';
+
+/** What the policy says about a tool. */
+export interface ToolVerdict {
+  verdict: 'allowed' | 'denied' | 'ask' | 'conditional';
+  effect: DecisionEffect;
+  rule: DecidingRule | undefined;
+  reason: string;
+}
+
+/** Verdicts of one capability set; caches a probe per conditional rule. */
+export class VerdictExplainer {
+  readonly #caps: CapabilitySet;
+  readonly #probes = new Map<string, CapabilitySet>();
+
+  constructor(capabilities: CapabilitySet) {
+    this.#caps = capabilities;
+  }
+
+  /** The decision for one call with known arguments, as a verdict. */
+  decide(resource: string, action: string, context: CheckContext): ToolVerdict {
+    return fromDecision(this.#caps.check(resource, action, context));
+  }
+
+  /** The verdict for a tool when the arguments are not known. */
+  explain(resource: string, action: string, context: Omit<CheckContext, 'args'>): ToolVerdict {
+    const decision = this.#caps.check(resource, action, context);
+    if (decision.allowed || decision.effect === 'ask') return fromDecision(decision);
+    if (!this.#caps.couldAllow(resource, action, context)) return fromDecision(decision);
+    const rule = this.#conditionalRule(resource, action);
+    return {
+      verdict: 'conditional',
+      effect: rule?.effect ?? decision.effect,
+      rule:
+        rule === undefined
+          ? decision.rule
+          : { id: rule.id, pattern: rule.pattern, effect: rule.effect, description: rule.description },
+      reason:
+        rule === undefined
+          ? `Allowed only for some arguments. ${decision.reason}`
+          : `Rule '${rule.id}' allows it only when ${rule.when === undefined ? 'its condition holds' : describeCondition(rule.when)}.`,
+    };
+  }
+
+  /** For a request no rule decided: which rule allows it for other arguments ("Rule 'x' allows it only when ..."). */
+  conditionHint(
+    resource: string,
+    action: string,
+    context: Omit<CheckContext, 'args'> = {},
+  ): string | undefined {
+    const verdict = this.explain(resource, action, context);
+    return verdict.verdict === 'conditional' ? verdict.reason : undefined;
+  }
+
+  /** The first live allow or ask rule with a condition whose pattern and actions cover the request. */
+  #conditionalRule(resource: string, action: string): RuleInfo | undefined {
+    const now = Date.now();
+    return this.#caps.rules.find((rule) => {
+      if (rule.effect === 'deny' || rule.condition === 'none') return false;
+      if (rule.expiresAt !== undefined && now >= rule.expiresAt) return false;
+      const usage = this.#caps.usage(rule.id);
+      if (usage !== undefined && usage.used >= usage.maxCalls) return false;
+      let probe = this.#probes.get(rule.id);
+      if (probe === undefined) {
+        probe = new CapabilitySet({ onWarning: () => {} });
+        probe.grant(rule.pattern, rule.actions);
+        this.#probes.set(rule.id, probe);
+      }
+      return probe.check(resource, action).allowed;
+    });
+  }
+}
+
+function fromDecision(decision: Decision): ToolVerdict {
+  const verdict = decision.allowed ? 'allowed' : decision.effect === 'ask' ? 'ask' : 'denied';
+  return { verdict, effect: decision.effect, rule: decision.rule, reason: decision.reason };
+}
+
+/** A declarative condition in words: `id starts with "drafts/" and city is one of "Berlin", "Oslo"`. */
+export function describeCondition(when: RuleCondition): string {
+  const parts: string[] = [];
+  const describe = (subject: string, c: Record<string, unknown>) => {
+    const q = (v: unknown) => JSON.stringify(v);
+    if (c.equals !== undefined) parts.push(`${subject} is ${q(c.equals)}`);
+    if (Array.isArray(c.oneOf)) parts.push(`${subject} is one of ${c.oneOf.map(q).join(', ')}`);
+    if (c.startsWith !== undefined) parts.push(`${subject} starts with ${q(c.startsWith)}`);
+    if (c.pattern !== undefined) parts.push(`${subject} matches /${String(c.pattern)}/`);
+    if (c.maxLength !== undefined) parts.push(`${subject} has at most ${String(c.maxLength)} characters`);
+    if (c.min !== undefined) parts.push(`${subject} >= ${String(c.min)}`);
+    if (c.max !== undefined) parts.push(`${subject} <= ${String(c.max)}`);
+  };
+  for (const [arg, c] of Object.entries(when.args ?? {})) describe(arg, c as Record<string, unknown>);
+  if (when.agent !== undefined) describe('the agent', when.agent as Record<string, unknown>);
+  for (const [hint, value] of Object.entries(when.annotations ?? {}))
+    parts.push(`${hint} is ${String(value)}`);
+  return parts.length === 0 ? 'its condition holds' : parts.join(' and ');
+}

@@ -1,0 +1,21 @@
+// Public API of the config area: the project file (`interlock.config.yaml` / `.json`). Any name added here
+// becomes public API.
+
+export type { FileIssue } from './issues.js';
+export { CONFIG_SCHEMA_PATH, configJsonSchema } from './json-schema.js';
+export {
+  findConfigFile,
+  type InterlockConfig,
+  type LoadInterlockConfigOptions,
+  loadInterlockConfig,
+} from './load.js';
+export {
+  CONFIG_VERSION,
+  DEFAULT_AGENT,
+  DEFAULT_CONFIG_FILES,
+  DEFAULT_PINS_FILE,
+  type InterlockConfigInput,
+  InterlockConfigSchema,
+  ServerEntrySchema,
+} from './schema.js';
+export { createMasker, MIN_SECRET_LENGTH } from './secrets.js';

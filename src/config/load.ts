@@ -1,0 +1,378 @@
+/**
+ * Loading the project file (issue 6, "Files"): find it, parse YAML or JSON, expand `${VAR}` and
+ * `${VAR:-default}`, validate every part with its own schema, and collect every problem of the file in one
+ * `ConfigError` that names the file, the field path, its line, what was expected and what was found.
+ */
+import { access } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import type { z } from 'zod';
+import { ConfigError, type ConfigIssue, PolicyError } from '../errors.js';
+import { type MCPServerConfig, parseServerConfig, toConfigIssues } from '../interop/config.js';
+import { expandEnv, parseMCPConfig } from '../interop/config-file.js';
+import { CapabilitySet } from '../security/capability-set.js';
+import { type Policy, PolicySchema } from '../security/policy.js';
+import { type ConfigDocument, readConfigDocument } from './document.js';
+import {
+  withoutConsequences as dedupe,
+  explainIssue,
+  type FileIssue,
+  fileError,
+  parsePath,
+} from './issues.js';
+import { keysAt } from './keys.js';
+import { PolicyDocSchema } from './policy-docs.js';
+import {
+  DEFAULT_AGENT,
+  DEFAULT_CONFIG_FILES,
+  DEFAULT_PINS_FILE,
+  InterlockConfigSchema,
+  ProjectFileShapeSchema,
+} from './schema.js';
+import { collectSecrets } from './secrets.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Options of {@link loadInterlockConfig}. */
+export interface LoadInterlockConfigOptions {
+  /** The project file, relative to `cwd`. @default the first of `DEFAULT_CONFIG_FILES` found in `cwd` */
+  file?: string | undefined;
+  /** Directory the file is looked for in and relative paths start from. @default process.cwd() */
+  cwd?: string | undefined;
+  /** Variables for `${VAR}` expansion. @default process.env */
+  env?: Env | undefined;
+}
+
+/** A loaded, validated project file. Paths are absolute. */
+export interface InterlockConfig {
+  /** Absolute path of the project file. */
+  readonly file: string;
+  /** Every server (from `mcpServers` / `servers` and `mcpConfig`), defaults applied, variables expanded. */
+  readonly servers: readonly MCPServerConfig[];
+  /** The validated policy, or `undefined` when the file has none (every call is then denied). */
+  readonly policy: Policy | undefined;
+  /** Where the policy came from: the project file or its `policy.file`. */
+  readonly policyFile: string | undefined;
+  readonly pinsFile: string;
+  readonly auditFile: string | undefined;
+  readonly agent: string;
+  /**
+   * Values that variables put into server `env` and `headers` (and literal values of secret-looking keys there).
+   * Whatever prints anything derived from this config must mask them.
+   */
+  readonly secrets: readonly string[];
+}
+
+/** The first of `DEFAULT_CONFIG_FILES` that exists in `cwd`, as an absolute path. */
+export async function findConfigFile(cwd: string): Promise<string | undefined> {
+  for (const name of DEFAULT_CONFIG_FILES) {
+    const path = join(cwd, name);
+    if (
+      await access(path).then(
+        () => true,
+        () => false,
+      )
+    )
+      return path;
+  }
+  return undefined;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const expandHome = (p: string): string => (p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p);
+
+/** A path for messages: relative to `cwd` when inside it. */
+function shown(file: string, cwd: string): string {
+  const rel = relative(cwd, file);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
+}
+
+/** Loads and validates the project file. Throws `ConfigError` (`INVALID_CONFIG`) listing every problem. */
+export async function loadInterlockConfig(
+  options: LoadInterlockConfigOptions = {},
+): Promise<InterlockConfig> {
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const env = options.env ?? process.env;
+  const file =
+    options.file === undefined ? await findConfigFile(cwd) : resolve(cwd, expandHome(options.file));
+  if (file === undefined) {
+    throw new ConfigError(
+      `No project file in ${cwd}: create ${DEFAULT_CONFIG_FILES.join(', ')} there, or pass --config <file>.`,
+      { issues: [{ path: '(file)', message: 'no project file found' }] },
+    );
+  }
+  const loader = new Loader(cwd, env, await readConfigDocument(file, 'config file', shown(file, cwd)));
+  return loader.load();
+}
+
+class Loader {
+  readonly #issues: FileIssue[] = [];
+  readonly #dir: string;
+  readonly #secrets = new Set<string>();
+
+  constructor(
+    readonly cwd: string,
+    readonly env: Env,
+    readonly doc: ConfigDocument,
+  ) {
+    this.#dir = dirname(doc.path);
+  }
+
+  /** Explains issues of `doc` (whose fields `shape` describes); those of the project file are kept. */
+  #add(
+    issues: readonly ConfigIssue[],
+    doc: ConfigDocument = this.doc,
+    shape: z.ZodType = InterlockConfigSchema,
+  ): FileIssue[] {
+    const out = issues.map((i) => explainIssue(i, doc, (path) => keysAt(shape, path)));
+    if (doc === this.doc) this.#issues.push(...out);
+    return out;
+  }
+
+  /** Expands variables in one string field; a problem becomes an issue and the result `undefined`. */
+  #string(value: unknown, path: string): string | undefined {
+    if (typeof value !== 'string') return undefined;
+    const issues: ConfigIssue[] = [];
+    const out = expandEnv(value, { env: this.env }, path, issues) as string;
+    this.#add(issues);
+    return issues.length > 0 ? undefined : out;
+  }
+
+  #path(value: unknown, path: string, from = this.#dir): string | undefined {
+    const expanded = this.#string(value, path);
+    return expanded === undefined ? undefined : resolve(from, expandHome(expanded));
+  }
+
+  async load(): Promise<InterlockConfig> {
+    const data = this.doc.data;
+    if (!isObject(data)) {
+      const found = data === null || data === undefined ? 'an empty file' : `a ${typeof data}`;
+      throw fileError('config file', this.doc.file, [
+        { path: '(root)', message: `expected an object with mcpServers, policy, ...; found ${found}` },
+      ]);
+    }
+    const top = ProjectFileShapeSchema.safeParse(data);
+    if (!top.success) this.#add(toConfigIssues(top.error));
+
+    const servers = await this.#servers(data);
+    const { policy, policyFile } = await this.#policy(data.policy);
+    const pins = isObject(data.pins) ? data.pins : {};
+    const pinsFile =
+      this.#path(pins.file ?? DEFAULT_PINS_FILE, 'pins.file') ?? resolve(this.#dir, DEFAULT_PINS_FILE);
+    const audit = isObject(data.audit) ? data.audit : {};
+    const auditFile = audit.file === undefined ? undefined : this.#path(audit.file, 'audit.file');
+    const agent =
+      data.agent === undefined ? DEFAULT_AGENT : (this.#string(data.agent, 'agent') ?? DEFAULT_AGENT);
+
+    if (this.#issues.length > 0) throw fileError('config file', this.doc.file, dedupe(this.#issues));
+    return Object.freeze({
+      file: this.doc.path,
+      servers: Object.freeze(servers),
+      policy,
+      policyFile,
+      pinsFile,
+      auditFile,
+      agent,
+      secrets: Object.freeze([...this.#secrets]),
+    });
+  }
+
+  // ---- servers ------------------------------------------------------------------------------------------
+
+  async #servers(data: Record<string, unknown>): Promise<MCPServerConfig[]> {
+    if (data.mcpServers !== undefined && data.servers !== undefined) {
+      this.#add([{ path: 'servers', message: 'use either mcpServers or servers (VS Code), not both' }]);
+    }
+    const key =
+      data.mcpServers !== undefined ? 'mcpServers' : data.servers !== undefined ? 'servers' : undefined;
+    const inline = key === undefined ? {} : data[key];
+    if (key === undefined && data.mcpConfig === undefined) {
+      this.#add([
+        {
+          path: 'mcpServers',
+          message: 'no servers: add mcpServers (or servers), or point mcpConfig at an mcp.json',
+        },
+      ]);
+    }
+    if (!isObject(inline)) return [];
+    const base = await this.#mcpConfig(data.mcpConfig);
+    const baseByName = new Map(base.map((c) => [c.name, c]));
+    const full: Record<string, unknown> = {};
+    const configs: MCPServerConfig[] = [...base];
+    const prefix = key ?? 'mcpServers';
+    for (const [name, entry] of Object.entries(inline)) {
+      const previous = baseByName.get(name);
+      if (previous === undefined) {
+        full[name] = entry;
+        continue;
+      }
+      const index = configs.indexOf(previous);
+      const merged = this.#overlay(previous, entry, `${prefix}.${name}`);
+      if (merged !== undefined) configs[index] = merged;
+    }
+    collectSecrets(full, this.env, this.#secrets);
+    try {
+      const parsed = parseMCPConfig({ [prefix]: full }, { env: this.env, file: this.doc.file });
+      configs.push(...parsed.map((c) => withCwd(c, this.#dir)));
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      this.#add(err.issues.map((issue) => nameIssue(issue, prefix)));
+    }
+    return configs;
+  }
+
+  /** Servers of the `mcpConfig` file; its problems throw a `ConfigError` naming that file. */
+  async #mcpConfig(value: unknown): Promise<MCPServerConfig[]> {
+    const path = this.#path(value, 'mcpConfig');
+    if (path === undefined) return [];
+    const doc = await readConfigDocument(path, 'MCP config', shown(path, this.cwd));
+    collectSecrets(
+      isObject(doc.data) ? (doc.data.mcpServers ?? doc.data.servers) : undefined,
+      this.env,
+      this.#secrets,
+    );
+    try {
+      return parseMCPConfig(doc.data, { env: this.env, file: doc.file }).map((c) =>
+        withCwd(c, dirname(path)),
+      );
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      const prefix = isObject(doc.data) && doc.data.mcpServers === undefined ? 'servers' : 'mcpServers';
+      throw fileError(
+        'MCP config',
+        doc.file,
+        dedupe(
+          this.#add(
+            err.issues.map((i) => nameIssue(i, prefix)),
+            doc,
+          ),
+        ),
+        err,
+      );
+    }
+  }
+
+  /** Options in the project file for a server that `mcpConfig` defines: merged over it, field by field. */
+  #overlay(base: MCPServerConfig, entry: unknown, path: string): MCPServerConfig | undefined {
+    if (!isObject(entry)) {
+      this.#add([{ path, message: 'expected an object of options for this server' }]);
+      return undefined;
+    }
+    if (entry.command !== undefined || entry.url !== undefined) {
+      this.#add([
+        {
+          path,
+          message: `server '${base.name}' is also defined in mcpConfig; remove one, or leave out command and url here to only add options to it`,
+        },
+      ]);
+      return undefined;
+    }
+    if (entry.type !== undefined) {
+      this.#add([
+        { path: `${path}.type`, message: "set the transport of a server from mcpConfig with 'transport'" },
+      ]);
+      return undefined;
+    }
+    collectSecrets({ [base.name]: entry }, this.env, this.#secrets);
+    const issues: ConfigIssue[] = [];
+    const { disabled, ...rest } = expandEnv(entry, { env: this.env }, path, issues) as Record<
+      string,
+      unknown
+    >;
+    if (issues.length > 0) {
+      this.#add(issues);
+      return undefined;
+    }
+    const merged: Record<string, unknown> = { ...base, ...rest, name: base.name };
+    for (const field of ['env', 'headers'] as const) {
+      const mine = (base as Record<string, unknown>)[field];
+      if (isObject(mine) && isObject(rest[field])) merged[field] = { ...mine, ...rest[field] };
+    }
+    if (disabled !== undefined) merged.enabled = disabled !== true;
+    if (typeof rest.cwd === 'string') merged.cwd = resolve(this.#dir, rest.cwd);
+    try {
+      return parseServerConfig(merged);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      this.#add(err.issues.map((i) => ({ path: `${path}.${i.path}`, message: i.message })));
+      return undefined;
+    }
+  }
+
+  // ---- policy -------------------------------------------------------------------------------------------
+
+  async #policy(value: unknown): Promise<{ policy: Policy | undefined; policyFile: string | undefined }> {
+    if (value === undefined) return { policy: undefined, policyFile: undefined };
+    const projectFile = this.doc.path;
+    if (
+      isObject(value) &&
+      value.file !== undefined &&
+      value.rules === undefined &&
+      value.version === undefined
+    ) {
+      const extra = Object.keys(value).filter((k) => k !== 'file');
+      if (extra.length > 0) {
+        this.#add([{ path: 'policy', message: `unknown field(s) ${extra.map((k) => `'${k}'`).join(', ')}` }]);
+      }
+      const path = this.#path(value.file, 'policy.file');
+      if (path === undefined) {
+        if (typeof value.file !== 'string')
+          this.#add([{ path: 'policy.file', message: 'expected a file path' }]);
+        return { policy: undefined, policyFile: undefined };
+      }
+      const doc = await readConfigDocument(path, 'policy file', shown(path, this.cwd));
+      const issues: ConfigIssue[] = [];
+      const expanded = expandEnv(doc.data, { env: this.env }, '', issues);
+      const policy = issues.length > 0 ? undefined : validatePolicy(expanded, '', issues);
+      if (issues.length > 0 || policy === undefined) {
+        throw fileError('policy file', doc.file, dedupe(this.#add(issues, doc, PolicyDocSchema)));
+      }
+      return { policy, policyFile: path };
+    }
+    const issues: ConfigIssue[] = [];
+    const expanded = expandEnv(value, { env: this.env }, 'policy', issues);
+    const policy = issues.length > 0 ? undefined : validatePolicy(expanded, 'policy', issues);
+    this.#add(issues);
+    return { policy, policyFile: policy === undefined ? undefined : projectFile };
+  }
+}
+
+/** Validates a policy with its schema, then with `CapabilitySet.fromPolicy` (patterns, regexes). */
+function validatePolicy(value: unknown, prefix: string, issues: ConfigIssue[]): Policy | undefined {
+  const result = PolicySchema.safeParse(value);
+  if (!result.success) {
+    issues.push(...toConfigIssues(result.error, prefix));
+    return undefined;
+  }
+  try {
+    CapabilitySet.fromPolicy(result.data, { onWarning: () => {} });
+  } catch (err) {
+    if (!(err instanceof PolicyError)) throw err;
+    const match = /^Invalid policy: (rules\[\d+\](?:\.[A-Za-z]+)*): ([\s\S]*)$/.exec(err.message);
+    const at = match?.[1];
+    const path = at === undefined ? prefix : prefix === '' ? at : `${prefix}.${at}`;
+    issues.push({ path: path === '' ? '(root)' : path, message: match?.[2] ?? err.message });
+    return undefined;
+  }
+  return result.data;
+}
+
+/** A stdio server's `cwd` defaults to the directory of the file that defines it; a relative one starts there. */
+function withCwd(config: MCPServerConfig, dir: string): MCPServerConfig {
+  if (config.transport !== 'stdio') return config;
+  return { ...config, cwd: resolve(dir, config.cwd ?? '.') };
+}
+
+/** An issue on a server's `name` is about the key the server is listed under. */
+function nameIssue(issue: ConfigIssue, prefix: string): ConfigIssue {
+  const path = parsePath(issue.path);
+  if (path.length === 3 && path[0] === prefix && path[2] === 'name') {
+    return {
+      path: `${prefix}.${String(path[1])}`,
+      message: `the server name ${JSON.stringify(path[1])} ${issue.message}`,
+    };
+  }
+  return issue;
+}

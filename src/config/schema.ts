@@ -1,0 +1,242 @@
+/**
+ * The project file (`interlock.config.yaml` or `.json`, issue 6): servers in the Claude Desktop / `.mcp.json`
+ * shape (or VS Code's `servers`), per-server options, a capability policy, and where pins and audit records go.
+ *
+ * The server entries are derived from the interop schemas (`MCPServerConfigSchema`), so a field added there
+ * (reconnect, idempotent tools, ...) is accepted and documented here without a change. Validation of server
+ * entries goes through `parseMCPConfig`, the same code that reads `mcp.json`; the policy goes through
+ * `PolicySchema` and `CapabilitySet.fromPolicy`. {@link InterlockConfigSchema} describes the whole file for
+ * editors (the shipped JSON Schema) and for the reference page.
+ */
+import { z } from 'zod';
+import { MCPServerConfigSchema } from '../interop/config.js';
+import { PolicyDocSchema } from './policy-docs.js';
+
+/** The project file format version. */
+export const CONFIG_VERSION = 1;
+/** File names looked for in the working directory, in this order, when no `--config` is given. */
+export const DEFAULT_CONFIG_FILES: readonly string[] = Object.freeze([
+  'interlock.config.yaml',
+  'interlock.config.yml',
+  'interlock.config.json',
+]);
+/** Where pins are kept when the file names no `pins.file`, relative to the project file. */
+export const DEFAULT_PINS_FILE = '.interlock/pins.json';
+/** The agent name put in audit records and policy conditions when the file names none. */
+export const DEFAULT_AGENT = 'interlock-cli';
+
+/**
+ * Descriptions for editors and the reference page, by field path inside a server entry, for fields whose
+ * interop schema carries none (a description set there with `.meta({ description })` wins).
+ */
+const FIELD_DOCS: Readonly<Record<string, string>> = {
+  timeoutMs: 'Per-request timeout in milliseconds.',
+  connectTimeoutMs: 'Connect timeout (start, initialize and tool discovery) in milliseconds.',
+  tools: 'Which tools of this server are exposed at all, and which are safe to retry.',
+  'tools.allow': 'Tools to expose: exact names or `*` globs. Without it, every tool.',
+  'tools.deny': 'Tools never to expose, even when `allow` matches.',
+  'tools.idempotent': 'Tools safe to send again after a reconnect (exact names or `*` globs).',
+  enabled: 'A disabled server is validated but never connected.',
+  onToolChange:
+    "What to do when a tool's definition differs from its pin: block its calls until approved, warn and re-pin, or accept quietly.",
+  reconnect: 'How a server that drops is brought back: exponential backoff with jitter.',
+  'reconnect.enabled': 'Reconnect after the server drops.',
+  'reconnect.maxAttempts': 'Attempts before the server is failed; "Infinity" never gives up. Default 5.',
+  'reconnect.initialDelayMs': 'Delay before the first attempt, in milliseconds.',
+  'reconnect.maxDelayMs': 'Cap on any delay, in milliseconds.',
+  'reconnect.factor': 'Growth of the delay per attempt.',
+  'reconnect.jitter': 'full: a random delay up to the computed one; none: exact.',
+  maxTotalTimeoutMs: 'Total time a call may take even while the server reports progress, in milliseconds.',
+  maxConcurrentCalls:
+    'Calls in flight at once to this server; more wait in a bounded queue. Default unlimited.',
+  maxQueuedCalls: 'Calls that may wait for a slot; beyond it calls fail fast with OVERLOADED.',
+  command: 'The program to run (no shell is involved).',
+  args: 'Arguments of the program. Relative paths resolve against `cwd`.',
+  env: 'Extra environment variables for the server process. Values are never printed.',
+  cwd: 'Working directory of the server process, relative to this file. Default: the directory of this file.',
+  inheritEnv:
+    'Variables of this process the server inherits beyond HOME, LOGNAME, PATH, SHELL, TERM and USER: true for all, or a list of names.',
+  maxMessageBytes: 'The largest message (one line of output) accepted from the server. Default 128 MiB.',
+  url: 'The server endpoint: an absolute http: or https: URL.',
+  headers: 'Headers sent with every request, e.g. Authorization. Values are never printed.',
+};
+
+interface WrapperDef {
+  type: string;
+  innerType?: z.ZodType;
+  defaultValue?: unknown;
+  shape?: Record<string, z.ZodType>;
+}
+
+/** `schema` with the descriptions of {@link FIELD_DOCS} at `path` and below (objects, optional, default). */
+function documented(schema: z.ZodType, path: string): z.ZodType {
+  const def = (schema as unknown as { _zod: { def: WrapperDef } })._zod.def;
+  let out = schema;
+  if (def.type === 'default' && def.innerType !== undefined) {
+    out = documented(def.innerType, path).default(def.defaultValue as never);
+  } else if (def.type === 'optional' && def.innerType !== undefined) {
+    out = documented(def.innerType, path).optional();
+  } else if (def.type === 'object' && def.shape !== undefined) {
+    const fields = Object.entries(def.shape).map(([key, field]) => [
+      key,
+      documented(field, `${path}.${key}`),
+    ]);
+    out = (schema as z.ZodObject).extend(Object.fromEntries(fields));
+  }
+  const doc = FIELD_DOCS[path.slice(1)];
+  return doc !== undefined && schema.description === undefined ? out.describe(doc) : out;
+}
+
+/** `type` values accepted for each transport, as Claude Desktop, `.mcp.json` and VS Code write them. */
+export const TRANSPORT_TYPE_ALIASES: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  stdio: ['stdio'],
+  sse: ['sse'],
+  http: ['http', 'streamable-http', 'streamableHttp', 'streamable_http'],
+  auto: [],
+});
+
+const TRANSPORT_DOCS: Readonly<Record<string, string>> = {
+  stdio: 'A local server run as a child process, speaking MCP over stdin and stdout.',
+  sse: 'A remote server speaking the 2024-11-05 HTTP+SSE transport.',
+  http: 'A remote server speaking Streamable HTTP (MCP 2025-03-26 and later).',
+  auto: 'A remote server: Streamable HTTP first, HTTP+SSE when the server answers the first request with a 4xx.',
+};
+
+type Variant = (typeof MCPServerConfigSchema.options)[number];
+
+/** One entry of `mcpServers` for one transport: the interop fields minus `name`, plus the file-format aliases. */
+function entryVariant(variant: Variant): z.ZodType {
+  const { name: _name, transport, ...fields } = variant.shape as Record<string, z.ZodType>;
+  const kind = (transport as z.ZodLiteral<string>).value;
+  const shape: Record<string, z.ZodType> = {};
+  for (const [key, field] of Object.entries(fields)) shape[key] = documented(field, `.${key}`);
+  const aliases = TRANSPORT_TYPE_ALIASES[kind] ?? [];
+  const type =
+    aliases.length === 0
+      ? undefined
+      : z
+          .enum(aliases as [string, ...string[]])
+          .optional()
+          .describe(
+            'The transport as Claude Desktop, .mcp.json and VS Code name it. Without type or transport: stdio when command is given, auto when url is.',
+          );
+  return z
+    .object({
+      ...(type === undefined ? {} : { type }),
+      transport: z.literal(kind).optional().describe('The transport by Interlock name; wins over `type`.'),
+      ...shape,
+      disabled: z.boolean().optional().describe('Claude Desktop spelling of `enabled: false`.'),
+    })
+    .strict()
+    .describe(TRANSPORT_DOCS[kind] ?? kind);
+}
+
+/**
+ * Options for a server that `mcpConfig` defines: any field but `command`, `url` and `type`, merged over the
+ * definition there.
+ */
+function overlayVariant(): z.ZodType {
+  const shape: Record<string, z.ZodType> = {};
+  for (const variant of MCPServerConfigSchema.options) {
+    for (const [key, field] of Object.entries(variant.shape as Record<string, z.ZodType>)) {
+      if (key === 'name' || key === 'command' || key === 'url' || key in shape) continue;
+      shape[key] =
+        key === 'transport'
+          ? z
+              .enum(
+                MCPServerConfigSchema.options.map((o) => o.shape.transport.value) as [string, ...string[]],
+              )
+              .optional()
+              .describe('Changes the transport of the server from mcpConfig.')
+          : documented(field, `.${key}`).optional();
+    }
+  }
+  shape.disabled = z.boolean().optional().describe('Claude Desktop spelling of `enabled: false`.');
+  return z.object(shape).strict().describe('Options added to a server of mcpConfig with the same name.');
+}
+
+/** One server entry, any transport (for editors and the reference page). */
+export const ServerEntrySchema: z.ZodType = z
+  .union([...MCPServerConfigSchema.options.map(entryVariant), overlayVariant()] as unknown as [
+    z.ZodType,
+    z.ZodType,
+    ...z.ZodType[],
+  ])
+  .describe(
+    'An MCP server: `command` (and `args`, `env`) for a local one, `url` (and `headers`) for a remote one, plus per-server options.',
+  );
+
+const ServerName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,40}$/, 'a server name is 1-40 characters of A-Z, a-z, 0-9, _ and -');
+
+const FilePath = z.string().min(1, 'must not be empty');
+
+/** `{ file }`: a policy kept in its own JSON or YAML file. */
+export const PolicyFileRefSchema = z
+  .strictObject({
+    file: FilePath.describe('Path of a JSON or YAML policy file, relative to this file.'),
+  })
+  .describe('A policy kept in a separate JSON or YAML file.');
+
+function projectSchema(entries: z.ZodType, policy: z.ZodType, name: z.ZodString) {
+  return z
+    .strictObject({
+      $schema: z.string().optional().describe('The JSON Schema of this file, for editors.'),
+      version: z.literal(CONFIG_VERSION).optional().describe('Format version of this file. Default 1.'),
+      mcpServers: z
+        .record(name, entries)
+        .optional()
+        .describe('Servers by name, in the Claude Desktop / .mcp.json shape.'),
+      servers: z
+        .record(name, entries)
+        .optional()
+        .describe("Servers by name, in VS Code's mcp.json shape (use this or mcpServers, not both)."),
+      mcpConfig: FilePath.optional().describe(
+        'An existing mcp.json (Claude Desktop, Cursor, .mcp.json or VS Code) whose servers are used too, relative to this file. An entry in mcpServers with the same name and no command or url adds options to that server.',
+      ),
+      policy: policy
+        .optional()
+        .describe(
+          'The capability policy every call is checked against: inline, or { file }. Without one every call is denied.',
+        ),
+      pins: z
+        .strictObject({
+          file: FilePath.optional().describe(
+            `Pin file path, relative to this file. Default ${DEFAULT_PINS_FILE}.`,
+          ),
+        })
+        .optional()
+        .describe('Where tool definitions are pinned (the rug-pull defense).'),
+      audit: z
+        .strictObject({
+          file: FilePath.describe('JSON-lines file every decision is appended to, relative to this file.'),
+        })
+        .optional()
+        .describe('Where the audit trail of capability decisions goes.'),
+      agent: z
+        .string()
+        .min(1)
+        .max(128)
+        .optional()
+        .describe(`The agent name used in policy conditions and audit records. Default ${DEFAULT_AGENT}.`),
+    })
+    .meta({
+      title: 'Interlock project file',
+      description:
+        'interlock.config.yaml / interlock.config.json: MCP servers, per-server options, the capability policy, pins and audit.',
+    });
+}
+
+/** The whole project file, for editors (the JSON Schema) and docs. */
+export const InterlockConfigSchema = projectSchema(
+  ServerEntrySchema,
+  z.union([PolicyDocSchema, PolicyFileRefSchema]),
+  ServerName,
+);
+
+/** The file as validated at the top level; server entries and the policy are checked by their own parsers. */
+export const ProjectFileShapeSchema = projectSchema(z.unknown(), z.unknown(), z.string());
+
+/** What a project file holds, as written. */
+export type InterlockConfigInput = z.input<typeof InterlockConfigSchema>;

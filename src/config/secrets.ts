@@ -1,0 +1,56 @@
+/**
+ * Secrets in server configs (issue 6: "Secrets expanded into env or headers never appear in output or logs"):
+ * which values a printer must mask, and the masking itself.
+ */
+
+/** Shortest value that is masked: shorter ones (`1`, `true`, `warn`) would garble output and are no secrets. */
+export const MIN_SECRET_LENGTH = 6;
+
+const VAR_RE = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}/g;
+const SECRET_NAME = /token|secret|passw|key|auth|cookie|credential|bearer/i;
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Adds to `out` the values that a server map (`{ name: entry }`, as written) puts into `env` and `headers`:
+ * the value of every variable referenced there, and literal values of keys named like secrets.
+ */
+export function collectSecrets(
+  servers: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+  out: Set<string>,
+): void {
+  if (!isObject(servers)) return;
+  for (const entry of Object.values(servers)) {
+    if (!isObject(entry)) continue;
+    for (const field of ['env', 'headers']) {
+      const map = entry[field];
+      if (!isObject(map)) continue;
+      for (const [key, value] of Object.entries(map)) {
+        if (typeof value !== 'string') continue;
+        for (const match of value.matchAll(VAR_RE)) {
+          const found = env[match[1] as string];
+          if (found !== undefined && found.length >= MIN_SECRET_LENGTH) out.add(found);
+        }
+        if (!value.includes('${') && SECRET_NAME.test(key) && value.length >= MIN_SECRET_LENGTH) {
+          out.add(value);
+          const credentials = /^\S+\s+(\S{6,})$/.exec(value)?.[1];
+          if (credentials !== undefined) out.add(credentials);
+        }
+      }
+    }
+  }
+}
+
+/** A function that replaces every occurrence of each secret with `***` (longest secrets first). */
+export function createMasker(secrets: Iterable<string>): (text: string) => string {
+  const list = [...new Set(secrets)].filter((s) => s.length >= MIN_SECRET_LENGTH);
+  list.sort((a, b) => b.length - a.length);
+  if (list.length === 0) return (text) => text;
+  return (text) => {
+    let out = text;
+    for (const secret of list) if (out.includes(secret)) out = out.split(secret).join('***');
+    return out;
+  };
+}
