@@ -44,6 +44,8 @@ export const ErrorCode = {
   OVERLOADED: 'OVERLOADED',
   /** A model API answered with an error status or an unreadable body. */
   MODEL_REQUEST_FAILED: 'MODEL_REQUEST_FAILED',
+  /** The SSRF guard refused an address, host or scheme (the manager's `network` policy). */
+  NETWORK_DENIED: 'NETWORK_DENIED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -59,6 +59,22 @@ const FIELD_DOCS: Readonly<Record<string, string>> = {
   maxMessageBytes: 'The largest message (one line of output) accepted from the server. Default 128 MiB.',
   url: 'The server endpoint: an absolute http: or https: URL.',
   headers: 'Headers sent with every request, e.g. Authorization. Values are never printed.',
+  auth: 'OAuth 2.1 for this server: authorization code (a user signs in) or client credentials (machine to machine). Secrets are never printed.',
+  'auth.type': "Always 'oauth'.",
+  'auth.grant': "'authorization_code' (default) or 'client_credentials'.",
+  'auth.clientId': 'A pre-registered client id; without one the client registers dynamically (RFC 7591).',
+  'auth.clientSecret': 'The client secret of a confidential client. Never printed.',
+  'auth.tokenEndpointAuthMethod':
+    "How the client authenticates at the token endpoint: 'client_secret_basic', 'client_secret_post', 'private_key_jwt' or 'none'.",
+  'auth.privateKey': "PEM (PKCS#8) private key for 'private_key_jwt'. Never printed.",
+  'auth.signingAlgorithm': "JWS algorithm for 'private_key_jwt', e.g. RS256 or ES256.",
+  'auth.clientMetadataUrl': 'HTTPS URL of a client ID metadata document, used as the client id.',
+  'auth.scope': 'Scopes to ask for when the server names none.',
+  'auth.redirectPort': 'Fixed loopback port for the sign-in redirect. Default: any free port.',
+  headersHelper:
+    'A command whose output (a JSON object) gives headers; run again when the server answers 401.',
+  'headersHelper.command': 'The program to run (no shell).',
+  'headersHelper.args': 'Its arguments.',
 };
 
 interface WrapperDef {

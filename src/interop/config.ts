@@ -132,10 +132,49 @@ const HttpUrl = z
 
 const HeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a valid HTTP header name');
 
+/** OAuth 2.1 for this server (issue 9); run by the auth area's `createServerAuth`. Secrets are never logged. */
+export const OAuthConfigSchema = z
+  .object({
+    type: z.literal('oauth'),
+    /** `authorization_code` (a user signs in) or `client_credentials` (machine to machine). */
+    grant: z.enum(['authorization_code', 'client_credentials']).default('authorization_code'),
+    /** A pre-registered client; without one the client registers dynamically. */
+    clientId: z.string().min(1).optional(),
+    clientSecret: z.string().min(1).optional(),
+    tokenEndpointAuthMethod: z
+      .enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'])
+      .optional(),
+    /** PEM (PKCS#8) private key for `private_key_jwt`. */
+    privateKey: z.string().min(1).optional(),
+    signingAlgorithm: z.string().min(1).optional(),
+    /** HTTPS URL of a client ID metadata document. */
+    clientMetadataUrl: z.string().url().optional(),
+    /** Scopes to ask for when the server names none. */
+    scope: z.string().min(1).optional(),
+    /** Fixed loopback port for the redirect receiver. @default any free port */
+    redirectPort: z.number().int().min(0).max(65_535).optional(),
+  })
+  .strict()
+  .describe(
+    'OAuth 2.1 for this server: authorization_code (a user signs in) or client_credentials (machine to machine). Secrets are never printed.',
+  );
+
+/** A command whose stdout is a JSON object of headers, run again when the server answers 401. */
+export const HeadersHelperSchema = z
+  .object({ command: z.string().min(1), args: z.array(z.string()).default([]) })
+  .strict()
+  .describe(
+    'A command (no shell) printing a JSON object of headers; run again when the server answers 401. Output is never printed.',
+  );
+
 const httpFields = {
   url: HttpUrl,
   /** Static headers sent with every request (e.g. `Authorization`). Never logged. */
   headers: z.record(HeaderName, z.string()).default({}),
+  /** OAuth for this server. */
+  auth: OAuthConfigSchema.optional(),
+  /** Dynamic headers from a command, refreshed on 401. */
+  headersHelper: HeadersHelperSchema.optional(),
 };
 
 /** The 2024-11-05 HTTP+SSE transport. */
@@ -168,6 +207,8 @@ export type HttpServerConfig = z.output<typeof HttpServerConfigSchema>;
 export type SseServerConfig = z.output<typeof SseServerConfigSchema>;
 export type AutoServerConfig = z.output<typeof AutoServerConfigSchema>;
 export type ToolFilter = z.output<typeof ToolFilterSchema>;
+export type OAuthConfig = z.output<typeof OAuthConfigSchema>;
+export type HeadersHelperConfig = z.output<typeof HeadersHelperSchema>;
 export type TransportKind = MCPServerConfig['transport'];
 
 /** Formats a zod path like `args[1]` or `headers.Authorization`. */

@@ -205,6 +205,7 @@ export class ServerConnection {
         open = await openClient(this.config, {
           identity: options.identity,
           fetch: options.fetch,
+          serverAuth: options.serverAuth,
           signal: controller.signal,
           timeoutMs,
           onStderr: (line) => this.#pushStderr(line),

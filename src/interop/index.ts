@@ -6,11 +6,15 @@ export {
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_RECONNECT,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  type HeadersHelperConfig,
+  HeadersHelperSchema,
   type HttpServerConfig,
   HttpServerConfigSchema,
   type MCPServerConfig,
   type MCPServerConfigInput,
   MCPServerConfigSchema,
+  type OAuthConfig,
+  OAuthConfigSchema,
   parseServerConfig,
   parseServerConfigs,
   type ReconnectOptions,
@@ -27,6 +31,16 @@ export {
 export { expandEnv, type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from './config-file.js';
 export { type ConnectionState, reconnectDelay, ServerConnection, STDERR_LINES_KEPT } from './connection.js';
 export type { MCPManagerEventName, MCPManagerEvents } from './events.js';
+export {
+  type CreateHttpFetchOptions,
+  createHttpFetch,
+  DEFAULT_CONNECTIONS_PER_ORIGIN,
+  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+  type HttpClient,
+  type HttpOptions,
+  type HttpProxyOption,
+  type HttpTlsOptions,
+} from './http.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
 export {
   type CapabilityView,
@@ -36,5 +50,19 @@ export {
   type MCPClientManagerOptions,
   type ServerHealth,
 } from './manager.js';
+export {
+  type AddressKind,
+  classifyAddress,
+  DEFAULT_NETWORK_POLICY,
+  NetworkGuard,
+  type NetworkPolicy,
+  NetworkPolicyError,
+  type Resolver,
+} from './network.js';
 export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_LINE_BYTES } from './stdio-transport.js';
-export { type ClientIdentity, stdioEnvironment } from './transport.js';
+export {
+  type ClientIdentity,
+  type ServerAuth,
+  type ServerAuthFactory,
+  stdioEnvironment,
+} from './transport.js';

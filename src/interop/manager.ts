@@ -39,10 +39,11 @@ import {
 } from './config.js';
 import { ServerConnection } from './connection.js';
 import { type MCPManagerEvents, TypedEvents } from './events.js';
-import { createHttpFetch, type HttpClient } from './http.js';
+import { createHttpFetch, type HttpClient, type HttpOptions } from './http.js';
 import { type Logger, silentLogger } from './logger.js';
+import type { NetworkPolicy } from './network.js';
 import { mapRequestError } from './request-errors.js';
-import type { ClientIdentity } from './transport.js';
+import type { ClientIdentity, ServerAuthFactory } from './transport.js';
 
 /** Options of {@link MCPClientManager}. */
 export interface MCPClientManagerOptions {
@@ -69,6 +70,19 @@ export interface MCPClientManagerOptions {
   logger?: Logger | undefined;
   /** The fetch used for HTTP transports. @default undici's fetch over one shared keep-alive dispatcher */
   fetch?: FetchLike | undefined;
+  /**
+   * SSRF guard: which hosts HTTP servers, redirects and OAuth endpoints may resolve to. With a custom `fetch` only
+   * the URL string is checked (its sockets are its own). @default DEFAULT_NETWORK_POLICY (loopback and private allowed, link-local/cloud metadata refused);
+   * pass `{}` to refuse loopback, private and CGNAT addresses as well
+   */
+  network?: NetworkPolicy | undefined;
+  /** The shared dispatcher: proxy (`'env'` by default), custom CA, client certificate (mTLS), pooling. */
+  http?: HttpOptions | undefined;
+  /**
+   * Auth per HTTP server: OAuth (a config's `auth`) and dynamic headers, e.g. `createServerAuth()` from
+   * `interlock/auth`. @default none (static `headers` only)
+   */
+  serverAuth?: ServerAuthFactory | undefined;
   /**
    * Where tool definitions are pinned (rug-pull defense). Load one with `PinStore.load(path)` and save it after
    * approvals so they survive restarts. @default a new in-memory store
@@ -142,6 +156,7 @@ export class MCPClientManager implements ToolInvoker {
   readonly #agent: string | undefined;
   readonly #pins: PinStore;
   readonly #tracer: Tracer;
+  readonly #serverAuth: ServerAuthFactory | undefined;
   readonly #callPath: CallPathDeps;
   #callIds = 0;
   #closed = false;
@@ -173,7 +188,8 @@ export class MCPClientManager implements ToolInvoker {
     });
     this.#logger = options.logger ?? silentLogger;
     this.#identity = options.clientInfo ?? { name: 'interlock', version: CLIENT_VERSION };
-    this.#http = createHttpFetch(options.fetch);
+    this.#http = createHttpFetch({ fetch: options.fetch, network: options.network, http: options.http });
+    this.#serverAuth = options.serverAuth;
     this.#maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
     this.#agent = options.agent;
     this.#pins = options.pins ?? new PinStore();
@@ -308,7 +324,12 @@ export class MCPClientManager implements ToolInvoker {
     this.#events.emit('connecting', { server: config.name, transport: config.transport });
     const promise = connection
       .connect(
-        { identity: this.#identity, fetch: this.#http.fetch, tracer: this.#tracer },
+        {
+          identity: this.#identity,
+          fetch: this.#http.fetch,
+          tracer: this.#tracer,
+          serverAuth: this.#serverAuth,
+        },
         this.#closeController.signal,
       )
       .then(() => {

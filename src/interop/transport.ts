@@ -3,6 +3,9 @@
  * to the 2024-11-05 HTTP+SSE transport when the server answers the initialize POST with a 4xx, as the MCP spec
  * (2025-03-26, "Backwards compatibility") describes.
  */
+
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -11,7 +14,8 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { MCPServerConfig, StdioServerConfig } from './config.js';
+import { ConfigError } from '../errors.js';
+import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from './config.js';
 import { ProcessStdioTransport } from './stdio-transport.js';
 
 /** Name and version this client reports in `initialize`. */
@@ -23,10 +27,35 @@ export interface ClientIdentity {
 /** Where stderr lines of a stdio server go. */
 export type StderrListener = (line: string) => void;
 
+/**
+ * How one HTTP server authenticates (issue 9). Built by the auth area (`createServerAuth`); interop only sees this
+ * small interface.
+ */
+export interface ServerAuth {
+  /** Runs before the transport is built (e.g. starts a redirect receiver). */
+  prepare?: (() => Promise<void>) | undefined;
+  /** Releases what `prepare` started; called once the connect attempt settled. */
+  close?: (() => Promise<void>) | undefined;
+  /** The SDK's OAuth provider: discovery, registration, PKCE, refresh and step-up run through it. */
+  authProvider?: OAuthClientProvider | undefined;
+  /** Wraps the fetch used for this server (dynamic headers, no token passthrough, step-up hints). */
+  wrapFetch?: ((fetch: FetchLike) => FetchLike) | undefined;
+  /**
+   * After the SDK answered `REDIRECT` (the user must sign in), waits for the authorization code that the redirect
+   * receiver got; the connect is then finished with it and retried once. Undefined: no interactive sign-in.
+   */
+  waitForAuthorizationCode?: ((signal: AbortSignal) => Promise<string>) | undefined;
+}
+
+/** Gives the auth for a server config, or undefined for none. */
+export type ServerAuthFactory = (config: HttpServerConfig | MCPServerConfig) => ServerAuth | undefined;
+
 /** What a connection attempt needs besides the config. */
 export interface OpenClientOptions {
   identity: ClientIdentity;
   fetch: FetchLike;
+  /** Auth per server (OAuth provider, dynamic headers). @default none */
+  serverAuth?: ServerAuthFactory | undefined;
   signal: AbortSignal;
   /** Timeout for the initialize request. */
   timeoutMs: number;
@@ -64,6 +93,7 @@ function createTransport(
   config: MCPServerConfig,
   kind: 'stdio' | 'sse' | 'http',
   options: OpenClientOptions,
+  auth?: ServerAuth,
 ): Transport {
   if (config.transport === 'stdio') {
     return new ProcessStdioTransport({
@@ -77,8 +107,10 @@ function createTransport(
   }
   const url = new URL(config.url);
   const requestInit: RequestInit = { headers: { ...config.headers } };
-  if (kind === 'sse') return new SSEClientTransport(url, { requestInit, fetch: options.fetch });
-  return new StreamableHTTPClientTransport(url, { requestInit, fetch: options.fetch });
+  const fetch = auth?.wrapFetch?.(options.fetch) ?? options.fetch;
+  const authProvider = auth?.authProvider;
+  if (kind === 'sse') return new SSEClientTransport(url, { requestInit, fetch, authProvider });
+  return new StreamableHTTPClientTransport(url, { requestInit, fetch, authProvider });
 }
 
 async function openOnce(
@@ -86,8 +118,45 @@ async function openOnce(
   kind: 'stdio' | 'sse' | 'http',
   options: OpenClientOptions,
 ): Promise<OpenClient> {
+  const serverAuth = options.serverAuth;
+  const auth = config.transport === 'stdio' ? undefined : serverAuth?.(config);
+  if (config.transport !== 'stdio' && serverAuth === undefined) {
+    const needs =
+      config.auth !== undefined ? 'auth' : config.headersHelper !== undefined ? 'headersHelper' : undefined;
+    if (needs !== undefined) {
+      throw new ConfigError(
+        `Server '${config.name}' sets '${needs}' but the manager has no serverAuth: pass serverAuth: createServerAuth() from interlock/auth.`,
+        { issues: [{ path: needs, message: 'needs the serverAuth option' }], server: config.name },
+      );
+    }
+  }
+  try {
+    await auth?.prepare?.();
+    return await openWith(config, kind, options, auth);
+  } catch (err) {
+    // The SDK's interactive flow: the user signs in, the redirect receiver gets a code, the connect is retried.
+    const wait = auth?.waitForAuthorizationCode;
+    if (!(err instanceof UnauthorizedError) || wait === undefined || auth?.authProvider === undefined)
+      throw err;
+    const code = await wait(options.signal);
+    const url = new URL((config as HttpServerConfig).url);
+    const fetch = auth.wrapFetch?.(options.fetch) ?? options.fetch;
+    const finisher = new StreamableHTTPClientTransport(url, { fetch, authProvider: auth.authProvider });
+    await finisher.finishAuth(code);
+    return openWith(config, kind, options, auth);
+  } finally {
+    await auth?.close?.();
+  }
+}
+
+async function openWith(
+  config: MCPServerConfig,
+  kind: 'stdio' | 'sse' | 'http',
+  options: OpenClientOptions,
+  auth: ServerAuth | undefined,
+): Promise<OpenClient> {
   const client = new Client(options.identity, { capabilities: {} });
-  const transport = createTransport(config, kind, options);
+  const transport = createTransport(config, kind, options, auth);
   try {
     await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs });
   } catch (err) {

@@ -1,0 +1,118 @@
+/**
+ * Interactive sign-in for the CLI (issue 9): a redirect receiver on a loopback port (RFC 8252 7.3) and a browser
+ * opener. The receiver listens on 127.0.0.1 only, accepts one redirect carrying the expected `state`, and closes.
+ */
+import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Options of {@link LoopbackReceiver.start}. */
+export interface LoopbackReceiverOptions {
+  /** Port to listen on; fix it when the authorization server matches redirect URIs exactly. @default 0 (any) */
+  port?: number | undefined;
+  /** Path of the redirect URI. @default '/callback' */
+  path?: string | undefined;
+}
+
+/** Receives one OAuth redirect on `http://127.0.0.1:<port>/callback`. `close()` is safe to call twice. */
+export class LoopbackReceiver implements AsyncDisposable {
+  readonly redirectUrl: string;
+  readonly #server: Server;
+  readonly #code: Promise<{ code: string; state: string | undefined }>;
+  #closed = false;
+
+  private constructor(
+    server: Server,
+    redirectUrl: string,
+    code: Promise<{ code: string; state: string | undefined }>,
+  ) {
+    this.#server = server;
+    this.redirectUrl = redirectUrl;
+    this.#code = code;
+    code.catch(() => {});
+  }
+
+  /** Starts listening on 127.0.0.1. */
+  static async start(options: LoopbackReceiverOptions = {}): Promise<LoopbackReceiver> {
+    const path = options.path ?? '/callback';
+    let settle!: {
+      resolve: (v: { code: string; state: string | undefined }) => void;
+      reject: (e: Error) => void;
+    };
+    const code = new Promise<{ code: string; state: string | undefined }>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      if (req.method !== 'GET' || url.pathname !== path) {
+        res.writeHead(404).end();
+        return;
+      }
+      const error = url.searchParams.get('error');
+      const value = url.searchParams.get('code');
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      if (error !== null || value === null) {
+        res.end('<p>Sign-in failed. You can close this window.</p>');
+        // Only the error code is kept: descriptions are server text, and codes never hold secrets.
+        settle.reject(new Error(`Sign-in failed: ${error ?? 'no authorization code in the redirect'}.`));
+        return;
+      }
+      res.end('<p>Signed in. You can close this window.</p>');
+      settle.resolve({ code: value, state: url.searchParams.get('state') ?? undefined });
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+    return new LoopbackReceiver(server, `http://127.0.0.1:${port}${path}`, code);
+  }
+
+  /** Waits for the redirect; checks `state` when given. Rejects when `signal` aborts. */
+  async waitForCode(
+    options: { state?: string | undefined; signal?: AbortSignal | undefined } = {},
+  ): Promise<string> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    const aborted = new Promise<never>((_, reject) => {
+      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+    });
+    const got = await Promise.race([this.#code, aborted]);
+    if (options.state !== undefined && got.state !== options.state) {
+      throw new Error('Sign-in failed: the redirect carried the wrong state (possible CSRF); start again.');
+    }
+    return got.code;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+/** Opens `url` in the default browser (no shell is involved). Errors are ignored: the URL is also printed. */
+export function openBrowser(
+  url: URL,
+  write: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
+): void {
+  write(`Open this URL to sign in: ${url.href}`);
+  const [cmd, args] =
+    process.platform === 'darwin'
+      ? ['open', [url.href]]
+      : process.platform === 'win32'
+        ? ['rundll32', ['url.dll,FileProtocolHandler', url.href]]
+        : ['xdg-open', [url.href]];
+  try {
+    const child = spawn(cmd, args as string[], { stdio: 'ignore', detached: true });
+    child.on('error', () => {});
+    child.unref();
+  } catch {
+    // The printed URL is the fallback.
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * Builds the per-server auth that interop's transports use (issue 9): the OAuth provider from a config's `auth`,
+ * dynamic headers from `headersHelper` (or a function) refreshed on 401, step-up hints from `insufficient_scope`
+ * answers, and the no-token-passthrough rule: a bearer token goes only to the origin of the server it was issued
+ * for.
+ */
+import { execFile } from 'node:child_process';
+import { extractWWWAuthenticateParams, auth as sdkAuth } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { HeadersHelperConfig, MCPServerConfig } from '../interop/config.js';
+import type { ServerAuth, ServerAuthFactory } from '../interop/transport.js';
+import { LoopbackReceiver, openBrowser } from './loopback.js';
+import { OAuthProvider, type OAuthProviderOptions, tokenStoreKey } from './provider.js';
+import { MemoryTokenStore, type TokenStore } from './token-store.js';
+
+/** Gives fresh headers for a server; called once, then again after each 401. */
+export type HeadersSource = (context: { server: string; url: string }) => Promise<Record<string, string>>;
+
+/** Options of {@link createServerAuth}. */
+export interface ServerAuthOptions {
+  /** Where OAuth state is kept. @default a new {@link MemoryTokenStore} shared by all servers */
+  store?: TokenStore | undefined;
+  /** Opens the sign-in URL for `authorization_code`. @default {@link openBrowser} */
+  openUrl?: ((url: URL) => void | Promise<void>) | undefined;
+  /** Dynamic headers per server name; a config's `headersHelper` command is used when absent. */
+  headers?: Readonly<Record<string, HeadersSource>> | undefined;
+  /** Extra provider options per server (e.g. a private key read from a vault). Secrets are never logged. */
+  provider?: ((config: MCPServerConfig) => Partial<OAuthProviderOptions> | undefined) | undefined;
+  /** Longest time a headers helper command may run. @default 10 000 ms */
+  helperTimeoutMs?: number | undefined;
+}
+
+/** Runs a headers helper command (no shell); its stdout must be a JSON object of string values. */
+export function commandHeaders(helper: HeadersHelperConfig, timeoutMs = 10_000): HeadersSource {
+  return () =>
+    new Promise((resolve, reject) => {
+      execFile(helper.command, helper.args, { timeout: timeoutMs, maxBuffer: 1 << 20 }, (err, stdout) => {
+        // Neither stdout nor stderr goes into the message: they hold the secrets.
+        if (err)
+          return reject(new Error(`headersHelper '${helper.command}' failed (${err.code ?? 'error'}).`));
+        try {
+          const parsed: unknown = JSON.parse(stdout);
+          if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error();
+          const out: Record<string, string> = {};
+          for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') out[k] = v;
+          resolve(out);
+        } catch {
+          reject(new Error(`headersHelper '${helper.command}' did not print a JSON object of headers.`));
+        }
+      });
+    });
+}
+
+function replayable(body: unknown): boolean {
+  return body === undefined || body === null || typeof body === 'string' || body instanceof URLSearchParams;
+}
+
+/**
+ * Wraps `fetch` for one server: adds dynamic headers (fetched again and the request retried once on 401), drops a
+ * bearer `Authorization` header from any request to another origin, and reports `insufficient_scope` to `onScope`.
+ */
+export function wrapServerFetch(
+  base: FetchLike,
+  options: {
+    serverUrl: string;
+    server: string;
+    headers?: HeadersSource | undefined;
+    /**
+     * Told about `insufficient_scope`; returns a new access token when it got one (interactive step-up), and the
+     * request is then sent again with it.
+     */
+    onInsufficientScope?:
+      | ((scope: string, resourceMetadataUrl: URL | undefined) => Promise<string | undefined>)
+      | undefined;
+  },
+): FetchLike {
+  const origin = new URL(options.serverUrl).origin;
+  let cached: Promise<Record<string, string>> | undefined;
+  const dynamic = (source: HeadersSource): Promise<Record<string, string>> => {
+    if (cached === undefined) {
+      const next = source({ server: options.server, url: options.serverUrl });
+      cached = next;
+      // A failed helper is asked again next time.
+      next.catch(() => {
+        if (cached === next) cached = undefined;
+      });
+    }
+    return cached;
+  };
+  const send = async (url: string | URL, init: RequestInit | undefined): Promise<Response> => {
+    const headers = new Headers(init?.headers);
+    const sameOrigin = new URL(String(url)).origin === origin;
+    if (sameOrigin && options.headers !== undefined) {
+      for (const [k, v] of Object.entries(await dynamic(options.headers))) headers.set(k, v);
+    }
+    // No token passthrough (issue 9): a bearer token is for this server's origin only.
+    if (!sameOrigin && /^bearer\s/i.test(headers.get('authorization') ?? '')) headers.delete('authorization');
+    return base(url, { ...init, headers });
+  };
+  return async (url, init) => {
+    let response = await send(url, init);
+    const sameOrigin = new URL(String(url)).origin === origin;
+    if (response.status === 401 && sameOrigin && options.headers !== undefined && replayable(init?.body)) {
+      await response.body?.cancel().catch(() => {});
+      cached = undefined;
+      response = await send(url, init);
+    }
+    if (response.status === 403 && sameOrigin && options.onInsufficientScope !== undefined) {
+      const { error, scope, resourceMetadataUrl } = extractWWWAuthenticateParams(response);
+      if (error === 'insufficient_scope' && scope !== undefined) {
+        const token = await options.onInsufficientScope(scope, resourceMetadataUrl);
+        if (token !== undefined && replayable(init?.body)) {
+          await response.body?.cancel().catch(() => {});
+          const headers = new Headers(init?.headers);
+          headers.set('authorization', `Bearer ${token}`);
+          response = await send(url, { ...init, headers });
+        }
+      }
+    }
+    return response;
+  };
+}
+
+/**
+ * Interactive step-up (MCP authorization, "Step-up authorization flow"): the user signs in again with the larger
+ * scope while the call waits; the redirect receiver runs again on the registered redirect port for it.
+ */
+async function stepUp(
+  provider: OAuthProvider,
+  options: { serverUrl: string; scope: string; resourceMetadataUrl: URL | undefined; fetch: FetchLike },
+): Promise<string | undefined> {
+  const redirect = provider.redirectUrl;
+  if (redirect === undefined) return undefined;
+  const receiver = await LoopbackReceiver.start({ port: Number(new URL(redirect).port) });
+  try {
+    const common = { serverUrl: options.serverUrl, fetchFn: options.fetch };
+    const result = await sdkAuth(provider, {
+      ...common,
+      scope: options.scope,
+      resourceMetadataUrl: options.resourceMetadataUrl,
+    });
+    if (result === 'REDIRECT') {
+      const code = await receiver.waitForCode({ state: provider.state() });
+      await sdkAuth(provider, { ...common, authorizationCode: code });
+    }
+  } finally {
+    await receiver.close();
+  }
+  return (await provider.tokens())?.access_token;
+}
+
+/**
+ * Starts the redirect receiver on the fixed port, else on the port of the stored registration's redirect URI (so
+ * the registration and refreshes stay valid across runs), else on any free port.
+ */
+async function startReceiver(
+  store: TokenStore,
+  serverUrl: string,
+  fixed: number | undefined,
+): Promise<LoopbackReceiver> {
+  if (fixed !== undefined) return LoopbackReceiver.start({ port: fixed });
+  const info = (await store.load(tokenStoreKey(serverUrl)))?.clientInformation as
+    | { redirect_uris?: unknown }
+    | undefined;
+  const previous = Array.isArray(info?.redirect_uris)
+    ? info.redirect_uris.find((u) => typeof u === 'string')
+    : undefined;
+  const port = typeof previous === 'string' && URL.canParse(previous) ? Number(new URL(previous).port) : 0;
+  if (port > 0) {
+    try {
+      return await LoopbackReceiver.start({ port });
+    } catch {
+      // Taken: a new port, and the registration is made again.
+    }
+  }
+  return LoopbackReceiver.start({ port: 0 });
+}
+
+/**
+ * The factory interop's transports call per server. Servers without `auth`, `headersHelper` or an entry in
+ * `headers` get no wrapper at all.
+ */
+export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFactory {
+  const store = options.store ?? new MemoryTokenStore();
+  return (config): ServerAuth | undefined => {
+    if (config.transport === 'stdio') return undefined;
+    const source =
+      options.headers?.[config.name] ??
+      (config.headersHelper === undefined
+        ? undefined
+        : commandHeaders(config.headersHelper, options.helperTimeoutMs));
+    const oauth = config.auth;
+    if (oauth === undefined && source === undefined) return undefined;
+    let provider: OAuthProvider | undefined;
+    let receiver: LoopbackReceiver | undefined;
+    let ready: Promise<void> = Promise.resolve();
+    if (oauth !== undefined) {
+      const interactive = oauth.grant === 'authorization_code';
+      const base: OAuthProviderOptions = {
+        serverUrl: config.url,
+        store,
+        grant: oauth.grant,
+        clientId: oauth.clientId,
+        clientSecret: oauth.clientSecret,
+        tokenEndpointAuthMethod: oauth.tokenEndpointAuthMethod,
+        privateKey: oauth.privateKey,
+        signingAlgorithm: oauth.signingAlgorithm,
+        clientMetadataUrl: oauth.clientMetadataUrl,
+        scope: oauth.scope,
+        ...options.provider?.(config),
+      };
+      if (interactive) {
+        // The redirect URI must be known before discovery; the receiver listens only for the sign-in.
+        ready = startReceiver(store, config.url, oauth.redirectPort).then((r) => {
+          receiver = r;
+          provider = new OAuthProvider({
+            ...base,
+            redirectUrl: r.redirectUrl,
+            onAuthorizationUrl: options.openUrl ?? ((url) => openBrowser(url)),
+          });
+        });
+      } else provider = new OAuthProvider(base);
+    }
+    const auth: ServerAuth = {
+      prepare: () => ready,
+      get authProvider() {
+        return provider;
+      },
+      wrapFetch: (fetch) =>
+        wrapServerFetch(fetch, {
+          serverUrl: config.url,
+          server: config.name,
+          headers: source,
+          onInsufficientScope: async (scope, resourceMetadataUrl) => {
+            if (provider === undefined) return undefined;
+            const required = await provider.requireScope(scope);
+            // Client credentials: the SDK's own retry asks for the larger scope (see prepareTokenRequest).
+            if (oauth?.grant !== 'authorization_code') return undefined;
+            return stepUp(provider, { serverUrl: config.url, scope: required, resourceMetadataUrl, fetch });
+          },
+        }),
+      close: async () => {
+        await receiver?.close();
+      },
+    };
+    if (oauth?.grant === 'authorization_code') {
+      auth.waitForAuthorizationCode = async (signal) => {
+        if (receiver === undefined || provider === undefined)
+          throw new Error('Sign-in receiver is not running.');
+        return receiver.waitForCode({ state: provider.state(), signal });
+      };
+    }
+    return auth;
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * Pluggable storage for OAuth state (issue 9): tokens, client registration, PKCE verifier and discovery results,
+ * one entry per MCP server URL. Memory by default; {@link FileTokenStore} keeps them in a 0600 file for the CLI.
+ */
+import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+
+/** What is kept for one server. Secrets: never log an entry. */
+export interface StoredOAuthState {
+  tokens?: OAuthTokens | undefined;
+  clientInformation?: OAuthClientInformationMixed | undefined;
+  codeVerifier?: string | undefined;
+  discoveryState?: OAuthDiscoveryState | undefined;
+  /** Scopes a server asked for with `insufficient_scope` (step-up), kept until a token carries them. */
+  requiredScope?: string | undefined;
+}
+
+/** Storage of OAuth state keyed by server (the canonical server URL). */
+export interface TokenStore {
+  load(key: string): Promise<StoredOAuthState | undefined>;
+  save(key: string, state: StoredOAuthState): Promise<void>;
+  delete(key: string): Promise<void>;
+}
+
+/** Keeps state in memory for the life of the process. The default. */
+export class MemoryTokenStore implements TokenStore {
+  readonly #entries = new Map<string, StoredOAuthState>();
+
+  async load(key: string): Promise<StoredOAuthState | undefined> {
+    const entry = this.#entries.get(key);
+    return entry === undefined ? undefined : structuredClone(entry);
+  }
+
+  async save(key: string, state: StoredOAuthState): Promise<void> {
+    this.#entries.set(key, structuredClone(state));
+  }
+
+  async delete(key: string): Promise<void> {
+    this.#entries.delete(key);
+  }
+}
+
+/**
+ * Keeps state in one JSON file readable only by its owner (mode 0600, directory 0700 when created). Writes go to a
+ * temporary file first and are renamed into place, so a crash never leaves half a file.
+ */
+export class FileTokenStore implements TokenStore {
+  readonly path: string;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  async load(key: string): Promise<StoredOAuthState | undefined> {
+    await this.#queue;
+    return (await this.#read())[key];
+  }
+
+  save(key: string, state: StoredOAuthState): Promise<void> {
+    return this.#update((all) => {
+      all[key] = state;
+    });
+  }
+
+  delete(key: string): Promise<void> {
+    return this.#update((all) => {
+      delete all[key];
+    });
+  }
+
+  #update(change: (all: Record<string, StoredOAuthState>) => void): Promise<void> {
+    const next = this.#queue.then(async () => {
+      const all = await this.#read();
+      change(all);
+      await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+      const tmp = `${this.path}.${process.pid}.tmp`;
+      await writeFile(tmp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
+      await chmod(tmp, 0o600);
+      await rename(tmp, this.path).catch(async (err: unknown) => {
+        await rm(tmp, { force: true });
+        throw err;
+      });
+    });
+    this.#queue = next.catch(() => {});
+    return next;
+  }
+
+  async #read(): Promise<Record<string, StoredOAuthState>> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+        return Object.create(null) as Record<string, StoredOAuthState>;
+      throw err;
+    }
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      // The message names the file only: its content holds secrets.
+      throw new Error(`Token store ${this.path} is not a JSON object; delete it to sign in again.`);
+    }
+    return Object.assign(Object.create(null), parsed) as Record<string, StoredOAuthState>;
+  }
+}

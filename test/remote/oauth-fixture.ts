@@ -1,0 +1,393 @@
+// A local OAuth 2.1 authorization server and an MCP server protected by it, both on 127.0.0.1 port 0, written by
+// hand so every step (discovery, registration, PKCE, resource, refresh, scopes, client auth) is visible and counted.
+import { createHash, type KeyObject, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { decodeJwt, jwtVerify } from 'jose';
+
+export interface IssuedToken {
+  token: string;
+  clientId: string;
+  scope: string;
+  resource: string | undefined;
+  expiresAt: number;
+}
+
+export interface RegisteredClient {
+  client_id: string;
+  client_secret?: string;
+  token_endpoint_auth_method: string;
+  redirect_uris: string[];
+  publicKey?: KeyObject;
+}
+
+export interface OAuthFixtureOptions {
+  /** Lifetime of access tokens in seconds. @default 3600 */
+  tokenLifetime?: number;
+  /** Scope the MCP server demands for every request. @default 'mcp:read' */
+  baseScope?: string;
+  /** Scope the `admin` tool demands (step-up). @default 'mcp:admin' */
+  adminScope?: string;
+  /** Advertise client ID metadata documents (an HTTPS URL as client_id; this fixture trusts it unfetched). */
+  clientIdMetadata?: boolean;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  let body = '';
+  for await (const chunk of req) body += String(chunk);
+  return body;
+}
+
+function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+}
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** The authorization server plus one or more protected MCP servers. */
+export class OAuthFixture implements AsyncDisposable {
+  asUrl = '';
+  readonly clients = new Map<string, RegisteredClient>();
+  readonly tokens = new Map<string, IssuedToken>();
+  readonly refreshTokens = new Map<string, IssuedToken>();
+  readonly codes = new Map<
+    string,
+    { clientId: string; challenge: string; redirectUri: string; scope: string; resource: string | undefined }
+  >();
+  /** Every request the authorization server saw: `METHOD path` plus parsed form for token requests. */
+  readonly log: { path: string; form?: Record<string, string>; authorization?: string }[] = [];
+  /** Authorization headers the MCP servers received. */
+  readonly seenByResource: string[] = [];
+  readonly #servers: Server[] = [];
+  readonly #options: Required<OAuthFixtureOptions>;
+
+  constructor(options: OAuthFixtureOptions = {}) {
+    this.#options = {
+      tokenLifetime: 3600,
+      baseScope: 'mcp:read',
+      adminScope: 'mcp:admin',
+      clientIdMetadata: false,
+      ...options,
+    };
+  }
+
+  static async start(options: OAuthFixtureOptions = {}): Promise<OAuthFixture> {
+    const f = new OAuthFixture(options);
+    const as = createServer((req, res) => {
+      f.#handleAs(req, res).catch((err: unknown) =>
+        json(res, 500, { error: 'server_error', error_description: String(err) }),
+      );
+    });
+    f.#servers.push(as);
+    f.asUrl = await listen(as);
+    return f;
+  }
+
+  /** Pre-registers a client (for client credentials). */
+  register(client: RegisteredClient): void {
+    this.clients.set(client.client_id, client);
+  }
+
+  /** Starts a protected MCP server; returns its `/mcp` URL. */
+  async startResource(): Promise<string> {
+    let base = '';
+    const server = createServer((req, res) => {
+      this.#handleResource(base, req, res).catch(() => {
+        if (!res.headersSent) json(res, 500, {});
+      });
+    });
+    this.#servers.push(server);
+    base = await listen(server);
+    return `${base}/mcp`;
+  }
+
+  async #handleAs(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.asUrl);
+    const entry: (typeof this.log)[number] = { path: `${req.method} ${url.pathname}` };
+    this.log.push(entry);
+    if (url.pathname === '/.well-known/oauth-authorization-server') {
+      return json(res, 200, {
+        issuer: this.asUrl,
+        authorization_endpoint: `${this.asUrl}/authorize`,
+        token_endpoint: `${this.asUrl}/token`,
+        registration_endpoint: `${this.asUrl}/register`,
+        response_types_supported: ['code'],
+        grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+        code_challenge_methods_supported: ['S256'],
+        token_endpoint_auth_methods_supported: [
+          'client_secret_basic',
+          'client_secret_post',
+          'private_key_jwt',
+          'none',
+        ],
+        scopes_supported: [this.#options.baseScope, this.#options.adminScope],
+        ...(this.#options.clientIdMetadata ? { client_id_metadata_document_supported: true } : {}),
+      });
+    }
+    if (url.pathname === '/register' && req.method === 'POST') {
+      const meta = JSON.parse(await readBody(req)) as {
+        redirect_uris?: string[];
+        token_endpoint_auth_method?: string;
+      };
+      const client: RegisteredClient = {
+        client_id: `dyn-${randomBytes(6).toString('hex')}`,
+        token_endpoint_auth_method: meta.token_endpoint_auth_method ?? 'none',
+        redirect_uris: meta.redirect_uris ?? [],
+      };
+      this.clients.set(client.client_id, client);
+      return json(res, 201, { ...meta, ...client });
+    }
+    if (url.pathname === '/authorize') {
+      // Auto-approves, as a user clicking "Allow" would.
+      const p = Object.fromEntries(url.searchParams);
+      if (
+        this.#options.clientIdMetadata &&
+        p.client_id?.startsWith('https://') &&
+        !this.clients.has(p.client_id)
+      ) {
+        // A real server fetches the document and checks redirect_uris; the fixture trusts it.
+        this.clients.set(p.client_id, {
+          client_id: p.client_id,
+          token_endpoint_auth_method: 'none',
+          redirect_uris: [p.redirect_uri ?? ''],
+        });
+      }
+      const client = this.clients.get(p.client_id ?? '');
+      if (!client?.redirect_uris.includes(p.redirect_uri ?? ''))
+        return json(res, 400, { error: 'invalid_request' });
+      if (p.code_challenge_method !== 'S256' || !p.code_challenge)
+        return json(res, 400, { error: 'invalid_request' });
+      entry.form = p;
+      const code = randomBytes(12).toString('hex');
+      this.codes.set(code, {
+        clientId: client.client_id,
+        challenge: p.code_challenge,
+        redirectUri: p.redirect_uri ?? '',
+        scope: p.scope ?? '',
+        resource: p.resource,
+      });
+      const back = new URL(p.redirect_uri ?? '');
+      back.searchParams.set('code', code);
+      if (p.state) back.searchParams.set('state', p.state);
+      res.writeHead(302, { location: back.href }).end();
+      return;
+    }
+    if (url.pathname === '/token' && req.method === 'POST') {
+      const form = Object.fromEntries(new URLSearchParams(await readBody(req)));
+      entry.form = form;
+      entry.authorization = req.headers.authorization;
+      const client = await this.#authenticate(req, form);
+      if (client === undefined) return json(res, 401, { error: 'invalid_client' });
+      if (form.grant_type === 'authorization_code') {
+        const code = this.codes.get(form.code ?? '');
+        this.codes.delete(form.code ?? '');
+        const verifier = form.code_verifier ?? '';
+        const challenge = createHash('sha256').update(verifier).digest('base64url');
+        if (
+          !code ||
+          code.clientId !== client.client_id ||
+          code.challenge !== challenge ||
+          code.redirectUri !== form.redirect_uri
+        )
+          return json(res, 400, { error: 'invalid_grant' });
+        return json(
+          res,
+          200,
+          this.#issue(client.client_id, code.scope, form.resource ?? code.resource, true),
+        );
+      }
+      if (form.grant_type === 'refresh_token') {
+        const old = this.refreshTokens.get(form.refresh_token ?? '');
+        if (!old || old.clientId !== client.client_id) return json(res, 400, { error: 'invalid_grant' });
+        this.refreshTokens.delete(form.refresh_token ?? '');
+        return json(res, 200, this.#issue(client.client_id, old.scope, form.resource ?? old.resource, true));
+      }
+      if (form.grant_type === 'client_credentials') {
+        return json(
+          res,
+          200,
+          this.#issue(client.client_id, form.scope ?? this.#options.baseScope, form.resource, false),
+        );
+      }
+      return json(res, 400, { error: 'unsupported_grant_type' });
+    }
+    json(res, 404, { error: 'not_found' });
+  }
+
+  async #authenticate(
+    req: IncomingMessage,
+    form: Record<string, string>,
+  ): Promise<RegisteredClient | undefined> {
+    const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (basic !== undefined) {
+      const [id, secret] = Buffer.from(basic, 'base64').toString().split(':').map(decodeURIComponent);
+      const client = this.clients.get(id ?? '');
+      return client?.token_endpoint_auth_method === 'client_secret_basic' && client.client_secret === secret
+        ? client
+        : undefined;
+    }
+    if (form.client_assertion !== undefined) {
+      // RFC 7523 2.2: client_id is optional; the assertion's issuer names the client.
+      const client = this.clients.get(form.client_id ?? String(decodeJwt(form.client_assertion).iss));
+      if (
+        client?.publicKey === undefined ||
+        form.client_assertion_type !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'
+      )
+        return undefined;
+      try {
+        const { payload } = await jwtVerify(form.client_assertion, client.publicKey, {
+          audience: this.asUrl,
+          issuer: client.client_id,
+        });
+        return payload.sub === client.client_id ? client : undefined;
+      } catch {
+        return undefined;
+      }
+    }
+    const client = this.clients.get(form.client_id ?? '');
+    if (client === undefined) return undefined;
+    if (client.token_endpoint_auth_method === 'none') return client;
+    if (
+      client.token_endpoint_auth_method === 'client_secret_post' &&
+      form.client_secret === client.client_secret
+    )
+      return client;
+    return undefined;
+  }
+
+  #issue(
+    clientId: string,
+    scope: string,
+    resource: string | undefined,
+    refresh: boolean,
+  ): Record<string, unknown> {
+    const token: IssuedToken = {
+      token: `at-${randomBytes(16).toString('hex')}`,
+      clientId,
+      scope,
+      resource,
+      expiresAt: Date.now() + this.#options.tokenLifetime * 1000,
+    };
+    this.tokens.set(token.token, token);
+    const out: Record<string, unknown> = {
+      access_token: token.token,
+      token_type: 'Bearer',
+      expires_in: this.#options.tokenLifetime,
+      scope,
+    };
+    if (refresh) {
+      const rt = `rt-${randomBytes(16).toString('hex')}`;
+      this.refreshTokens.set(rt, token);
+      out.refresh_token = rt;
+    }
+    return out;
+  }
+
+  /** Expires every access token now (to exercise refresh). */
+  expireAll(): void {
+    for (const t of this.tokens.values()) t.expiresAt = 0;
+  }
+
+  async #handleResource(base: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', base);
+    const resource = `${base}/mcp`;
+    const prm = `${base}/.well-known/oauth-protected-resource/mcp`;
+    if (url.pathname === '/.well-known/oauth-protected-resource/mcp') {
+      return json(res, 200, {
+        resource,
+        authorization_servers: [this.asUrl],
+        scopes_supported: [this.#options.baseScope],
+        bearer_methods_supported: ['header'],
+      });
+    }
+    if (url.pathname !== '/mcp') return json(res, 404, {});
+    const auth = req.headers.authorization ?? '';
+    this.seenByResource.push(auth);
+    const token = this.tokens.get(/^Bearer (.+)$/.exec(auth)?.[1] ?? '');
+    const challenge = (extra: string) => `Bearer resource_metadata="${prm}"${extra}`;
+    // MCP authorization: the token must be for this resource (RFC 8707 audience) and unexpired.
+    if (!token || token.resource !== resource || token.expiresAt <= Date.now()) {
+      return json(
+        res,
+        401,
+        { error: 'invalid_token' },
+        {
+          'www-authenticate': challenge(`, scope="${this.#options.baseScope}", error="invalid_token"`),
+        },
+      );
+    }
+    const granted = new Set(token.scope.split(' '));
+    if (!granted.has(this.#options.baseScope)) {
+      return json(
+        res,
+        403,
+        { error: 'insufficient_scope' },
+        {
+          'www-authenticate': challenge(`, scope="${this.#options.baseScope}", error="insufficient_scope"`),
+        },
+      );
+    }
+    if (req.method !== 'POST') return json(res, 405, {});
+    const body: unknown = JSON.parse(await readBody(req));
+    const wantsAdmin =
+      typeof body === 'object' &&
+      body !== null &&
+      (body as { method?: string }).method === 'tools/call' &&
+      (body as { params?: { name?: string } }).params?.name === 'admin';
+    if (wantsAdmin && !granted.has(this.#options.adminScope)) {
+      return json(
+        res,
+        403,
+        { error: 'insufficient_scope' },
+        {
+          'www-authenticate': challenge(
+            `, scope="${this.#options.baseScope} ${this.#options.adminScope}", error="insufficient_scope"`,
+          ),
+        },
+      );
+    }
+    const mcp = new McpServer({ name: 'oauth-fixture', version: '1.0.0' });
+    mcp.registerTool('whoami', { description: 'Who the token belongs to' }, async () => ({
+      content: [{ type: 'text', text: `client=${token.clientId} scope=${token.scope}` }],
+    }));
+    mcp.registerTool('admin', { description: 'Needs mcp:admin' }, async () => ({
+      content: [{ type: 'text', text: 'admin ok' }],
+    }));
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    res.on('close', () => {
+      void transport.close();
+      void mcp.close();
+    });
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(
+      this.#servers.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.closeAllConnections();
+            s.close(() => resolve());
+          }),
+      ),
+    );
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
