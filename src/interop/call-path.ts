@@ -11,6 +11,7 @@ import {
   propagation,
   type Span,
   SpanKind,
+  type SpanOptions,
   SpanStatusCode,
   type Tracer,
   trace,
@@ -49,24 +50,9 @@ export async function runToolCall(
   input: Record<string, unknown>,
   options: ToolCallOptions,
 ): Promise<ToolCallResult> {
-  const { name, server, tool } = entry.wrapper;
   const parent = options.traceContext ?? otelContext.active();
-  const span = deps.tracer.startSpan(
-    `tools/call ${tool}`,
-    {
-      kind: SpanKind.CLIENT,
-      attributes: {
-        'mcp.method.name': 'tools/call',
-        'gen_ai.operation.name': 'execute_tool',
-        'gen_ai.tool.name': tool,
-        'interlock.server': server,
-        'interlock.tool': tool,
-        'interlock.tool.exposed_name': name,
-        'network.transport': connection?.transport === 'stdio' ? 'pipe' : 'tcp',
-      },
-    },
-    parent,
-  );
+  const start = spanStart(entry, connection);
+  const span = deps.tracer.startSpan(start.name, start.options, parent);
   try {
     const result = await callInSpan(
       deps,
@@ -91,6 +77,33 @@ export async function runToolCall(
   } finally {
     span.end();
   }
+}
+
+/** The name and start options of a tool's `tools/call` span: the same for every call, so built once. */
+const spanStarts = new WeakMap<CatalogEntry, { name: string; transport: string; options: SpanOptions }>();
+function spanStart(entry: CatalogEntry, connection: ServerConnection | undefined) {
+  const transport = connection?.transport === 'stdio' ? 'pipe' : 'tcp';
+  const cached = spanStarts.get(entry);
+  if (cached !== undefined && cached.transport === transport) return cached;
+  const { name, server, tool } = entry.wrapper;
+  const start = {
+    name: `tools/call ${tool}`,
+    transport,
+    options: {
+      kind: SpanKind.CLIENT,
+      attributes: Object.freeze({
+        'mcp.method.name': 'tools/call',
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': tool,
+        'interlock.server': server,
+        'interlock.tool': tool,
+        'interlock.tool.exposed_name': name,
+        'network.transport': transport,
+      }),
+    },
+  };
+  spanStarts.set(entry, start);
+  return start;
 }
 
 /** Decision attributes, named as the security area's audit span events name them. */
@@ -143,7 +156,8 @@ async function callInSpan(
     );
     throw err;
   }
-  span.addEvent(DECISION_EVENT, decisionAttributes(resource, decision));
+  // A span that records nothing (no OpenTelemetry SDK) gets no attributes built for it.
+  if (span.isRecording()) span.addEvent(DECISION_EVENT, decisionAttributes(resource, decision));
 
   const issues = deps.catalog.validatorOf(entry)(input);
   if (issues.length > 0) throw new ToolInputError(name, issues, { server });

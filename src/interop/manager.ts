@@ -4,6 +4,7 @@
  * `execute`, before anything is sent: there is no other path to a server.
  */
 
+import { setMaxListeners } from 'node:events';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { type Tracer, trace } from '@opentelemetry/api';
@@ -165,6 +166,8 @@ export class MCPClientManager implements ToolInvoker {
   readonly #closeController = new AbortController();
 
   constructor(options: MCPClientManagerOptions = {}) {
+    // Every connect in flight listens on this signal: connectAll of more than 10 servers is no leak.
+    setMaxListeners(0, this.#closeController.signal);
     const parsed = OptionsSchema.safeParse({
       maxToolNameLength: options.maxToolNameLength,
       maxResultChars: options.maxResultChars,

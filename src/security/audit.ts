@@ -40,7 +40,7 @@ export class MemoryAuditSink implements AuditSink {
   }
 
   write(record: AuditRecord): void {
-    this.#buffer[this.#next] = Object.freeze({ ...record });
+    this.#buffer[this.#next] = Object.isFrozen(record) ? record : Object.freeze({ ...record });
     this.#next = (this.#next + 1) % this.capacity;
     if (this.#count < this.capacity) this.#count++;
     else this.#dropped++;
@@ -170,14 +170,14 @@ export class OpenTelemetryAuditSink implements AuditSink {
   }
 
   write(record: AuditRecord): void {
-    const attributes = auditAttributes(record);
+    // Without an OpenTelemetry SDK spans record nothing: skip building attributes nobody keeps.
     const span = this.#getSpan();
     if (span !== undefined) {
-      span.addEvent(AUDIT_SPAN_EVENT, attributes);
+      if (span.isRecording()) span.addEvent(AUDIT_SPAN_EVENT, auditAttributes(record));
       return;
     }
     const own = (this.#tracer ?? trace.getTracer('interlock')).startSpan(AUDIT_SPAN_EVENT);
-    own.addEvent(AUDIT_SPAN_EVENT, attributes);
+    if (own.isRecording()) own.addEvent(AUDIT_SPAN_EVENT, auditAttributes(record));
     own.end();
   }
 }
@@ -209,15 +209,31 @@ export function auditAttributes(record: AuditRecord): Attributes {
 export function combineAuditSinks(...sinks: AuditSink[]): AuditSink {
   const list = [...sinks];
   return {
-    async write(record: AuditRecord): Promise<void> {
-      const results = await Promise.allSettled(list.map(async (s) => s.write(record)));
-      const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failures.length > 0) {
-        throw new AuditError(`${failures.length} of ${list.length} audit sinks failed.`, {
-          cause:
-            failures.length === 1 ? failures[0]!.reason : new AggregateError(failures.map((f) => f.reason)),
-        });
+    // Synchronous when every sink is: no promise, no extra turn for the gate.
+    write(record: AuditRecord): void | Promise<void> {
+      const failures: unknown[] = [];
+      let pending: Promise<unknown>[] | undefined;
+      for (const sink of list) {
+        try {
+          const result = sink.write(record);
+          if (result !== undefined) {
+            pending ??= [];
+            pending.push(result);
+          }
+        } catch (err) {
+          failures.push(err);
+        }
       }
+      const failed = () =>
+        new AuditError(`${failures.length} of ${list.length} audit sinks failed.`, {
+          cause: failures.length === 1 ? failures[0] : new AggregateError(failures),
+        });
+      // Failures still reject (never throw), as an asynchronous sink's would.
+      if (pending === undefined) return failures.length === 0 ? undefined : Promise.reject(failed());
+      return Promise.allSettled(pending).then((results) => {
+        for (const r of results) if (r.status === 'rejected') failures.push(r.reason);
+        if (failures.length > 0) throw failed();
+      });
     },
     async close(): Promise<void> {
       await Promise.allSettled(list.map(async (s) => s.close?.()));

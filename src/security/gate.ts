@@ -39,6 +39,21 @@ export interface CapabilityGateOptions {
 
 const NO_KEYS: readonly string[] = Object.freeze([]);
 
+// Audit records of calls in the same millisecond share one ISO string (toISOString is the costliest part).
+let lastMs = Number.NaN;
+let lastIso = '';
+function isoTime(ms: number): string {
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastIso;
+}
+
+function isPromise(value: unknown): value is Promise<unknown> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function';
+}
+
 /** Authorizes requests against a capability set, with approval and audit. */
 export class CapabilityGate {
   readonly #caps: CapabilitySet;
@@ -76,7 +91,9 @@ export class CapabilityGate {
       [decision, approved] = await this.#approve(request, decision);
     }
     if (this.#audit !== undefined) {
-      const failure = await this.#write(request, decision, approved);
+      const written = this.#write(request, decision, approved);
+      // A synchronous sink costs no promise and no extra turn.
+      const failure = isPromise(written) ? await written : written;
       // A failing sink never turns a deny into an allow: the deny below wins either way.
       if (failure !== undefined && decision.allowed && this.#block) {
         throw new AuditError(
@@ -115,13 +132,13 @@ export class CapabilityGate {
     return [authorizeApproved(this.#caps, request.resource, request.action, request.context), true];
   }
 
-  /** Writes the record; returns the failure, if any. */
-  async #write(request: AccessRequest, decision: Decision, approved: boolean | undefined): Promise<unknown> {
+  /** Writes the record; returns the failure, if any (a promise of it for an asynchronous sink). */
+  #write(request: AccessRequest, decision: Decision, approved: boolean | undefined): unknown {
     const args = request.context?.args;
     let record: AuditRecord | undefined;
     try {
-      record = {
-        time: new Date(request.context?.now ?? this.#clock()).toISOString(),
+      record = Object.freeze({
+        time: isoTime(request.context?.now ?? this.#clock()),
         agent: request.context?.agent,
         resource: request.resource,
         action: request.action,
@@ -135,14 +152,22 @@ export class CapabilityGate {
         ...(this.#redact !== undefined && args !== undefined ? { arguments: this.#redact(args) } : {}),
         definitionHash: request.definitionHash,
         approved,
-      };
+      });
       const pending = this.#audit?.write(record);
-      if (pending !== undefined) await pending; // a synchronous sink costs no extra turn
-      return undefined;
+      if (!isPromise(pending)) return undefined;
+      const written = record;
+      return pending.then(
+        () => undefined,
+        (err: unknown) => this.#failed(err, written),
+      );
     } catch (err) {
-      const failure = err ?? new Error('audit sink failed');
-      if (!this.#block) this.#onAuditError?.(failure, record);
-      return failure;
+      return this.#failed(err, record);
     }
+  }
+
+  #failed(err: unknown, record: AuditRecord | undefined): unknown {
+    const failure = err ?? new Error('audit sink failed');
+    if (!this.#block) this.#onAuditError?.(failure, record);
+    return failure;
   }
 }

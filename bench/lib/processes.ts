@@ -1,0 +1,254 @@
+/**
+ * The processes the harness starts: contender processes (one job each, answering over IPC), the Streamable
+ * HTTP echo server, import-time probes, the Interlock build for the import figure, and the capability check.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { BENCH_DIR, BUILD_DIR, ECHO_SDK, ROOT_DIR } from './paths.js';
+import type { ContenderId } from './peers.js';
+import type { Job, WorkerArgs, WorkerResult } from './protocol.js';
+
+/** Longest a contender process may run before it is killed and its job counted as failed. */
+export const WORKER_TIMEOUT_MS = 300_000;
+const STDERR_KEEP = 4_000;
+
+/** The flags of a contender process for `args`. */
+export function workerFlags(args: WorkerArgs): string[] {
+  const flags = [
+    '--job',
+    args.job,
+    '--server',
+    args.server,
+    '--calls',
+    String(args.calls),
+    '--warmup',
+    String(args.warmup),
+    `--concurrency=${args.concurrency.join(',')}`,
+    '--servers',
+    String(args.servers),
+    '--delay-ms',
+    String(args.delayMs),
+    '--reps',
+    String(args.reps),
+    '--kills',
+    String(args.kills),
+  ];
+  if (args.url !== undefined) flags.push('--url', args.url);
+  return flags;
+}
+
+/** Runs one job of one contender in a fresh process and resolves to its answer (failures included). */
+export function runWorker(contender: ContenderId, args: WorkerArgs): Promise<WorkerResult> {
+  const file = join(BENCH_DIR, 'contenders', `${contender}.ts`);
+  const child = spawn(process.execPath, ['--import', 'tsx', '--expose-gc', file, ...workerFlags(args)], {
+    cwd: ROOT_DIR,
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+  return collect(child, args.job);
+}
+
+function collect(child: ChildProcess, job: Job): Promise<WorkerResult> {
+  return new Promise((resolve) => {
+    let answer: WorkerResult | undefined;
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-STDERR_KEEP);
+    });
+    child.on('message', (message) => {
+      answer = message as WorkerResult;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), WORKER_TIMEOUT_MS);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      resolve({ ok: false, job, error: `could not start: ${err.message}` });
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (answer !== undefined) resolve(answer);
+      else {
+        const how = signal === null ? `code ${code}` : signal;
+        resolve({ ok: false, job, error: `exited with ${how} without an answer. stderr:\n${stderr.trim()}` });
+      }
+    });
+  });
+}
+
+/** A Streamable HTTP echo server (`echo-sdk.mjs --transport http`) on 127.0.0.1. */
+export interface HttpServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts the Streamable HTTP echo server and resolves once it listens. */
+export function startHttpServer(timeoutMs = 15_000): Promise<HttpServer> {
+  const child = spawn(process.execPath, [ECHO_SDK, '--transport', 'http', '--port', '0'], {
+    cwd: ROOT_DIR,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-STDERR_KEEP);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const close = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.stdin.end();
+      child.kill('SIGTERM');
+      const force = setTimeout(() => child.kill('SIGKILL'), 3_000);
+      await exited;
+      clearTimeout(force);
+    }
+  };
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => {
+      void close();
+      reject(new Error(`the HTTP echo server did not listen within ${timeoutMs} ms: ${stderr}`));
+    }, timeoutMs);
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      const match = /^LISTENING (\d+)$/m.exec(out);
+      if (match !== null) {
+        clearTimeout(timer);
+        resolve({ url: `http://127.0.0.1:${match[1]}/mcp`, close });
+      }
+    });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      reject(new Error(`the HTTP echo server exited: ${stderr}`));
+    });
+  });
+}
+
+/** Newest modification time under `dir` (files ending in `ext`). */
+function newest(dir: string, ext: string): number {
+  let latest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) latest = Math.max(latest, newest(path, ext));
+    else if (entry.name.endsWith(ext)) latest = Math.max(latest, statSync(path).mtimeMs);
+  }
+  return latest;
+}
+
+/** Set to a directory holding a build of Interlock (its `index.js`) to bench that build: a candidate fix. */
+export const BUILD_OVERRIDE_ENV = 'BENCH_INTERLOCK_BUILD';
+
+/**
+ * Compiles `src/` to `bench/.build/` (what `npm run build` puts in `dist/`, without declarations) unless that
+ * build is newer than every source file. Returns the entry point, or throws with tsc's output. With
+ * BENCH_INTERLOCK_BUILD set, returns that build's entry point instead and builds nothing.
+ */
+export function ensureInterlockBuild(): string {
+  const override = process.env[BUILD_OVERRIDE_ENV];
+  if (override !== undefined && override !== '') {
+    const given = join(resolve(override), 'index.js');
+    if (!existsSync(given)) throw new Error(`${BUILD_OVERRIDE_ENV}: no index.js in ${override}`);
+    return given;
+  }
+  const entry = join(BUILD_DIR, 'index.js');
+  if (existsSync(entry) && statSync(entry).mtimeMs >= newest(join(ROOT_DIR, 'src'), '.ts')) return entry;
+  const tsc = join(ROOT_DIR, 'node_modules', 'typescript', 'bin', 'tsc');
+  const run = spawnSync(
+    process.execPath,
+    [
+      tsc,
+      '-p',
+      'tsconfig.build.json',
+      '--outDir',
+      BUILD_DIR,
+      '--declaration',
+      'false',
+      '--declarationMap',
+      'false',
+      '--sourceMap',
+      'false',
+    ],
+    { cwd: ROOT_DIR, encoding: 'utf8', timeout: 180_000 },
+  );
+  // tsc emits despite type errors elsewhere in the tree (others may be mid-edit): only a missing entry fails.
+  if (!existsSync(entry)) throw new Error(`building Interlock failed:\n${run.stdout}${run.stderr}`);
+  return entry;
+}
+
+/**
+ * Milliseconds a fresh Node process takes to import `specifiers` (resolved from `bench/`, so the peers come
+ * from bench/node_modules), process start-up excluded.
+ */
+export function importTimeMs(specifiers: readonly string[]): Promise<number> {
+  const code = [
+    `const specs = ${JSON.stringify(specifiers)};`,
+    'const t0 = performance.now();',
+    'for (const s of specs) await import(s);',
+    'process.stdout.write(JSON.stringify({ ms: performance.now() - t0 }));',
+    'process.exit(0);',
+  ].join('\n');
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: BENCH_DIR,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      out += c;
+    });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      err = (err + c).slice(-STDERR_KEEP);
+    });
+    child.once('error', reject);
+    child.once('exit', () => {
+      const match = /\{"ms":[^}]+\}/.exec(out);
+      if (match === null) reject(new Error(`import of ${specifiers.join(', ')} failed: ${err.trim()}`));
+      else resolve((JSON.parse(match[0]) as { ms: number }).ms);
+    });
+  });
+}
+
+/** The file URL of the Interlock build, as an import specifier. */
+export function buildSpecifier(entry: string): string {
+  return pathToFileURL(entry).href;
+}
+
+/** The 1 000-rule figure of `bench/capability-check.ts` (the check-latency benchmark, run as it is). */
+export interface CapabilityFigure {
+  p50Us: number;
+  p99Us: number;
+  rules: number;
+  scenario: string;
+}
+
+/** Runs `bench/capability-check.ts` and reads the first scenario (1 000 rules) of the file it writes. */
+export function runCapabilityCheck(): Promise<CapabilityFigure> {
+  const script = join(BENCH_DIR, 'capability-check.ts');
+  const out = join(BENCH_DIR, 'results', 'capability-check.json');
+  if (!existsSync(script)) return Promise.reject(new Error('bench/capability-check.ts is not there'));
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', script], {
+      cwd: ROOT_DIR,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      err = (err + c).slice(-STDERR_KEEP);
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      try {
+        if (code !== 0) throw new Error(`capability-check exited with ${code}: ${err.trim()}`);
+        if (statSync(out).mtimeMs < started - 1_000) throw new Error(`${out} was not rewritten`);
+        const json = JSON.parse(readFileSync(out, 'utf8')) as {
+          results: { name: string; rules: number; p50Us: number; p99Us: number }[];
+        };
+        const first = json.results[0];
+        if (first === undefined) throw new Error(`${out} holds no results`);
+        resolve({ p50Us: first.p50Us, p99Us: first.p99Us, rules: first.rules, scenario: first.name });
+      } catch (e) {
+        reject(e);
+      }
+    });
+  });
+}

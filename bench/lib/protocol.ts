@@ -1,0 +1,66 @@
+/**
+ * What the harness (`run.ts`) asks a contender process and what it answers, over the IPC channel. A
+ * contender process runs one job and exits.
+ */
+import type { ServerKind } from './contender.js';
+
+/** The jobs a contender process can run. */
+export type Job = 'calls' | 'connect' | 'memory' | 'reconnect';
+
+/** Arguments of a contender process (passed as `--job calls --server stdio-raw ...`). */
+export interface WorkerArgs {
+  job: Job;
+  /** Which server the `calls` job uses; `connect`, `memory` and `reconnect` use `stdio-raw`. */
+  server: ServerKind;
+  /** URL of the Streamable HTTP server (server `http`). */
+  url?: string | undefined;
+  /** Measured sequential calls. */
+  calls: number;
+  /** Unmeasured calls first. */
+  warmup: number;
+  /** Concurrency levels of the throughput figure; each runs `calls` calls. */
+  concurrency: number[];
+  /** Servers connected at once in the `connect` and `memory` jobs. */
+  servers: number;
+  /** How long each server waits before serving, in the `connect` job. */
+  delayMs: number;
+  /** How many times the `connect` job connects one server and then `servers` servers. */
+  reps: number;
+  /** How many kills the `reconnect` job makes. */
+  kills: number;
+}
+
+/** Latency of sequential calls, in microseconds. */
+export interface LatencyResult {
+  n: number;
+  p50Us: number;
+  p99Us: number;
+  meanUs: number;
+  /** CPU time of this (client) process per call: little disturbed by other load on the machine. */
+  cpuUsPerCall: number;
+}
+
+/** Calls per second with `concurrency` calls in flight. */
+export interface ThroughputResult {
+  concurrency: number;
+  n: number;
+  callsPerSec: number;
+  /** CPU time of this (client) process per call. */
+  cpuUsPerCall: number;
+}
+
+export type WorkerResult =
+  | { ok: true; job: 'calls'; latency: LatencyResult; throughput: ThroughputResult[]; notes: Notes }
+  | { ok: true; job: 'connect'; oneMs: number[]; manyMs: number[]; servers: number; notes: Notes }
+  | {
+      ok: true;
+      job: 'memory';
+      rssPerServerKiB: number;
+      heapPerServerKiB: number;
+      servers: number;
+      notes: Notes;
+    }
+  | { ok: true; job: 'reconnect'; samplesMs: number[]; notes: Notes }
+  | { ok: false; job: Job; error: string; unsupported?: boolean };
+
+export type Notes = Record<string, string | number | boolean>;

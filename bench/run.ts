@@ -1,0 +1,400 @@
+/**
+ * The benchmark harness of issue 8: Interlock side by side with the raw MCP SDK client and the peers
+ * (`@langchain/mcp-adapters`, `@mastra/mcp`, `@ai-sdk/mcp`), on the same echo servers.
+ *
+ *   npm run bench -- [--rounds 3] [--calls 3000] [--contenders sdk,interlock,...] [--figures ...]
+ *
+ * Every contender runs each job in its own process; contenders take turns within a job, in an order that
+ * rotates every round; ratios to the raw SDK are taken within a round. Prints a Markdown table, writes
+ * `bench/results/latest.json` (+ `latest.md`) and the chart `docs/assets/bench-ratios.svg`. `--help` lists
+ * the flags. Peers missing from bench/node_modules are skipped with the reason (`npm ci --prefix bench`).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { ServerKind } from './lib/contender.js';
+import { RESULTS_FILE, SVG_FILE } from './lib/paths.js';
+import {
+  CONTENDER_IDS,
+  CONTENDERS,
+  type ContenderId,
+  installedVersion,
+  unavailableReason,
+} from './lib/peers.js';
+import {
+  buildSpecifier,
+  type CapabilityFigure,
+  ensureInterlockBuild,
+  importTimeMs,
+  runCapabilityCheck,
+  runWorker,
+  startHttpServer,
+} from './lib/processes.js';
+import type { WorkerArgs, WorkerResult } from './lib/protocol.js';
+import { summary } from './lib/report.js';
+import {
+  BASELINE,
+  type BenchResults,
+  type ContenderStatus,
+  evaluateTargets,
+  RESULTS_SCHEMA,
+  Recorder,
+} from './lib/results.js';
+import { median, round } from './lib/stats.js';
+import { ratioChart } from './lib/svg.js';
+
+const FIGURES = ['latency', 'throughput', 'connect', 'memory', 'reconnect', 'import', 'capability'] as const;
+type Figure = (typeof FIGURES)[number];
+const TRANSPORTS: readonly ServerKind[] = ['stdio-raw', 'stdio-sdk', 'http'];
+
+const HELP = `Usage: npm run bench -- [flags]
+
+  --rounds N          rounds; ratios are taken within a round               (default 3)
+  --calls N           measured sequential calls, and calls per concurrency  (default 3000)
+  --warmup N          unmeasured calls first                                (default 500)
+  --concurrency L     concurrency levels of the throughput figure           (default 16,64)
+  --transports L      servers for the call figures: stdio-raw,stdio-sdk,http (default all)
+  --servers N         servers connected at once (connect, memory)           (default 10)
+  --delay-ms N        start-up delay of each server in the connect figure   (default 300)
+  --reps N            connects of 1 and of N servers per round              (default 3)
+  --kills N           kill -9 samples of the reconnect figure, all rounds   (default 20)
+  --import-reps N     fresh-process imports per contender per round         (default 5)
+  --contenders L      ${CONTENDER_IDS.join(',')} (sdk is always run: it is the baseline)
+  --figures L         ${FIGURES.join(',')} (default all)
+  --out FILE          results JSON (a .md with the table is written beside it) (default bench/results/latest.json)
+  --svg FILE          ratio chart, or 'none'                                (default docs/assets/bench-ratios.svg)
+  --quiet             no progress lines on stderr
+  --render FILE       measure nothing: print the table of a results file and redraw the chart (--svg)
+`;
+
+interface Options {
+  render: string | undefined;
+  rounds: number;
+  calls: number;
+  warmup: number;
+  concurrency: number[];
+  transports: ServerKind[];
+  servers: number;
+  delayMs: number;
+  reps: number;
+  kills: number;
+  importReps: number;
+  contenders: ContenderId[];
+  figures: Figure[];
+  out: string;
+  svg: string | undefined;
+  quiet: boolean;
+}
+
+function list<T extends string>(raw: string, allowed: readonly T[], flag: string): T[] {
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  for (const item of items) {
+    if (!allowed.includes(item as T))
+      throw new Error(`--${flag}: '${item}' is not one of ${allowed.join(', ')}`);
+  }
+  return items as T[];
+}
+
+function parseOptions(argv: string[]): Options | undefined {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      rounds: { type: 'string', default: '3' },
+      calls: { type: 'string', default: '3000' },
+      warmup: { type: 'string', default: '500' },
+      concurrency: { type: 'string', default: '16,64' },
+      transports: { type: 'string', default: TRANSPORTS.join(',') },
+      servers: { type: 'string', default: '10' },
+      'delay-ms': { type: 'string', default: '300' },
+      reps: { type: 'string', default: '3' },
+      kills: { type: 'string', default: '20' },
+      'import-reps': { type: 'string', default: '5' },
+      contenders: { type: 'string', default: CONTENDER_IDS.join(',') },
+      figures: { type: 'string', default: FIGURES.join(',') },
+      out: { type: 'string', default: RESULTS_FILE },
+      svg: { type: 'string', default: SVG_FILE },
+      quiet: { type: 'boolean', default: false },
+      render: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) return undefined;
+  const int = (flag: string, raw: string, min: number) => {
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min)
+      throw new Error(`--${flag} must be an integer >= ${min}, got '${raw}'`);
+    return n;
+  };
+  const contenders = list(values.contenders, CONTENDER_IDS, 'contenders');
+  if (!contenders.includes(BASELINE)) contenders.unshift(BASELINE);
+  return {
+    render: values.render === undefined ? undefined : resolve(values.render),
+    rounds: int('rounds', values.rounds, 1),
+    calls: int('calls', values.calls, 1),
+    warmup: int('warmup', values.warmup, 0),
+    concurrency: values.concurrency.split(',').map((c) => int('concurrency', c.trim(), 1)),
+    transports: list(values.transports, TRANSPORTS, 'transports'),
+    servers: int('servers', values.servers, 2),
+    delayMs: int('delay-ms', values['delay-ms'], 0),
+    reps: int('reps', values.reps, 1),
+    kills: int('kills', values.kills, 1),
+    importReps: int('import-reps', values['import-reps'], 1),
+    contenders: CONTENDER_IDS.filter((id) => contenders.includes(id)),
+    figures: list(values.figures, FIGURES, 'figures'),
+    out: resolve(values.out),
+    svg: values.svg === 'none' ? undefined : resolve(values.svg),
+    quiet: values.quiet,
+  };
+}
+
+/** `items` rotated left by `n`: each round starts with a different contender. */
+function rotate<T>(items: readonly T[], n: number): T[] {
+  const k = items.length === 0 ? 0 : n % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  if (options === undefined) {
+    process.stdout.write(HELP);
+    return;
+  }
+  if (options.render !== undefined) {
+    const results = JSON.parse(readFileSync(options.render, 'utf8')) as BenchResults;
+    process.stdout.write(`${summary(results)}\n`);
+    if (options.svg !== undefined) writeFileSync(options.svg, ratioChart(results));
+    return;
+  }
+  const started = performance.now();
+  const log = (line: string) => {
+    if (!options.quiet) process.stderr.write(`${line}\n`);
+  };
+  const has = (f: Figure) => options.figures.includes(f);
+
+  const statuses: ContenderStatus[] = options.contenders.map((id) => {
+    const info = CONTENDERS[id];
+    const reason = unavailableReason(info);
+    return {
+      id,
+      label: info.label,
+      pkg: info.pkg,
+      version: installedVersion(info),
+      status: reason === undefined ? 'ran' : 'skipped',
+      ...(reason === undefined ? {} : { reason }),
+    };
+  });
+  const ran = statuses.filter((s) => s.status === 'ran').map((s) => s.id);
+  for (const s of statuses) if (s.status === 'skipped') log(`skipping ${s.label}: ${s.reason}`);
+
+  const recorder = new Recorder(options.rounds);
+  const killsPerRound = Math.ceil(options.kills / options.rounds);
+  const base: WorkerArgs = {
+    job: 'calls',
+    server: 'stdio-raw',
+    calls: options.calls,
+    warmup: options.warmup,
+    concurrency: has('throughput') ? options.concurrency : [],
+    servers: options.servers,
+    delayMs: options.delayMs,
+    reps: options.reps,
+    kills: killsPerRound,
+  };
+  const jobs: WorkerArgs[] = [];
+  if (has('latency') || has('throughput')) {
+    for (const server of options.transports) jobs.push({ ...base, job: 'calls', server });
+  }
+  if (has('connect')) jobs.push({ ...base, job: 'connect' });
+  if (has('memory')) jobs.push({ ...base, job: 'memory' });
+  if (has('reconnect')) jobs.push({ ...base, job: 'reconnect' });
+
+  let interlockEntry: string | undefined;
+  if (ran.includes('interlock')) {
+    // Once here, so contender processes find it built (they run the build, not the sources).
+    log('building Interlock (tsc -> bench/.build) unless it is up to date...');
+    interlockEntry = ensureInterlockBuild();
+  }
+  const capabilityRounds: CapabilityFigure[] = [];
+  let capabilityError: string | undefined;
+
+  for (let r = 0; r < options.rounds; r++) {
+    const order = rotate(ran, r);
+    log(`round ${r + 1}/${options.rounds}: ${order.join(' ')}`);
+    for (const job of jobs) {
+      for (const contender of order) {
+        const http = job.job === 'calls' && job.server === 'http' ? await startHttpServer() : undefined;
+        let result: WorkerResult;
+        try {
+          result = await runWorker(contender, http === undefined ? job : { ...job, url: http.url });
+        } finally {
+          await http?.close();
+        }
+        record(recorder, contender, r, job, result, has);
+        log(`  ${job.job}${job.job === 'calls' ? ` ${job.server}` : ''} ${contender}: ${brief(result)}`);
+      }
+    }
+    if (has('import')) {
+      const samples = new Map<ContenderId, number[]>();
+      for (let rep = 0; rep < options.importReps; rep++) {
+        for (const contender of order) {
+          const specs =
+            contender === 'interlock'
+              ? [buildSpecifier(interlockEntry!)]
+              : CONTENDERS[contender].importSpecifiers;
+          try {
+            const ms = await importTimeMs(specs);
+            samples.set(contender, [...(samples.get(contender) ?? []), ms]);
+          } catch (err) {
+            recorder.fail(['import'], contender, r, (err as Error).message);
+          }
+        }
+      }
+      for (const [contender, ms] of samples) recorder.record('import', contender, r, round(median(ms), 2));
+      log(`  import: ${[...samples].map(([c, ms]) => `${c} ${median(ms).toFixed(1)} ms`).join(', ')}`);
+    }
+    if (has('capability') && ran.includes('interlock')) {
+      try {
+        const figure = await runCapabilityCheck();
+        capabilityRounds.push(figure);
+        log(`  capability check: p50 ${figure.p50Us} µs, p99 ${figure.p99Us} µs`);
+      } catch (err) {
+        capabilityError = (err as Error).message;
+        log(`  capability check failed: ${capabilityError}`);
+      }
+    }
+  }
+
+  const metrics = recorder
+    .metrics()
+    .map((m) => ({ ...m, label: m.label.replace(' N ', ` ${options.servers} `) }));
+  const capability: BenchResults['capability'] =
+    capabilityRounds.length > 0
+      ? {
+          p50Us: round(median(capabilityRounds.map((c) => c.p50Us)), 3),
+          p99Us: round(median(capabilityRounds.map((c) => c.p99Us)), 3),
+          rules: capabilityRounds[0]!.rules,
+          scenario: capabilityRounds[0]!.scenario,
+          rounds: capabilityRounds,
+        }
+      : capabilityError !== undefined
+        ? { error: capabilityError }
+        : null;
+  const results: BenchResults = {
+    schema: RESULTS_SCHEMA,
+    date: new Date().toISOString(),
+    durationS: Math.round((performance.now() - started) / 1000),
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      platform: `${process.platform}/${process.arch}`,
+    },
+    options: { ...options, out: undefined, svg: undefined, quiet: undefined, killsPerRound },
+    contenders: statuses,
+    metrics,
+    capability,
+    targets: evaluateTargets(
+      metrics,
+      capability,
+      ran.filter((id) => id !== BASELINE && id !== 'interlock'),
+    ),
+    errors: recorder.errors,
+  };
+  const text = summary(results);
+  process.stdout.write(`${text}\n`);
+  mkdirSync(dirname(options.out), { recursive: true });
+  writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(options.out.replace(/\.json$/, '.md'), `${text}\n`);
+  log(`wrote ${options.out}`);
+  if (options.svg !== undefined) {
+    mkdirSync(dirname(options.svg), { recursive: true });
+    writeFileSync(options.svg, ratioChart(results));
+    log(`wrote ${options.svg}`);
+  }
+}
+
+function record(
+  recorder: Recorder,
+  contender: ContenderId,
+  r: number,
+  job: WorkerArgs,
+  result: WorkerResult,
+  has: (f: Figure) => boolean,
+): void {
+  const ids = figureIds(job, has);
+  if (!result.ok) {
+    recorder.fail(ids, contender, r, result.error);
+    return;
+  }
+  switch (result.job) {
+    case 'calls': {
+      const prefix = `latency.${job.server}`;
+      if (has('latency')) {
+        recorder.record(`${prefix}.p50`, contender, r, result.latency.p50Us);
+        recorder.record(`${prefix}.p99`, contender, r, result.latency.p99Us);
+        recorder.record(`cpu.${job.server}.seq`, contender, r, result.latency.cpuUsPerCall);
+      }
+      for (const t of result.throughput) {
+        recorder.record(`throughput.${job.server}.c${t.concurrency}`, contender, r, t.callsPerSec);
+        recorder.record(`cpu.${job.server}.c${t.concurrency}`, contender, r, t.cpuUsPerCall);
+      }
+      return;
+    }
+    case 'connect': {
+      const one = median(result.oneMs);
+      const many = median(result.manyMs);
+      recorder.record('connect.one', contender, r, round(one, 1));
+      recorder.record('connect.many', contender, r, round(many, 1));
+      recorder.record('connect.scale', contender, r, round(many / one, 3));
+      return;
+    }
+    case 'memory':
+      recorder.record('memory.rss', contender, r, result.rssPerServerKiB);
+      recorder.record('memory.heap', contender, r, result.heapPerServerKiB);
+      return;
+    case 'reconnect':
+      recorder.record('reconnect', contender, r, round(median(result.samplesMs), 1));
+      recorder.pool('reconnect', contender, result.samplesMs);
+      return;
+  }
+}
+
+function figureIds(job: WorkerArgs, has: (f: Figure) => boolean): string[] {
+  switch (job.job) {
+    case 'calls':
+      return [
+        ...(has('latency')
+          ? [`latency.${job.server}.p50`, `latency.${job.server}.p99`, `cpu.${job.server}.seq`]
+          : []),
+        ...job.concurrency.flatMap((c) => [`throughput.${job.server}.c${c}`, `cpu.${job.server}.c${c}`]),
+      ];
+    case 'connect':
+      return ['connect.one', 'connect.many', 'connect.scale'];
+    case 'memory':
+      return ['memory.rss', 'memory.heap'];
+    case 'reconnect':
+      return ['reconnect'];
+  }
+}
+
+function brief(result: WorkerResult): string {
+  if (!result.ok) return `${result.unsupported ? 'not supported' : 'FAILED'}: ${result.error.split('\n')[0]}`;
+  switch (result.job) {
+    case 'calls':
+      return `p50 ${result.latency.p50Us} µs, p99 ${result.latency.p99Us} µs, cpu ${result.latency.cpuUsPerCall} µs; ${result.throughput
+        .map((t) => `c${t.concurrency} ${Math.round(t.callsPerSec)}/s cpu ${t.cpuUsPerCall} µs`)
+        .join(', ')}${Object.keys(result.notes).length > 0 ? ` ${JSON.stringify(result.notes)}` : ''}`;
+    case 'connect':
+      return `1: ${median(result.oneMs).toFixed(0)} ms, ${result.servers}: ${median(result.manyMs).toFixed(0)} ms`;
+    case 'memory':
+      return `${result.rssPerServerKiB} KiB RSS, ${result.heapPerServerKiB} KiB heap per server`;
+    case 'reconnect':
+      return `median ${median(result.samplesMs).toFixed(1)} ms of ${result.samplesMs.length}`;
+  }
+}
+
+await main();

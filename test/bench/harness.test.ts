@@ -1,0 +1,205 @@
+/**
+ * The benchmark harness keeps working (issue 8, "Smoke"): a small run, a few hundred calls per contender,
+ * produces a well-formed table, results file and chart. Timings are never asserted: the machine is shared.
+ * Peers missing from bench/node_modules must show as skipped with the reason, not fail the run.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BENCH_DIR, ROOT_DIR } from '../../bench/lib/paths.js';
+import { CONTENDER_IDS } from '../../bench/lib/peers.js';
+import type { BenchResults } from '../../bench/lib/results.js';
+import { evaluateTargets, Recorder } from '../../bench/lib/results.js';
+import { ratioChart } from '../../bench/lib/svg.js';
+
+const RUN_TIMEOUT_MS = 600_000;
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(BENCH_DIR, 'run.ts'), ...args], {
+      cwd: ROOT_DIR,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      stdout += c;
+    });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      stderr += c;
+    });
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('a small benchmark run', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'interlock-bench-smoke-'));
+  const out = join(dir, 'latest.json');
+  const svg = join(dir, 'ratios.svg');
+  let result: { code: number | null; stdout: string; stderr: string };
+  let results: BenchResults;
+
+  beforeAll(async () => {
+    result = await run([
+      '--calls=300',
+      '--warmup=30',
+      '--rounds=1',
+      '--concurrency=16',
+      '--transports=stdio-raw,http',
+      '--servers=3',
+      '--delay-ms=50',
+      '--reps=1',
+      '--kills=2',
+      '--import-reps=1',
+      // capability-check.ts writes its own results file in bench/results: not from a test.
+      '--figures=latency,throughput,connect,memory,reconnect,import',
+      `--out=${out}`,
+      `--svg=${svg}`,
+    ]);
+    if (existsSync(out)) results = JSON.parse(readFileSync(out, 'utf8')) as BenchResults;
+  }, RUN_TIMEOUT_MS);
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('exits 0 and prints the table', () => {
+    expect(result.code, result.stderr.slice(-3000)).toBe(0);
+    expect(result.stdout).toMatch(/^\| Figure \| raw SDK Client \| Interlock/m);
+    expect(result.stdout).toContain('sequential call p50, stdio-raw');
+  });
+
+  it('writes a results file with every contender either run or skipped with the reason', () => {
+    expect(results.schema).toBe(1);
+    expect(results.contenders.map((c) => c.id)).toEqual([...CONTENDER_IDS]);
+    for (const c of results.contenders) {
+      if (c.status === 'skipped') expect(c.reason).toMatch(/npm ci --prefix bench/);
+      else expect(c.version).toMatch(/^\d+\.\d+\.\d+/);
+    }
+    expect(results.contenders.filter((c) => c.status === 'ran').map((c) => c.id)).toEqual(
+      expect.arrayContaining(['sdk', 'interlock']),
+    );
+    expect(existsSync(out.replace(/\.json$/, '.md'))).toBe(true);
+  });
+
+  it('has a value for every figure of the raw SDK and Interlock, and the SDK is its own baseline', () => {
+    const ids = results.metrics.map((m) => m.id);
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        'latency.stdio-raw.p50',
+        'latency.stdio-raw.p99',
+        'cpu.stdio-raw.seq',
+        'throughput.stdio-raw.c16',
+        'latency.http.p50',
+        'throughput.http.c16',
+        'connect.one',
+        'connect.many',
+        'connect.scale',
+        'memory.rss',
+        'reconnect',
+        'import',
+      ]),
+    );
+    for (const m of results.metrics) {
+      for (const id of ['sdk', 'interlock'] as const) {
+        const v = m.values[id];
+        expect(v?.value, `${m.id} ${id}: ${v?.error}`).toEqual(expect.any(Number));
+        expect(v!.rounds).toHaveLength(1);
+      }
+      // A memory delta can be 0 or below within its noise: no ratio then. Every other figure has one.
+      if (m.id.startsWith('memory.')) continue;
+      expect(m.values.sdk!.value!, m.id).toBeGreaterThan(0);
+      expect(m.values.sdk!.ratio, m.id).toBe(1);
+      expect(m.values.interlock!.ratio, m.id).toEqual(expect.any(Number));
+    }
+  });
+
+  it('reports a figure a contender cannot give as missing with a reason, never as a number', () => {
+    for (const m of results.metrics) {
+      for (const v of Object.values(m.values)) {
+        if (v.value === null) expect(v.error).toEqual(expect.any(String));
+        else expect(Number.isFinite(v.value)).toBe(true);
+      }
+    }
+  });
+
+  it('checks the targets and draws the chart', () => {
+    expect(results.targets.map((t) => t.id)).toEqual([
+      'per-call-overhead',
+      'ahead-of-peers',
+      'parallel-connect',
+      'capability-check',
+    ]);
+    for (const t of results.targets) expect([true, false, null]).toContain(t.met);
+    const chart = readFileSync(svg, 'utf8');
+    expect(chart.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(chart.trimEnd().endsWith('</svg>')).toBe(true);
+    expect(chart).toContain('Interlock');
+    expect(chart).not.toMatch(/NaN|undefined|Infinity/);
+  });
+});
+
+describe('ratios', () => {
+  it('are taken against the raw SDK of the same round, then the median over rounds', () => {
+    const r = new Recorder(3);
+    // The machine slows down in round 2: absolute values drift, ratios do not.
+    for (const [i, v] of [100, 200, 110].entries()) r.record('latency.stdio-raw.p50', 'sdk', i, v);
+    for (const [i, v] of [120, 240, 132].entries()) r.record('latency.stdio-raw.p50', 'interlock', i, v);
+    const [m] = r.metrics();
+    expect(m!.values.sdk).toMatchObject({ value: 110, ratio: 1 });
+    expect(m!.values.interlock).toMatchObject({ value: 132, ratio: 1.2, ratioRounds: [1.2, 1.2, 1.2] });
+  });
+
+  it('read as time per call for throughput, so below 1 is always better', () => {
+    const r = new Recorder(1);
+    r.record('throughput.http.c16', 'sdk', 0, 1000);
+    r.record('throughput.http.c16', 'interlock', 0, 800);
+    expect(r.metrics()[0]!.values.interlock!.ratio).toBe(1.25);
+  });
+
+  it('are left out where a value is not positive', () => {
+    const r = new Recorder(1);
+    r.record('memory.rss', 'sdk', 0, 12.8);
+    r.record('memory.rss', 'interlock', 0, -4);
+    expect(r.metrics()[0]!.values.interlock).toMatchObject({ value: -4, ratio: null });
+  });
+
+  it('leave a failed figure without a value and keep the reason', () => {
+    const r = new Recorder(1);
+    r.record('reconnect', 'sdk', 0, 50);
+    r.fail(['reconnect'], 'ai-sdk', 0, 'does not reconnect\nstack');
+    const v = r.metrics()[0]!.values['ai-sdk']!;
+    expect(v).toMatchObject({ value: null, ratio: null, error: 'does not reconnect' });
+  });
+
+  it('decide the targets only from what was measured', () => {
+    const r = new Recorder(1);
+    r.record('latency.stdio-raw.p50', 'sdk', 0, 100);
+    r.record('latency.stdio-raw.p50', 'interlock', 0, 104);
+    r.record('latency.stdio-raw.p50', 'mastra', 0, 103);
+    const targets = evaluateTargets(r.metrics(), null, ['mastra']);
+    expect(targets.find((t) => t.id === 'per-call-overhead')?.met).toBe(true);
+    expect(targets.find((t) => t.id === 'ahead-of-peers')?.met).toBe(false);
+    expect(targets.find((t) => t.id === 'parallel-connect')?.met).toBeNull();
+    expect(targets.find((t) => t.id === 'capability-check')?.met).toBeNull();
+  });
+
+  it('chart to valid SVG even with figures missing', () => {
+    const r = new Recorder(1);
+    r.record('import', 'sdk', 0, 100);
+    r.record('import', 'interlock', 0, 150);
+    r.fail(['import'], 'mastra', 0, 'not installed');
+    const results = {
+      options: { rounds: 1 },
+      date: '2026-01-01T00:00:00.000Z',
+      machine: { cpus: 2, cpuModel: 'test & <cpu>', memoryGiB: 1, node: 'v20', platform: 'linux/x64' },
+      contenders: (['sdk', 'interlock', 'mastra'] as const).map((id) => ({ id, status: 'ran' })),
+      metrics: r.metrics(),
+    } as unknown as BenchResults;
+    const chart = ratioChart(results);
+    expect(chart).toContain('1.50×');
+    expect(chart).toContain('n/a');
+    expect(chart).toContain('test &amp; &lt;cpu&gt;');
+    expect(chart).not.toMatch(/NaN|undefined/);
+  });
+});
