@@ -4,6 +4,10 @@
  * and `close()` ends every server process the command started, also after Ctrl-C.
  */
 
+import { dirname, join } from 'node:path';
+import { openBrowser } from '../auth/loopback.js';
+import { createServerAuth } from '../auth/server-auth.js';
+import { FileTokenStore } from '../auth/token-store.js';
 import type { InterlockConfig } from '../config/load.js';
 import { loadInterlockConfig } from '../config/load.js';
 import { createMasker } from '../config/secrets.js';
@@ -39,6 +43,9 @@ export interface ConnectObserver {
   update(server: string, outcome: ServerOutcome): void;
 }
 
+/** The OAuth token file, kept in the folder of the pin file (`.interlock/` by default). */
+export const TOKENS_FILE_NAME = 'tokens.json';
+
 /** The open project of one command. */
 export class Project {
   readonly config: InterlockConfig;
@@ -69,6 +76,12 @@ export class Project {
       agent: config.agent,
       approver,
       logger: ctx.verbose ? stderrLogger(ctx.printer) : silentLogger,
+      // Servers with `auth` (OAuth) or `headersHelper`: tokens persist beside the pins, in a 0600 file; a sign-in
+      // opens the browser and prints the URL, and the redirect comes back to a loopback port.
+      serverAuth: createServerAuth({
+        store: new FileTokenStore(join(dirname(config.pinsFile), TOKENS_FILE_NAME)),
+        openUrl: (url) => openBrowser(url, (line) => ctx.printer.warn(line)),
+      }),
     });
     this.manager.on('warning', (w) => warn(w.message));
   }
