@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { defineTool, Engine, type RunResult } from '../../src/engine/index.js';
 import { scriptedModel, useTools } from '../../src/providers/index.js';
 import { descendantPids } from '../helpers/index.js';
-import { childrenOf, isWithin, recordSpans } from './otel.js';
+import { childrenOf, isWithin, recordSpans } from '../helpers/otel.js';
 
 let otel: ReturnType<typeof recordSpans>;
 let spans: ReadableSpan[];
@@ -139,7 +139,8 @@ describe('the span tree of an agent run', () => {
       'error.type': 'CAPABILITY_DENIED',
     });
     expect(denied.status.code).toBe(2);
-    expect(denied.endTime >= denied.startTime).toBe(true);
+    // [seconds, nanoseconds] pairs: compare as numbers, not as arrays.
+    expect(nanos(denied.endTime)).toBeGreaterThanOrEqual(nanos(denied.startTime));
   });
 
   it('records each capability decision as a span event within its tool call', () => {
@@ -181,7 +182,7 @@ describe('the span tree of an agent run', () => {
     for (const s of spans.filter((x) =>
       ['initialize', 'tools/list'].includes(String(x.attributes['mcp.method.name'])),
     )) {
-      if (s.startTime < create.endTime) expect(isWithin(spans, s, create), s.name).toBe(true);
+      if (nanos(s.startTime) < nanos(create.endTime)) expect(isWithin(spans, s, create), s.name).toBe(true);
     }
   });
 
@@ -203,3 +204,8 @@ describe('the span tree of an agent run', () => {
     expect(parent && isWithin(spans, parent, whoami)).toBe(true);
   });
 });
+
+/** An OpenTelemetry `[seconds, nanoseconds]` time as one number, so times compare correctly. */
+function nanos(time: readonly [number, number]): number {
+  return time[0] * 1e9 + time[1];
+}

@@ -2,7 +2,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Context, type ContextManager, context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -103,38 +104,12 @@ describe('JsonLinesAuditSink', () => {
   });
 });
 
-/** A real context manager over AsyncLocalStorage (the one `@opentelemetry/context-async-hooks` ships). */
-class AlsContextManager implements ContextManager {
-  readonly #als = new AsyncLocalStorage<Context>();
-  active(): Context {
-    return this.#als.getStore() ?? ROOT_CONTEXT;
-  }
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
-    ctx: Context,
-    fn: F,
-    thisArg?: ThisParameterType<F>,
-    ...args: A
-  ): ReturnType<F> {
-    return this.#als.run(ctx, () => fn.apply(thisArg, args));
-  }
-  bind<T>(_ctx: Context, target: T): T {
-    return target;
-  }
-  enable(): this {
-    return this;
-  }
-  disable(): this {
-    this.#als.disable();
-    return this;
-  }
-}
-
 describe('OpenTelemetryAuditSink', () => {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   const tracer = provider.getTracer('test');
   beforeAll(() => {
-    context.setGlobalContextManager(new AlsContextManager());
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   });
   afterEach(() => exporter.reset());
   afterAll(() => {
