@@ -133,7 +133,7 @@ describe('a server that cannot come back', () => {
     const err = await manager.executeTool('mcp__faulty__echo', { text: 'x' }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'NOT_CONNECTED' });
     expect((err as Error).message).toMatch(/failed/);
-    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(performance.now() - started).toBeLessThan(2_000);
 
     rmSync(failFile);
     await expect(manager.reconnectServer('faulty')).resolves.toBe(true);
