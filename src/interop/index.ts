@@ -33,6 +33,7 @@ export { type ConnectionState, reconnectDelay, ServerConnection, STDERR_LINES_KE
 export type { MCPManagerEventName, MCPManagerEvents } from './events.js';
 export {
   type CreateHttpFetchOptions,
+  createDispatcher,
   createHttpFetch,
   DEFAULT_CONNECTIONS_PER_ORIGIN,
   DEFAULT_KEEP_ALIVE_TIMEOUT_MS,

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as clientCredentials from '../../docs/snippets/remote/client-credentials.js';
 import * as headersHelper from '../../docs/snippets/remote/headers-helper.js';
+import * as modelEndpoints from '../../docs/snippets/remote/model-endpoints.js';
 import * as networkPolicy from '../../docs/snippets/remote/network-policy.js';
 import * as proxyAndTls from '../../docs/snippets/remote/proxy-and-tls.js';
 import * as signIn from '../../docs/snippets/remote/sign-in.js';
@@ -28,6 +29,10 @@ async function approve(url: URL): Promise<void> {
 }
 
 describe('remote servers snippets', () => {
+  it('model-endpoints: a model API on a refused address is refused by the shared guard', async () => {
+    await expect(modelEndpoints.main()).resolves.toEqual({ refused: true });
+  });
+
   it('network-policy: refuses the cloud metadata address without connecting', async () => {
     await expect(networkPolicy.main()).resolves.toEqual({
       refused: true,
