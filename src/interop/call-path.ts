@@ -186,7 +186,6 @@ async function callInSpan(
     ...(maxTotal === undefined ? {} : { maxTotalTimeout: maxTotal }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   };
-  const idempotent = toolMatchesAny(config.tools?.idempotent, tool);
 
   const release = await connection.limiter.acquire(options.signal);
   try {
@@ -231,6 +230,8 @@ async function callInSpan(
         }));
         const lost = isConnectionFailure(err, error);
         if (lost) connection.markLost(error);
+        // Only a lost connection can re-send; the idempotent list is looked at then, not on every call.
+        const idempotent = lost && toolMatchesAny(config.tools?.idempotent, tool);
         const resend =
           lost && attempt === 1 && !options.signal?.aborted && (idempotent || neverReachedServer(err));
         if (resend && connection.recoverable) {

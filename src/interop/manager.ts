@@ -5,6 +5,7 @@
  */
 
 import { setMaxListeners } from 'node:events';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { type Tracer, trace } from '@opentelemetry/api';
@@ -598,26 +599,6 @@ export class MCPClientManager implements ToolInvoker {
     return connection.state === 'ready';
   }
 
-  #notConnected(
-    server: string,
-    offline: boolean,
-    connection: ServerConnection | undefined,
-  ): NotConnectedError {
-    if (offline && (connection === undefined || connection.state !== 'ready')) {
-      return new NotConnectedError(
-        `Tool of server '${server}' was registered offline and server '${server}' has no live connection; ` +
-          'connect the server to call it.',
-        { server },
-      );
-    }
-    const state = connection?.state ?? 'unknown';
-    const last = connection?.error === undefined ? '' : ` Last error: ${connection.error.message}`;
-    return new NotConnectedError(`Server '${server}' is not connected (state: ${state}).${last}`, {
-      server,
-      cause: connection?.error,
-    });
-  }
-
   /** Reads a resource, gated on `mcp-resource:{server}:{uri}` / `read`. */
   async readResource(
     server: string,
@@ -630,16 +611,9 @@ export class MCPClientManager implements ToolInvoker {
       context: { agent: options.agent ?? this.#agent },
       server,
     });
-    const connection = this.#live(server);
-    const timeoutMs = options.timeoutMs ?? connection.config.timeoutMs;
-    try {
-      return await (connection.client as NonNullable<ServerConnection['client']>).readResource(
-        { uri },
-        { timeout: timeoutMs, ...(options.signal === undefined ? {} : { signal: options.signal }) },
-      );
-    } catch (err) {
-      throw mapRequestError(err, { server, what: `resource '${uri}'`, timeoutMs, signal: options.signal });
-    }
+    return this.#request(server, `resource '${uri}'`, options, (client, request) =>
+      client.readResource({ uri }, request),
+    );
   }
 
   /** Gets a prompt, gated on `mcp-prompt:{server}:{name}` / `get`. */
@@ -655,22 +629,46 @@ export class MCPClientManager implements ToolInvoker {
       context: { args, agent: options.agent ?? this.#agent },
       server,
     });
-    const connection = this.#live(server);
+    return this.#request(server, `prompt '${name}'`, options, (client, request) =>
+      client.getPrompt({ name, arguments: args }, request),
+    );
+  }
+
+  /**
+   * One gated non-tool request: like a tool call, it waits out a reconnect within its timeout and maps what the
+   * SDK throws to coded errors.
+   */
+  async #request<T>(
+    server: string,
+    what: string,
+    options: { signal?: AbortSignal; timeoutMs?: number },
+    send: (client: Client, request: { timeout: number; signal?: AbortSignal }) => Promise<T>,
+  ): Promise<T> {
+    const connection = this.#connections.get(server);
+    if (connection === undefined) {
+      throw new NotConnectedError(`No server named '${server}' is connected; connect it first.`, { server });
+    }
     const timeoutMs = options.timeoutMs ?? connection.config.timeoutMs;
+    const client = await connection.acquireClient(timeoutMs, options.signal);
     try {
-      return await (connection.client as NonNullable<ServerConnection['client']>).getPrompt(
-        { name, arguments: args },
-        { timeout: timeoutMs, ...(options.signal === undefined ? {} : { signal: options.signal }) },
-      );
+      return await send(client, {
+        timeout: timeoutMs,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
     } catch (err) {
-      throw mapRequestError(err, { server, what: `prompt '${name}'`, timeoutMs, signal: options.signal });
+      throw mapRequestError(err, { server, what, timeoutMs, signal: options.signal });
     }
   }
 
+  /** The ready connection of `server`, or NOT_CONNECTED at once (for refreshes, which never wait). */
   #live(server: string): ServerConnection {
     const connection = this.#connections.get(server);
-    if (connection?.client === undefined) throw this.#notConnected(server, false, connection);
-    return connection;
+    if (connection?.client !== undefined) return connection;
+    const last = connection?.error === undefined ? '' : ` Last error: ${connection.error.message}`;
+    throw new NotConnectedError(
+      `Server '${server}' is not connected (state: ${connection?.state ?? 'unknown'}).${last}`,
+      { server, cause: connection?.error },
+    );
   }
 
   // ---- discovery refresh --------------------------------------------------------------------------------

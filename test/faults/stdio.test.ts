@@ -251,3 +251,26 @@ describe('process hygiene', () => {
     expect(message).toContain('db: permission denied');
   });
 });
+
+describe('resources and prompts during a reconnect', () => {
+  it('wait for the server like tool calls do, instead of failing at once', async () => {
+    const capabilities = new CapabilitySet();
+    capabilities.grant('mcp-resource:echo:**', 'read');
+    const manager = new MCPClientManager({ capabilities });
+    cleanup.push(() => manager.close());
+    await manager.connectServer({
+      name: 'echo',
+      transport: 'stdio',
+      ...nodeFixture('echo'),
+      reconnect: { initialDelayMs: 300, maxDelayMs: 300, jitter: 'none' },
+    });
+    const reconnecting = once(manager, 'reconnecting');
+    process.kill(manager.getConnection('echo')?.pid as number, 'SIGKILL');
+    await reconnecting;
+    const result = await manager.readResource('echo', 'fixture://greeting');
+    expect(result.contents[0]).toMatchObject({ uri: 'fixture://greeting' });
+    await expect(manager.readResource('nowhere', 'fixture://x')).rejects.toMatchObject({
+      code: 'CAPABILITY_DENIED',
+    });
+  });
+});
