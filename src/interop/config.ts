@@ -167,6 +167,127 @@ export const HeadersHelperSchema = z
     'A command (no shell) printing a JSON object of headers; run again when the server answers 401. Output is never printed.',
   );
 
+const OneOrMore = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
+
+/**
+ * TLS for one server, on top of the manager's `http.tls`: PEM text (`ca`, `cert`, `key`, e.g. from `${VAR}`) or
+ * files (`caFile`, `certFile`, `keyFile`, read at connect time). Contents are never logged.
+ */
+export const ServerTlsSchema = z
+  .object({
+    ca: OneOrMore.optional().describe("Extra trusted CA certificates as PEM text, added to Node's roots."),
+    caFile: OneOrMore.optional().describe('Files of extra trusted CA certificates (PEM).'),
+    cert: z.string().min(1).optional().describe('Client certificate (PEM text) for mutual TLS.'),
+    certFile: z.string().min(1).optional().describe('File of the client certificate (PEM) for mutual TLS.'),
+    key: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Private key (PEM text) of the client certificate. Never printed.'),
+    keyFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('File of the private key (PEM) of the client certificate.'),
+    passphrase: z.string().min(1).optional().describe('Passphrase of the private key. Never printed.'),
+  })
+  .strict()
+  .superRefine((tls, ctx) => {
+    for (const [a, b] of [
+      ['cert', 'certFile'],
+      ['key', 'keyFile'],
+    ] as const) {
+      if (tls[a] !== undefined && tls[b] !== undefined)
+        ctx.addIssue({ code: 'custom', path: [b], message: `set ${a} or ${b}, not both` });
+    }
+    const hasCert = tls.cert !== undefined || tls.certFile !== undefined;
+    const hasKey = tls.key !== undefined || tls.keyFile !== undefined;
+    if (hasCert !== hasKey)
+      ctx.addIssue({
+        code: 'custom',
+        path: [hasCert ? 'key' : 'cert'],
+        message:
+          'a client certificate needs both a certificate (cert or certFile) and its key (key or keyFile)',
+      });
+  })
+  .describe(
+    "TLS for this server on top of the manager's: extra CAs and a client certificate (mTLS), as PEM text or files. Never printed.",
+  );
+
+/** `'env'` (HTTP_PROXY / HTTPS_PROXY / NO_PROXY), `'none'`, or a proxy URL for this server. */
+export const ServerProxySchema = z
+  .union([z.enum(['env', 'none']), HttpUrl])
+  .describe("The proxy for this server: 'env' (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), 'none', or a proxy URL.");
+
+/** The SSRF guard as written in a file: `network` of the project file (see `NetworkPolicy`). */
+export const NetworkConfigSchema = z
+  .object({
+    allowPrivate: z
+      .boolean()
+      .optional()
+      .describe(
+        'Allow loopback, private and CGNAT addresses. Link-local (cloud metadata) only through allowHosts.',
+      ),
+    allowHosts: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        'Hosts allowed whatever they resolve to: names, *.suffix wildcards, IP addresses or CIDR ranges.',
+      ),
+    denyHosts: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('Hosts always refused (same forms as allowHosts); deny wins over allow.'),
+  })
+  .strict()
+  .describe(
+    'The SSRF guard of every HTTP server, redirect and OAuth endpoint. Without it: loopback and private addresses allowed, link-local (cloud metadata) refused. With it: private, loopback and CGNAT refused unless allowPrivate or allowHosts says otherwise.',
+  );
+
+/** The shared HTTP stack as written in a file: `http` of the project file (see `HttpOptions`). */
+export const HttpConfigSchema = z
+  .object({
+    proxy: z
+      .union([
+        z.enum(['env', 'none']),
+        HttpUrl,
+        z
+          .object({
+            http: HttpUrl.optional().describe('Proxy for http: targets.'),
+            https: HttpUrl.optional().describe('Proxy for https: targets.'),
+            noProxy: z
+              .string()
+              .optional()
+              .describe('Comma-separated hosts reached directly, as in NO_PROXY.'),
+          })
+          .strict(),
+      ])
+      .optional()
+      .describe(
+        "'env' (default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY), 'none', one proxy URL, or { http, https, noProxy }.",
+      ),
+    proxyTarget: z
+      .enum(['name', 'address'])
+      .optional()
+      .describe(
+        "What a proxy CONNECT names: 'name' (default; the proxy resolves it) or 'address' (the address Interlock resolved and checked, which closes DNS rebinding through the proxy).",
+      ),
+    tls: ServerTlsSchema.optional().describe(
+      'Extra CAs and a client certificate (mTLS) for every remote server; a server can add its own.',
+    ),
+    keepAliveTimeoutMs: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('How long idle pooled sockets are kept, in milliseconds. Default 10000.'),
+    connections: z.number().int().min(1).optional().describe('Sockets per origin. Default 64.'),
+  })
+  .strict()
+  .describe(
+    "The HTTP stack every remote server shares: proxy ('env' by default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY), extra CAs and a client certificate (mTLS), pooling.",
+  );
+
 const httpFields = {
   url: HttpUrl,
   /** Static headers sent with every request (e.g. `Authorization`). Never logged. */
@@ -175,6 +296,10 @@ const httpFields = {
   auth: OAuthConfigSchema.optional(),
   /** Dynamic headers from a command, refreshed on 401. */
   headersHelper: HeadersHelperSchema.optional(),
+  /** TLS on top of the manager's (extra CAs, client certificate). */
+  tls: ServerTlsSchema.optional(),
+  /** The proxy for this server, instead of the manager's. */
+  proxy: ServerProxySchema.optional(),
 };
 
 /** The 2024-11-05 HTTP+SSE transport. */
@@ -209,6 +334,10 @@ export type AutoServerConfig = z.output<typeof AutoServerConfigSchema>;
 export type ToolFilter = z.output<typeof ToolFilterSchema>;
 export type OAuthConfig = z.output<typeof OAuthConfigSchema>;
 export type HeadersHelperConfig = z.output<typeof HeadersHelperSchema>;
+export type ServerTlsConfig = z.output<typeof ServerTlsSchema>;
+export type ServerProxyConfig = z.output<typeof ServerProxySchema>;
+export type NetworkConfig = z.output<typeof NetworkConfigSchema>;
+export type HttpConfig = z.output<typeof HttpConfigSchema>;
 export type TransportKind = MCPServerConfig['transport'];
 
 /** Formats a zod path like `args[1]` or `headers.Authorization`. */

@@ -247,7 +247,7 @@ export class ServerConnection {
   }
 
   #connectError(err: unknown, open: OpenClient | undefined): Error {
-    const base = err instanceof Error ? err.message : String(err);
+    const base = oauthErrorMessage(err) ?? (err instanceof Error ? err.message : String(err));
     const stderr = this.#stderr.slice(-5).join('\n');
     const exit = open?.transport instanceof ProcessStdioTransport ? open.transport.describeExit() : undefined;
     const detail = stderr === '' ? '' : `\nLast stderr lines:\n${stderr}`;
@@ -541,4 +541,27 @@ async function paginate<R extends { nextCursor?: string | undefined }, T>(
     seen.add(cursor);
   }
   return out;
+}
+
+/** What to check for each OAuth error code (RFC 6749 5.2, 4.1.2.1) a token or authorization endpoint answers. */
+const OAUTH_HINTS: Readonly<Record<string, string>> = {
+  invalid_client: 'check auth.clientId, auth.clientSecret (or privateKey) and auth.tokenEndpointAuthMethod',
+  unauthorized_client: 'the client may not use this grant: check auth.grant and the client registration',
+  invalid_grant: 'the code or refresh token was refused: sign in again',
+  invalid_scope: 'check auth.scope against the scopes the server supports',
+  access_denied: 'the sign-in was refused',
+  unsupported_grant_type: 'the authorization server does not support this grant: check auth.grant',
+};
+
+/**
+ * An OAuth error of the MCP SDK (it carries `errorCode`, e.g. `invalid_client`) as a message that names the code,
+ * the server's description and what to check; `undefined` for other errors. The description comes from the
+ * authorization server; no credential of ours is in it.
+ */
+function oauthErrorMessage(err: unknown): string | undefined {
+  const code = (err as { errorCode?: unknown } | null)?.errorCode;
+  if (!(err instanceof Error) || typeof code !== 'string' || code === '') return undefined;
+  const description = err.message.trim().replace(/\.$/, '');
+  const hint = OAUTH_HINTS[code];
+  return `the authorization server answered '${code}'${description === '' ? '' : ` (${description})`}${hint === undefined ? '' : `; ${hint}`}`;
 }

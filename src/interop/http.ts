@@ -4,10 +4,22 @@
  * `HTTPS_PROXY` / `NO_PROXY` (undici's `EnvHttpProxyAgent`), takes custom CA and client certificates (mTLS), and
  * runs the SSRF guard inside its connector so every connection (redirects included) is checked before it opens.
  */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { rootCertificates } from 'node:tls';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { Agent, buildConnector, type Dispatcher, EnvHttpProxyAgent, fetch as undiciFetch } from 'undici';
+import {
+  Agent,
+  buildConnector,
+  type Dispatcher,
+  EnvHttpProxyAgent,
+  type Response as UndiciResponse,
+  fetch as undiciFetch,
+} from 'undici';
+import { ConfigError } from '../errors.js';
+import type { HttpConfig, ServerProxyConfig, ServerTlsConfig } from './config.js';
 import { DEFAULT_NETWORK_POLICY, NetworkGuard, type NetworkPolicy } from './network.js';
+import { envProxyRoutes, tunnelingConnector } from './proxy-tunnel.js';
 
 /** Keep-alive idle time of pooled sockets. @default 10 000 ms */
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 10_000;
@@ -38,14 +50,20 @@ export interface HttpOptions {
   proxy?: HttpProxyOption | undefined;
   /** Custom CA and client certificate (mTLS). Applies to the target servers, also when tunneled through a proxy. */
   tls?: HttpTlsOptions | undefined;
+  /**
+   * What a proxy `CONNECT` names: `'name'` (the proxy resolves it; works with proxies that filter by host name) or
+   * `'address'` (the address Interlock resolved and checked, so DNS rebinding cannot move the connection; the TLS
+   * certificate is still checked against the name). @default 'name'
+   */
+  proxyTarget?: 'name' | 'address' | undefined;
   /** @default DEFAULT_KEEP_ALIVE_TIMEOUT_MS */
   keepAliveTimeoutMs?: number | undefined;
   /** @default DEFAULT_CONNECTIONS_PER_ORIGIN */
   connections?: number | undefined;
 }
 
-/** Options of {@link createHttpFetch}. */
-export interface CreateHttpFetchOptions {
+/** Options of {@link createHttpClient}. */
+export interface CreateHttpClientOptions {
   /** A caller's fetch: used as is (the caller owns it; no guard, proxy or TLS options apply). */
   fetch?: FetchLike | undefined;
   /** @default DEFAULT_NETWORK_POLICY */
@@ -53,11 +71,35 @@ export interface CreateHttpFetchOptions {
   http?: HttpOptions | undefined;
 }
 
-/** A fetch and what it takes to release it. */
+/** What one server may set on top of the shared HTTP options (a server config's `tls` and `proxy`). */
+export interface ServerHttpOverrides {
+  /** Added to the shared options: `ca` adds to the shared CAs; `cert`, `key` and `passphrase` replace them. */
+  tls?: HttpTlsOptions | undefined;
+  /** Replaces the shared proxy setting for this server. */
+  proxy?: HttpProxyOption | undefined;
+}
+
+/**
+ * The HTTP stack of a manager or an engine: one guarded keep-alive dispatcher, the fetch over it, and fetches for
+ * servers with their own TLS or proxy settings (each on a dispatcher of its own, behind the same guard).
+ */
 export interface HttpClient {
-  fetch: FetchLike;
-  /** The guard the fetch applies (also for callers that check URLs up front). */
-  guard: NetworkGuard;
+  /** The fetch for servers without overrides. */
+  readonly fetch: FetchLike;
+  /** The guard every fetch and dispatcher applies (also for callers that check URLs up front). */
+  readonly guard: NetworkGuard;
+  /**
+   * The guarded dispatcher behind `fetch`, created on first use: give it to other undici users (model providers)
+   * so they share the pool, proxy, certificates and SSRF guard. Undefined when a caller's `fetch` was given.
+   */
+  readonly dispatcher: Dispatcher | undefined;
+  /**
+   * The fetch for a server with its own `tls` or `proxy`: `fetch` when there are none. Dispatchers are shared by
+   * servers with equal settings. Throws `ConfigError` when the client wraps a caller's fetch, which cannot honor
+   * them.
+   */
+  fetchFor(overrides: ServerHttpOverrides | undefined): FetchLike;
+  /** Closes every dispatcher it created. A closed client creates new ones on next use. */
   close(): Promise<void>;
 }
 
@@ -99,6 +141,10 @@ export function createDispatcher(guard: NetworkGuard, http: HttpOptions = {}): D
   };
   const proxy = http.proxy ?? 'env';
   if (proxy === 'none') return new Agent({ ...common, connect });
+  if (http.proxyTarget === 'address') {
+    const routes = proxy === 'env' ? envProxyRoutes() : proxy;
+    return new Agent({ ...common, connect: tunnelingConnector(guard, routes, tls, connect) });
+  }
   const explicit =
     proxy === 'env' ? {} : { httpProxy: proxy.http, httpsProxy: proxy.https, noProxy: proxy.noProxy };
   if (proxy !== 'env' && proxy.http === undefined && proxy.https === undefined)
@@ -153,42 +199,70 @@ function redirectedRequest(
   return next;
 }
 
-/** undici's fetch over the shared guarded dispatcher the manager closes; or `fetch` as given. */
-export function createHttpFetch(options: CreateHttpFetchOptions | FetchLike = {}): HttpClient {
-  const opts: CreateHttpFetchOptions = typeof options === 'function' ? { fetch: options } : options;
-  const guard = new NetworkGuard(opts.network ?? DEFAULT_NETWORK_POLICY);
-  const custom = opts.fetch;
-  if (custom !== undefined) {
-    // A caller's fetch gets the check on the URL string only (scheme, literal addresses, denyHosts): its sockets
-    // are its own.
-    const wrapped: FetchLike = async (url, init) => {
-      guard.checkUrl(new URL(String(url)));
-      return custom(url, init);
-    };
-    return { fetch: wrapped, guard, close: async () => {} };
-  }
-  const proxied = isProxied(opts.http);
-  let dispatcher: Dispatcher | undefined;
+function mergeTls(
+  shared: HttpTlsOptions | undefined,
+  own: HttpTlsOptions | undefined,
+): HttpTlsOptions | undefined {
+  if (own === undefined) return shared;
+  const list = (ca: HttpTlsOptions['ca']) => (ca === undefined ? [] : Array.isArray(ca) ? ca : [ca]);
+  const ca = [...list(shared?.ca), ...list(own.ca)];
+  const cert = own.cert ?? shared?.cert;
+  const key = own.cert === undefined ? (own.key ?? shared?.key) : own.key;
+  const passphrase = own.cert === undefined ? (own.passphrase ?? shared?.passphrase) : own.passphrase;
+  return {
+    ...(ca.length > 0 ? { ca } : {}),
+    ...(cert === undefined ? {} : { cert }),
+    ...(key === undefined ? {} : { key }),
+    ...(passphrase === undefined ? {} : { passphrase }),
+  };
+}
+
+/** A key equal for equal settings, holding no secret (PEM material and passphrases are hashed). */
+function overridesKey(overrides: ServerHttpOverrides): string {
+  // JSON.stringify turns a Buffer into { type: 'Buffer', data: [...] }: stable, and hashed below.
+  return createHash('sha256').update(JSON.stringify(overrides)).digest('base64url');
+}
+
+function hasOverrides(o: ServerHttpOverrides | undefined): o is ServerHttpOverrides {
+  return o !== undefined && (o.tls !== undefined || o.proxy !== undefined);
+}
+
+/** Statuses whose responses have no body (Fetch standard, "null body status"). */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * undici's response as one of Node's global `Response` class: the npm undici and the copy inside Node are different
+ * classes, and the MCP SDK tells an OAuth error answer from a string with `instanceof Response` (otherwise it reads
+ * "[object Response]" instead of the error, and skips its recovery from `invalid_client` / `invalid_grant`).
+ */
+function asGlobalResponse(response: UndiciResponse, url: URL): Response {
+  const { status, statusText, headers } = response;
+  const body = NULL_BODY_STATUSES.has(status) ? null : (response.body as ReadableStream<Uint8Array> | null);
+  const out = new Response(body, { status, statusText, headers: headers as unknown as Headers });
+  Object.defineProperty(out, 'url', { value: url.href });
+  return out;
+}
+
+/**
+ * The guarded fetch over `dispatcher()`. Redirects are followed here, not by undici, so every hop is checked (also
+ * through a proxy) and credentials never follow a redirect to another origin (issue 9: no token passthrough).
+ */
+function guardedFetch(guard: NetworkGuard, proxied: boolean, dispatcher: () => Dispatcher): FetchLike {
   const check = async (target: URL) => {
     guard.checkUrl(target);
     // Through a proxy our connector never sees the target: check what it resolves to now.
     if (proxied) await guard.resolveChecked(target.hostname);
   };
-  // Redirects are followed here, not by undici, so every hop is checked (also through a proxy) and credentials
-  // never follow a redirect to another origin (issue 9: no token passthrough).
-  const fetch: FetchLike = async (url, init) => {
+  return async (url, init) => {
     let target = new URL(String(url));
     let request: RequestInit = { ...init };
     const mode = init?.redirect ?? 'follow';
     for (let hop = 0; ; hop++) {
       await check(target);
-      dispatcher ??= createDispatcher(guard, opts.http);
-      // undici's Request/Response types are the web ones Node's global fetch uses; only the type names differ.
-      const response = (await undiciFetch(target, {
-        ...(request as object),
-        redirect: 'manual',
-        dispatcher,
-      })) as unknown as Response;
+      const response = asGlobalResponse(
+        await undiciFetch(target, { ...(request as object), redirect: 'manual', dispatcher: dispatcher() }),
+        target,
+      );
       const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get('location') : null;
       if (location === null || mode === 'manual') return response;
       await response.body?.cancel().catch(() => {});
@@ -203,13 +277,148 @@ export function createHttpFetch(options: CreateHttpFetchOptions | FetchLike = {}
       target = next;
     }
   };
+}
+
+/**
+ * The HTTP stack: undici's fetch over one guarded keep-alive dispatcher (created on first use), plus one per
+ * distinct server override; or a caller's `fetch` as given, with the URL-string checks only.
+ */
+export function createHttpClient(options: CreateHttpClientOptions | FetchLike = {}): HttpClient {
+  const opts: CreateHttpClientOptions = typeof options === 'function' ? { fetch: options } : options;
+  const guard = new NetworkGuard(opts.network ?? DEFAULT_NETWORK_POLICY);
+  const custom = opts.fetch;
+  if (custom !== undefined) {
+    // A caller's fetch gets the check on the URL string only (scheme, literal addresses, denyHosts): its sockets
+    // are its own.
+    const wrapped: FetchLike = async (url, init) => {
+      guard.checkUrl(new URL(String(url)));
+      return custom(url, init);
+    };
+    return {
+      fetch: wrapped,
+      guard,
+      dispatcher: undefined,
+      fetchFor: (overrides) => {
+        if (!hasOverrides(overrides)) return wrapped;
+        throw new ConfigError(
+          'A server sets its own tls or proxy, but HTTP goes through a custom fetch that cannot apply them. Drop the custom fetch, or configure TLS and proxies in it.',
+          {
+            issues: [
+              {
+                path: overrides.tls === undefined ? 'proxy' : 'tls',
+                message: 'needs the built-in HTTP stack',
+              },
+            ],
+          },
+        );
+      },
+      close: async () => {},
+    };
+  }
+  const shared = opts.http ?? {};
+  const dispatchers = new Map<string, Dispatcher>();
+  const fetches = new Map<string, FetchLike>();
+  const dispatcherFor = (key: string, http: HttpOptions): Dispatcher => {
+    let d = dispatchers.get(key);
+    if (d === undefined) {
+      d = createDispatcher(guard, http);
+      dispatchers.set(key, d);
+    }
+    return d;
+  };
+  const fetch = guardedFetch(guard, isProxied(shared), () => dispatcherFor('', shared));
   return {
     fetch,
     guard,
-    close: async () => {
-      const d = dispatcher;
-      dispatcher = undefined;
-      await d?.destroy().catch(() => {});
+    get dispatcher() {
+      return dispatcherFor('', shared);
     },
+    fetchFor: (overrides) => {
+      if (!hasOverrides(overrides)) return fetch;
+      const key = overridesKey(overrides);
+      let f = fetches.get(key);
+      if (f === undefined) {
+        const http: HttpOptions = {
+          ...shared,
+          tls: mergeTls(shared.tls, overrides.tls),
+          proxy: overrides.proxy ?? shared.proxy,
+        };
+        f = guardedFetch(guard, isProxied(http), () => dispatcherFor(key, http));
+        fetches.set(key, f);
+      }
+      return f;
+    },
+    close: async () => {
+      const all = [...dispatchers.values()];
+      dispatchers.clear();
+      await Promise.all(all.map((d) => d.destroy().catch(() => {})));
+    },
+  };
+}
+
+/**
+ * TLS settings as written in a config (PEM text or files) as dispatcher TLS options, files read now (relative paths
+ * start at the working directory). Throws `ConfigError` naming `where`, the field and the path, never contents.
+ */
+export async function readTlsConfig(tls: ServerTlsConfig, where: string): Promise<HttpTlsOptions> {
+  const read = async (field: string, file: string): Promise<Buffer> => {
+    try {
+      return await readFile(file);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      throw new ConfigError(
+        `${where}: tls.${field} '${file}' could not be read (${code}). Fix the path or the file's permissions.`,
+        { issues: [{ path: `tls.${field}`, message: `cannot read '${file}' (${code})` }], cause: err },
+      );
+    }
+  };
+  const list = (v: string | readonly string[] | undefined) =>
+    v === undefined ? [] : typeof v === 'string' ? [v] : v;
+  const ca = [...list(tls.ca), ...(await Promise.all(list(tls.caFile).map((f) => read('caFile', f))))];
+  const cert = tls.cert ?? (tls.certFile === undefined ? undefined : await read('certFile', tls.certFile));
+  const key = tls.key ?? (tls.keyFile === undefined ? undefined : await read('keyFile', tls.keyFile));
+  return {
+    ...(ca.length > 0 ? { ca } : {}),
+    ...(cert === undefined ? {} : { cert }),
+    ...(key === undefined ? {} : { key }),
+    ...(tls.passphrase === undefined ? {} : { passphrase: tls.passphrase }),
+  };
+}
+
+function proxyOption(proxy: HttpConfig['proxy']): HttpProxyOption | undefined {
+  if (proxy === undefined || typeof proxy === 'object') return proxy;
+  if (proxy === 'env' || proxy === 'none') return proxy;
+  // One proxy URL is used for every target, whatever NO_PROXY says.
+  return { http: proxy, https: proxy, noProxy: '' };
+}
+
+/** A config file's `http` section as {@link HttpOptions}, certificate files read now. */
+export async function httpOptionsFromConfig(
+  config: HttpConfig | undefined,
+): Promise<HttpOptions | undefined> {
+  if (config === undefined) return undefined;
+  return {
+    proxy: proxyOption(config.proxy),
+    proxyTarget: config.proxyTarget,
+    tls: config.tls === undefined ? undefined : await readTlsConfig(config.tls, 'The http settings'),
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    connections: config.connections,
+  };
+}
+
+/**
+ * A server config's `tls` and `proxy` as dispatcher overrides, with `caFile`, `certFile` and `keyFile` read now.
+ * Throws `ConfigError` naming the server, the field and the path, never the contents.
+ */
+export async function serverHttpOverrides(config: {
+  name: string;
+  tls?: ServerTlsConfig | undefined;
+  proxy?: ServerProxyConfig | undefined;
+}): Promise<ServerHttpOverrides | undefined> {
+  const { tls, proxy } = config;
+  if (tls === undefined && proxy === undefined) return undefined;
+  return {
+    tls: tls === undefined ? undefined : await readTlsConfig(tls, `Server '${config.name}'`),
+    proxy: proxyOption(proxy),
   };
 }

@@ -8,11 +8,15 @@ export {
   DEFAULT_REQUEST_TIMEOUT_MS,
   type HeadersHelperConfig,
   HeadersHelperSchema,
+  type HttpConfig,
+  HttpConfigSchema,
   type HttpServerConfig,
   HttpServerConfigSchema,
   type MCPServerConfig,
   type MCPServerConfigInput,
   MCPServerConfigSchema,
+  type NetworkConfig,
+  NetworkConfigSchema,
   type OAuthConfig,
   OAuthConfigSchema,
   parseServerConfig,
@@ -20,6 +24,10 @@ export {
   type ReconnectOptions,
   ReconnectSchema,
   ServerNameSchema,
+  type ServerProxyConfig,
+  ServerProxySchema,
+  type ServerTlsConfig,
+  ServerTlsSchema,
   type SseServerConfig,
   SseServerConfigSchema,
   type StdioServerConfig,
@@ -32,15 +40,20 @@ export { expandEnv, type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } f
 export { type ConnectionState, reconnectDelay, ServerConnection, STDERR_LINES_KEPT } from './connection.js';
 export type { MCPManagerEventName, MCPManagerEvents } from './events.js';
 export {
-  type CreateHttpFetchOptions,
+  type CreateHttpClientOptions,
   createDispatcher,
-  createHttpFetch,
+  createHttpClient,
   DEFAULT_CONNECTIONS_PER_ORIGIN,
   DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
   type HttpClient,
   type HttpOptions,
   type HttpProxyOption,
   type HttpTlsOptions,
+  httpOptionsFromConfig,
+  MAX_REDIRECTS,
+  readTlsConfig,
+  type ServerHttpOverrides,
+  serverHttpOverrides,
 } from './http.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
 export {
@@ -60,6 +73,7 @@ export {
   NetworkPolicyError,
   type Resolver,
 } from './network.js';
+export { envProxyRoutes, type ProxyRoutes, proxyFor } from './proxy-tunnel.js';
 export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_LINE_BYTES } from './stdio-transport.js';
 export {
   type ClientIdentity,

@@ -41,7 +41,7 @@ import {
 } from './config.js';
 import { ServerConnection } from './connection.js';
 import { type MCPManagerEvents, TypedEvents } from './events.js';
-import { createHttpFetch, type HttpClient, type HttpOptions } from './http.js';
+import { createHttpClient, type HttpClient, type HttpOptions, serverHttpOverrides } from './http.js';
 import { type Logger, silentLogger } from './logger.js';
 import type { NetworkPolicy } from './network.js';
 import { mapRequestError } from './request-errors.js';
@@ -80,6 +80,11 @@ export interface MCPClientManagerOptions {
   network?: NetworkPolicy | undefined;
   /** The shared dispatcher: proxy (`'env'` by default), custom CA, client certificate (mTLS), pooling. */
   http?: HttpOptions | undefined;
+  /**
+   * An HTTP stack shared with others (an engine's, from `createHttpClient`): its guard, proxy, certificates and
+   * pooled sockets are used, and its owner closes it. Excludes `fetch`, `network` and `http`.
+   */
+  httpClient?: HttpClient | undefined;
   /**
    * Auth per HTTP server: OAuth (a config's `auth`) and dynamic headers, e.g. `createServerAuth()` from
    * `interlock/auth`. @default none (static `headers` only)
@@ -154,6 +159,7 @@ export class MCPClientManager implements ToolInvoker {
   readonly #logger: Logger;
   readonly #identity: ClientIdentity;
   readonly #http: HttpClient;
+  readonly #ownsHttp: boolean;
   readonly #maxResultChars: number;
   readonly #agent: string | undefined;
   readonly #pins: PinStore;
@@ -192,7 +198,18 @@ export class MCPClientManager implements ToolInvoker {
     });
     this.#logger = options.logger ?? silentLogger;
     this.#identity = options.clientInfo ?? { name: 'interlock', version: CLIENT_VERSION };
-    this.#http = createHttpFetch({ fetch: options.fetch, network: options.network, http: options.http });
+    if (options.httpClient !== undefined) {
+      const both = (['fetch', 'network', 'http'] as const).filter((k) => options[k] !== undefined);
+      if (both.length > 0)
+        throw new ConfigError(
+          `Invalid MCPClientManager options: httpClient brings its own HTTP settings; drop ${both.join(', ')} or set them on the client.`,
+          { issues: both.map((k) => ({ path: k, message: 'not allowed with httpClient' })) },
+        );
+    }
+    this.#ownsHttp = options.httpClient === undefined;
+    this.#http =
+      options.httpClient ??
+      createHttpClient({ fetch: options.fetch, network: options.network, http: options.http });
     this.#serverAuth = options.serverAuth;
     this.#maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
     this.#agent = options.agent;
@@ -330,7 +347,7 @@ export class MCPClientManager implements ToolInvoker {
       .connect(
         {
           identity: this.#identity,
-          fetch: this.#http.fetch,
+          fetch: this.#fetchFor(config),
           tracer: this.#tracer,
           serverAuth: this.#serverAuth,
         },
@@ -360,6 +377,25 @@ export class MCPClientManager implements ToolInvoker {
     return promise;
   }
 
+  /**
+   * The fetch of one HTTP server: the shared one, or one with the server's own `tls` / `proxy` (files read on the
+   * first request, so an unreadable one fails this server's connect with `INVALID_CONFIG`, not the manager).
+   */
+  #fetchFor(config: MCPServerConfig): FetchLike {
+    if (config.transport === 'stdio' || (config.tls === undefined && config.proxy === undefined))
+      return this.#http.fetch;
+    let chosen: Promise<FetchLike> | undefined;
+    return async (url, init) => {
+      chosen ??= serverHttpOverrides(config)
+        .then((o) => this.#http.fetchFor(o))
+        .catch((err: unknown) => {
+          chosen = undefined; // a file fixed before the next reconnect is read again
+          throw err;
+        });
+      return (await chosen)(url, init);
+    };
+  }
+
   /** Closes one server and removes its tools. Safe to call for an unknown or closed server. */
   async disconnectServer(name: string): Promise<void> {
     const connection = this.#connections.get(name);
@@ -384,7 +420,7 @@ export class MCPClientManager implements ToolInvoker {
       this.#closeController.abort(new ClosedError('The manager was closed while connecting.'));
       await Promise.allSettled([...this.#pending.values()]);
       await this.disconnectAll();
-      await this.#http.close();
+      if (this.#ownsHttp) await this.#http.close();
       this.#events.removeAllListeners();
     })();
     return this.#closing;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { commandHeaders, wrapServerFetch } from '../../src/auth/index.js';
-import { createHttpFetch } from '../../src/interop/http.js';
+import { createHttpClient } from '../../src/interop/http.js';
 import { startHttp } from './net-fixtures.js';
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -18,7 +18,7 @@ describe('dynamic headers', () => {
       res.writeHead(key === validKey ? 200 : 401).end(key === validKey ? 'ok' : '');
     });
     cleanup.push(() => server.close());
-    const http = createHttpFetch({ network: { allowHosts: ['127.0.0.1'] }, http: { proxy: 'none' } });
+    const http = createHttpClient({ network: { allowHosts: ['127.0.0.1'] }, http: { proxy: 'none' } });
     cleanup.push(() => http.close());
     let n = 0;
     const fetch = wrapServerFetch(http.fetch, {

@@ -150,7 +150,7 @@ export function makePki(): TestPki {
         `${name}.ext`,
       ]);
     };
-    leaf('server', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+    leaf('server', 'subjectAltName=IP:127.0.0.1,DNS:svc.test\nextendedKeyUsage=serverAuth\n');
     leaf('client', 'extendedKeyUsage=clientAuth\n');
     const read = (f: string) => readFileSync(join(dir, f), 'utf8');
     return {
@@ -176,4 +176,38 @@ export async function startMtlsServer(pki: TestPki): Promise<Running> {
   );
   await listen(server);
   return running(server, 'https', new Set());
+}
+
+/**
+ * A Streamable HTTP MCP server over HTTPS that requires a client certificate from `pki`'s CA. Its one tool,
+ * `whoami`, answers with the CN of the client certificate. Stateless: a new server and transport per request.
+ */
+export async function startMtlsMcpServer(pki: TestPki): Promise<Running & { requests: number }> {
+  const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+  const { StreamableHTTPServerTransport } = await import(
+    '@modelcontextprotocol/sdk/server/streamableHttp.js'
+  );
+  const state = { requests: 0 };
+  const server = createHttpsServer(
+    { cert: pki.serverCert, key: pki.serverKey, ca: pki.ca, requestCert: true, rejectUnauthorized: true },
+    (req, res) => {
+      state.requests++;
+      const cn = String((req.socket as TLSSocket).getPeerCertificate().subject?.CN ?? '');
+      const mcp = new McpServer({ name: 'mtls', version: '1.0.0' });
+      mcp.registerTool('whoami', { description: 'The CN of the client certificate.' }, async () => ({
+        content: [{ type: 'text', text: `client=${cn}` }],
+      }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      res.on('close', () => {
+        void transport.close();
+        void mcp.close();
+      });
+      void mcp.connect(transport).then(() => transport.handleRequest(req, res));
+    },
+  );
+  await listen(server);
+  const base = running(server, 'https', new Set());
+  return Object.defineProperty({ ...base, url: `${base.url}/mcp` }, 'requests', {
+    get: () => state.requests,
+  }) as Running & { requests: number };
 }

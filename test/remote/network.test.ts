@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHttpFetch, type HttpClient } from '../../src/interop/http.js';
+import { createHttpClient, type HttpClient } from '../../src/interop/http.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import {
   classifyAddress,
@@ -9,6 +9,7 @@ import {
 } from '../../src/interop/network.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { startHttpFixture } from '../helpers/index.js';
+import { closesAfterEach, policyError } from './cleanup.js';
 import {
   hasOpenssl,
   makePki,
@@ -18,20 +19,7 @@ import {
   startMtlsServer,
 } from './net-fixtures.js';
 
-const cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  await Promise.allSettled(cleanup.splice(0).map((c) => c()));
-});
-function track<T extends { close(): Promise<void> }>(thing: T): T {
-  cleanup.push(() => thing.close());
-  return thing;
-}
-
-/** The policy error behind a failed fetch (undici wraps connector errors in `TypeError: fetch failed`). */
-function policyError(err: unknown): NetworkPolicyError | undefined {
-  for (let e = err; e instanceof Error; e = e.cause) if (e instanceof NetworkPolicyError) return e;
-  return undefined;
-}
+const track = closesAfterEach();
 
 /** A resolver that knows only the names given and counts its calls. */
 function fakeDns(names: Record<string, string>): Resolver & { calls: string[] } {
@@ -72,12 +60,12 @@ describe('address classification', () => {
 describe('SSRF guard', () => {
   it('refuses the cloud metadata address and 10.x before connecting, even with the default policy', async () => {
     const dns = fakeDns({});
-    const http = track(createHttpFetch({ network: { resolve: dns } }));
+    const http = track(createHttpClient({ network: { resolve: dns } }));
     for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[::ffff:169.254.169.254]/']) {
       const err = await http.fetch(url).catch((e: unknown) => e);
       expect(policyError(err)?.reason).toBe('link-local');
     }
-    const strict = track(createHttpFetch({ network: { allowPrivate: false, resolve: dns } }));
+    const strict = track(createHttpClient({ network: { allowPrivate: false, resolve: dns } }));
     const privateErr = await strict.fetch('http://10.0.0.8/mcp').catch((e: unknown) => e);
     expect(policyError(privateErr)?.reason).toBe('private');
     // Literal addresses are refused on the string: nothing was resolved, no socket was opened.
@@ -97,7 +85,7 @@ describe('SSRF guard', () => {
         res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end(),
       ),
     );
-    const http = track(createHttpFetch({ network: { allowHosts: ['127.0.0.1'] }, http: { proxy: 'none' } }));
+    const http = track(createHttpClient({ network: { allowHosts: ['127.0.0.1'] }, http: { proxy: 'none' } }));
     const err = await http.fetch(`${server.url}/start`).catch((e: unknown) => e);
     const refused = policyError(err);
     expect(refused?.reason).toBe('link-local');
@@ -110,12 +98,28 @@ describe('SSRF guard', () => {
       await startHttp((_req, res) => res.writeHead(307, { location: 'http://internal.test/admin' }).end()),
     );
     const http = track(
-      createHttpFetch({ network: { allowHosts: ['127.0.0.1'], resolve: dns }, http: { proxy: 'none' } }),
+      createHttpClient({ network: { allowHosts: ['127.0.0.1'], resolve: dns }, http: { proxy: 'none' } }),
     );
     const err = await http
       .fetch(`${server.url}/start`, { method: 'POST', body: '{}' })
       .catch((e: unknown) => e);
     expect(policyError(err)).toMatchObject({ reason: 'private', host: 'internal.test' });
+  });
+
+  it("answers with Node's global Response class, so instanceof checks (the MCP SDK's) hold", async () => {
+    const server = track(
+      await startHttp((_req, res) => {
+        res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_client"}');
+      }),
+    );
+    const http = track(createHttpClient({ network: { allowHosts: ['127.0.0.1'] }, http: { proxy: 'none' } }));
+    const response = await http.fetch(`${server.url}/token`);
+    expect(response).toBeInstanceOf(Response);
+    expect(response.url).toBe(`${server.url}/token`);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: 'invalid_client' });
+    const empty = await http.fetch(`${server.url}/`, { method: 'HEAD' });
+    expect(empty).toBeInstanceOf(Response);
   });
 
   it('drops credentials when a redirect changes origin, and keeps them on the same origin', async () => {
@@ -134,7 +138,7 @@ describe('SSRF guard', () => {
         else res.end('same');
       }),
     );
-    const http = track(createHttpFetch({ network: { allowHosts: ['127.0.0.1'] }, http: { proxy: 'none' } }));
+    const http = track(createHttpClient({ network: { allowHosts: ['127.0.0.1'] }, http: { proxy: 'none' } }));
     const headers = { authorization: 'Bearer for-first-only' };
     expect(await (await http.fetch(`${first.url}/same`, { method: 'POST', body: 'x', headers })).text()).toBe(
       'same',
@@ -155,7 +159,7 @@ describe('SSRF guard', () => {
     const dns = fakeDns({ 'rebind.test': '127.0.0.1' });
     const url = `http://rebind.test:${server.port}/`;
 
-    const strict = track(createHttpFetch({ network: { resolve: dns }, http: { proxy: 'none' } }));
+    const strict = track(createHttpClient({ network: { resolve: dns }, http: { proxy: 'none' } }));
     // The string passes (it is a name), the connector refuses the resolved address before the socket opens.
     expect(() => strict.guard.checkUrl(url)).not.toThrow();
     const err = await strict.fetch(url).catch((e: unknown) => e);
@@ -163,14 +167,14 @@ describe('SSRF guard', () => {
     expect(policyError(err)?.message).toContain('resolved to 127.0.0.1');
 
     const allowed = track(
-      createHttpFetch({ network: { resolve: dns, allowHosts: ['rebind.test'] }, http: { proxy: 'none' } }),
+      createHttpClient({ network: { resolve: dns, allowHosts: ['rebind.test'] }, http: { proxy: 'none' } }),
     );
     expect(await (await allowed.fetch(url)).text()).toBe('inside');
     expect(dns.calls.every((h) => h === 'rebind.test')).toBe(true);
   });
 
   it('refuses localhost with a strict policy after resolving it, without connecting', async () => {
-    const http = track(createHttpFetch({ network: { allowPrivate: false }, http: { proxy: 'none' } }));
+    const http = track(createHttpClient({ network: { allowPrivate: false }, http: { proxy: 'none' } }));
     const err = await http.fetch('http://localhost:59999/').catch((e: unknown) => e);
     // Nothing listens there either way: the refusal comes from the lookup, before a socket opens.
     expect(policyError(err)).toMatchObject({ reason: 'loopback', host: 'localhost' });
@@ -229,7 +233,7 @@ describe('proxy', () => {
 
   it('still refuses the metadata address when a proxy is set, without asking the proxy', async () => {
     const proxy = track(await startCountingProxy());
-    const http = track(createHttpFetch({ http: { proxy: { http: proxy.url } } }));
+    const http = track(createHttpClient({ http: { proxy: { http: proxy.url } } }));
     const err = await http.fetch('http://169.254.169.254/').catch((e: unknown) => e);
     expect(policyError(err)?.reason).toBe('link-local');
     expect(proxy.connects.length + proxy.requests.length).toBe(0);
@@ -243,7 +247,7 @@ describe('proxy', () => {
       ),
     );
     const http = track(
-      createHttpFetch({ network: { allowHosts: ['127.0.0.1'] }, http: { proxy: { http: proxy.url } } }),
+      createHttpClient({ network: { allowHosts: ['127.0.0.1'] }, http: { proxy: { http: proxy.url } } }),
     );
     const err = await http.fetch(`${server.url}/start`).catch((e: unknown) => e);
     expect(policyError(err)?.reason).toBe('link-local');
@@ -263,7 +267,7 @@ describe.skipIf(!hasOpenssl())('custom CA and mTLS', () => {
     const p = getPki();
     const server: Running = track(await startMtlsServer(p));
     const http: HttpClient = track(
-      createHttpFetch({
+      createHttpClient({
         network: { allowHosts: ['127.0.0.1'] },
         http: { proxy: 'none', tls: { ca: p.ca, cert: p.clientCert, key: p.clientKey } },
       }),
@@ -274,10 +278,13 @@ describe.skipIf(!hasOpenssl())('custom CA and mTLS', () => {
   it('fails without the CA, and without the client certificate', async () => {
     const p = getPki();
     const server = track(await startMtlsServer(p));
-    const noCa = track(createHttpFetch({ network: { allowHosts: ['127.0.0.1'] }, http: { proxy: 'none' } }));
+    const noCa = track(createHttpClient({ network: { allowHosts: ['127.0.0.1'] }, http: { proxy: 'none' } }));
     await expect(noCa.fetch(`${server.url}/`)).rejects.toThrow();
     const noCert = track(
-      createHttpFetch({ network: { allowHosts: ['127.0.0.1'] }, http: { proxy: 'none', tls: { ca: p.ca } } }),
+      createHttpClient({
+        network: { allowHosts: ['127.0.0.1'] },
+        http: { proxy: 'none', tls: { ca: p.ca } },
+      }),
     );
     await expect(noCert.fetch(`${server.url}/`)).rejects.toThrow();
   });
