@@ -5,6 +5,7 @@
 import { context, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { z } from 'zod';
 import { ConnectionError, InteropError } from '../errors.js';
+import type { HttpClient } from '../interop/http.js';
 import type { Logger } from '../interop/logger.js';
 import { parseOptions } from '../providers/options.js';
 import { AGENT_NAME_RE, AgentSession } from '../session/agent-session.js';
@@ -28,6 +29,8 @@ export interface AgentFactoryDependencies {
   logger: Logger;
   clock: () => number;
   defaults: EngineDefaults;
+  /** The engine's HTTP stack, given to every manager. */
+  http: HttpClient;
 }
 
 const AgentOptionsSchema = z.object({
@@ -71,7 +74,7 @@ export class AgentFactory {
         mcpServers: options.mcpServers,
         loadOptions: options.loadOptions,
         createManager: d.createManager,
-        managerOptions: { ...d.defaults.managerOptions },
+        managerOptions: { ...d.defaults.managerOptions, httpClient: d.http },
       },
       audit: d.audit.audit,
       approver: d.audit.approver,

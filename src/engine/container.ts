@@ -5,6 +5,7 @@
  */
 import { trace } from '@opentelemetry/api';
 import { Container } from 'inversify';
+import { createHttpClient, type HttpClient } from '../interop/http.js';
 import { silentLogger } from '../interop/logger.js';
 import { CLIENT_VERSION, MCPClientManager } from '../interop/manager.js';
 import { TRACER_NAME } from '../session/telemetry.js';
@@ -15,9 +16,18 @@ import type { EngineOptions, ManagerFactory } from './types.js';
 
 const defaultManagerFactory: ManagerFactory = (options) => new MCPClientManager(options);
 
+/** What the engine holds: the agent factory, and the HTTP stack it closes last. */
+export interface ComposedEngine {
+  factory: AgentFactory;
+  http: HttpClient;
+}
+
 /** Binds everything `options` leaves to defaults, and resolves the agent factory. */
-export function composeEngine(options: EngineOptions): AgentFactory {
+export function composeEngine(options: EngineOptions): ComposedEngine {
   const c = new Container({ defaultScope: 'Singleton' });
+  c.bind(TOKENS.Http).toConstantValue(
+    createHttpClient({ fetch: options.fetch, network: options.network, http: options.http }),
+  );
   c.bind(TOKENS.ManagerFactory).toConstantValue(options.createManager ?? defaultManagerFactory);
   c.bind(TOKENS.Tracer).toConstantValue(options.tracer ?? trace.getTracer(TRACER_NAME, CLIENT_VERSION));
   c.bind(TOKENS.Logger).toConstantValue(options.logger ?? silentLogger);
@@ -25,7 +35,9 @@ export function composeEngine(options: EngineOptions): AgentFactory {
   c.bind(TOKENS.Audit).toConstantValue(
     Object.freeze({ audit: options.audit, approver: options.approver, auditFailure: options.auditFailure }),
   );
-  c.bind(TOKENS.Models).toConstantValue(modelResolver(options.models, options.defaultModel));
+  c.bind(TOKENS.Models).toDynamicValue((ctx) =>
+    modelResolver(options.models, options.defaultModel, ctx.get(TOKENS.Http).dispatcher),
+  );
   c.bind(TOKENS.Capabilities).toDynamicValue(
     (ctx) =>
       options.resolveCapabilities ??
@@ -49,7 +61,8 @@ export function composeEngine(options: EngineOptions): AgentFactory {
         logger: ctx.get(TOKENS.Logger),
         clock: ctx.get(TOKENS.Clock),
         defaults: ctx.get(TOKENS.Defaults),
+        http: ctx.get(TOKENS.Http),
       }),
   );
-  return c.get(TOKENS.AgentFactory);
+  return { factory: c.get(TOKENS.AgentFactory), http: c.get(TOKENS.Http) };
 }

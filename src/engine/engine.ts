@@ -3,7 +3,8 @@
  * logger, model providers and clock once (see `container.ts`), creates agents from them, and closes them all.
  */
 import { z } from 'zod';
-import { ClosedError } from '../errors.js';
+import { ClosedError, ConfigError } from '../errors.js';
+import type { HttpClient } from '../interop/http.js';
 import { parseOptions } from '../providers/options.js';
 import { Agent } from './agent.js';
 import type { AgentFactory } from './agent-factory.js';
@@ -20,12 +21,23 @@ const EngineOptionsSchema = z.object({
 /** Creates agents over MCP servers, with capability-gated tools, telemetry and model providers. */
 export class Engine implements AsyncDisposable {
   readonly #factory: AgentFactory;
+  readonly #http: HttpClient;
   readonly #agents = new Set<Agent>();
   #closing: Promise<void> | undefined;
 
   constructor(options: EngineOptions = {}) {
     parseOptions(EngineOptionsSchema, options, 'Engine');
-    this.#factory = composeEngine({ ...options });
+    const misplaced = (['fetch', 'network', 'http', 'httpClient'] as const).filter(
+      (k) => (options.managerOptions as Record<string, unknown> | undefined)?.[k] !== undefined,
+    );
+    if (misplaced.length > 0)
+      throw new ConfigError(
+        `Invalid Engine options: managerOptions.${misplaced[0]} belongs on the Engine itself (new Engine({ ${misplaced[0] === 'httpClient' ? 'network, http' : misplaced[0]} })): one HTTP stack serves every agent.`,
+        { issues: misplaced.map((k) => ({ path: `managerOptions.${k}`, message: 'set it on the Engine' })) },
+      );
+    const { factory, http } = composeEngine({ ...options });
+    this.#factory = factory;
+    this.#http = http;
   }
 
   /**
@@ -50,16 +62,26 @@ export class Engine implements AsyncDisposable {
     return agent;
   }
 
+  /**
+   * The engine's HTTP stack: one guarded keep-alive dispatcher (proxy, certificates, SSRF guard) shared by every
+   * agent's HTTP servers and OAuth requests, and by model providers that take `withDispatcher`. Give
+   * `engine.http.dispatcher` to other undici clients to put them on the same stack.
+   */
+  get http(): HttpClient {
+    return this.#http;
+  }
+
   /** The agents created and not yet closed (sub-agents are reached through their parents). */
   get agents(): Agent[] {
     return [...this.#agents].filter((a) => !a.closed);
   }
 
-  /** Closes every agent (and so every server process); later `createAgent` calls reject. Idempotent. */
+  /** Closes every agent (and so every server process) and the HTTP stack; later `createAgent` calls reject. Idempotent. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await Promise.allSettled([...this.#agents].map((a) => a.close()));
       this.#agents.clear();
+      await this.#http.close();
     })();
     return this.#closing;
   }

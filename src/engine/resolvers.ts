@@ -1,4 +1,5 @@
 /** The default resolvers of an agent's `capabilities` and `model` options. Plain functions; no container here. */
+import type { Dispatcher } from 'undici';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../interop/logger.js';
 import type { ModelProvider } from '../providers/types.js';
@@ -44,12 +45,26 @@ export function capabilityResolver(
   };
 }
 
-/** Providers are used as given; names are looked up in the engine's `models`; none means `defaultModel`. */
+/**
+ * Names are looked up in the engine's `models`; none means `defaultModel`. A provider that can take a dispatcher
+ * (`withDispatcher`) and was given none of its own is moved onto the engine's guarded one, once per provider.
+ */
 export function modelResolver(
   models: Readonly<Record<string, ModelProvider>> = {},
   defaultModel: ModelProvider | string | undefined,
+  dispatcher?: Dispatcher | undefined,
 ): ModelResolver {
   const byName = new Map(Object.entries(models));
+  const bound = new WeakMap<ModelProvider, ModelProvider>();
+  const onStack = (provider: ModelProvider): ModelProvider => {
+    if (dispatcher === undefined || provider.withDispatcher === undefined) return provider;
+    let b = bound.get(provider);
+    if (b === undefined) {
+      b = provider.withDispatcher(dispatcher);
+      bound.set(provider, b);
+    }
+    return b;
+  };
   const lookup = (name: string, agent: string): ModelProvider => {
     const found = byName.get(name);
     if (found !== undefined) return found;
@@ -67,6 +82,6 @@ export function modelResolver(
         { issues: [{ path: 'model', message: 'required' }] },
       );
     }
-    return typeof chosen === 'string' ? lookup(chosen, agent) : chosen;
+    return onStack(typeof chosen === 'string' ? lookup(chosen, agent) : chosen);
   };
 }

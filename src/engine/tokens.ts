@@ -6,6 +6,7 @@
  */
 import type { Tracer } from '@opentelemetry/api';
 import type { ServiceIdentifier } from 'inversify';
+import type { HttpClient } from '../interop/http.js';
 import type { Logger } from '../interop/logger.js';
 import type { AgentFactory } from './agent-factory.js';
 import type {
@@ -32,6 +33,8 @@ export const TOKENS = Object.freeze({
   Logger: token<Logger>('Logger'),
   /** Turns an agent's `model` option into a `ModelProvider`. */
   Models: token<ModelResolver>('Models'),
+  /** The one HTTP stack (guarded dispatcher, proxy, certificates) of every manager and model provider. */
+  Http: token<HttpClient>('Http'),
   /** Ms since the epoch: audit records, rule expiry. */
   Clock: token<() => number>('Clock'),
   /** Defaults of agents (turns, parallel calls, manager options). */

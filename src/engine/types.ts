@@ -1,16 +1,23 @@
 /** The engine's options and the shapes of what it binds. */
+
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tracer } from '@opentelemetry/api';
 import type { MCPServerConfigInput } from '../interop/config.js';
 import type { LoadMCPConfigOptions } from '../interop/config-file.js';
+import type { HttpOptions } from '../interop/http.js';
 import type { Logger } from '../interop/logger.js';
 import type { MCPClientManager, MCPClientManagerOptions } from '../interop/manager.js';
+import type { NetworkPolicy } from '../interop/network.js';
 import type { ModelProvider } from '../providers/types.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { AuditFailureMode } from '../security/gate.js';
 import type { Approver, AuditSink } from '../security/types.js';
 import type { NativeTool } from '../session/native-tool.js';
 
-/** Creates a manager; the engine passes the agent's capabilities, audit, approver, agent name and tracer. */
+/**
+ * Creates a manager; the engine passes the agent's capabilities, audit, approver, agent name, tracer and its shared
+ * `httpClient`.
+ */
 export type ManagerFactory = (options: MCPClientManagerOptions) => MCPClientManager;
 
 /**
@@ -32,10 +39,22 @@ export interface AuditSettings {
   readonly auditFailure?: AuditFailureMode | undefined;
 }
 
-/** Manager options every agent gets; the engine sets the rest per agent. */
+/**
+ * Manager options every agent gets; the engine sets the rest per agent. HTTP settings (`fetch`, `network`, `http`)
+ * are the engine's own options: one HTTP stack serves every agent.
+ */
 export type EngineManagerOptions = Omit<
   MCPClientManagerOptions,
-  'capabilities' | 'audit' | 'approver' | 'auditFailure' | 'agent' | 'logger'
+  | 'capabilities'
+  | 'audit'
+  | 'approver'
+  | 'auditFailure'
+  | 'agent'
+  | 'logger'
+  | 'fetch'
+  | 'network'
+  | 'http'
+  | 'httpClient'
 >;
 
 /** Agent defaults. */
@@ -49,8 +68,20 @@ export interface EngineDefaults {
 export interface EngineOptions {
   /** Creates each agent's manager. @default `(o) => new MCPClientManager(o)` */
   createManager?: ManagerFactory | undefined;
-  /** Options every agent's manager gets (timeouts, `clientInfo`, `fetch`, `pins`, `maxResultChars`...). */
+  /** Options every agent's manager gets (`clientInfo`, `pins`, `maxResultChars`, `serverAuth`...). */
   managerOptions?: EngineManagerOptions | undefined;
+  /**
+   * SSRF guard of the engine's one HTTP stack, which every agent's HTTP servers, their OAuth endpoints and the
+   * model providers share. @default DEFAULT_NETWORK_POLICY (link-local and cloud metadata refused)
+   */
+  network?: NetworkPolicy | undefined;
+  /** Proxy, certificates (custom CA, mTLS) and pooling of that stack. @default proxies from the environment */
+  http?: HttpOptions | undefined;
+  /**
+   * A caller's fetch for MCP HTTP servers instead of the stack (only URL strings are then checked, and model
+   * providers keep their own dispatchers). @default undici over the engine's guarded dispatcher
+   */
+  fetch?: FetchLike | undefined;
   /** Named capability sets or policy objects, for `createAgent({ capabilities: 'reader' })`. */
   capabilitySets?: Readonly<Record<string, CapabilitySet | Readonly<Record<string, unknown>>>> | undefined;
   /** Replaces how an agent's `capabilities` option becomes a set. @default sets as is, policies parsed, names looked up */

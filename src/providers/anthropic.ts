@@ -1,4 +1,5 @@
 /** Anthropic Messages (`POST {baseURL}/v1/messages`, `anthropic-version: 2023-06-01`). */
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { ModelProviderError } from './errors.js';
 import { type HttpProviderOptions, joinUrl, origin, postJson } from './http.js';
@@ -87,6 +88,15 @@ export class AnthropicProvider implements ModelProvider {
     const base = options.baseURL ?? ANTHROPIC_BASE_URL;
     this.#url = joinUrl(base, 'v1/messages');
     this.#describe = `the Anthropic API at ${origin(base)}`;
+  }
+
+  /**
+   * This provider on `dispatcher` (an engine's shared, guarded one); itself when it was given a `dispatcher` or
+   * `fetch` of its own.
+   */
+  withDispatcher(dispatcher: Dispatcher): AnthropicProvider {
+    if (this.#options.dispatcher !== undefined || this.#options.fetch !== undefined) return this;
+    return new AnthropicProvider({ ...this.#options, dispatcher });
   }
 
   /** The request body for `request`, exactly as it is sent. */

@@ -5,7 +5,13 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, EnvHttpProxyAgent, fetch as undiciFetch } from 'undici';
-import { ConnectionError, RequestCancelledError, RequestTimeoutError } from '../errors.js';
+import {
+  ConnectionError,
+  ErrorCode,
+  InteropError,
+  RequestCancelledError,
+  RequestTimeoutError,
+} from '../errors.js';
 import { ModelProviderError } from './errors.js';
 
 /** Default time one model request may take (per attempt). @default 600 000 ms */
@@ -66,6 +72,13 @@ export interface JsonPost extends HttpProviderOptions {
   readError: (json: unknown) => { message?: string | undefined; type?: string | undefined };
 }
 
+/** The `NETWORK_DENIED` error behind a failed fetch (undici wraps connector errors in `TypeError: fetch failed`). */
+function networkDenied(err: unknown): InteropError | undefined {
+  for (let e = err; e instanceof Error; e = e.cause)
+    if (e instanceof InteropError && e.code === ErrorCode.NETWORK_DENIED) return e;
+  return undefined;
+}
+
 const RETRYABLE = new Set([408, 409, 429, 500, 502, 503, 504]);
 
 /** POSTs `body` as JSON and resolves to the parsed JSON answer. */
@@ -97,6 +110,9 @@ export async function postJson(req: JsonPost): Promise<unknown> {
           { cause: err },
         );
       }
+      // A refusal by the SSRF guard (an engine's dispatcher) is final: nothing was sent, and retrying cannot help.
+      const refused = networkDenied(err);
+      if (refused !== undefined) throw refused;
       if (retriesLeft) {
         await wait(backoff(attempt, undefined), req);
         continue;

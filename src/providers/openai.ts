@@ -2,6 +2,7 @@
  * OpenAI Chat Completions (`POST {baseURL}/chat/completions`), which also serves Azure OpenAI, vLLM, Ollama,
  * LM Studio and llama.cpp servers: they speak the same wire format.
  */
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { ModelProviderError } from './errors.js';
 import { type HttpProviderOptions, joinUrl, origin, postJson } from './http.js';
@@ -114,6 +115,15 @@ export class OpenAIChatProvider implements ModelProvider {
     const base = options.baseURL ?? OPENAI_BASE_URL;
     this.#url = joinUrl(base, 'chat/completions', options.query);
     this.#describe = `the OpenAI-compatible API at ${origin(base)}`;
+  }
+
+  /**
+   * This provider on `dispatcher` (an engine's shared, guarded one); itself when it was given a `dispatcher` or
+   * `fetch` of its own.
+   */
+  withDispatcher(dispatcher: Dispatcher): OpenAIChatProvider {
+    if (this.#options.dispatcher !== undefined || this.#options.fetch !== undefined) return this;
+    return new OpenAIChatProvider({ ...this.#options, dispatcher });
   }
 
   /** The request body for `request`, exactly as it is sent. */

@@ -3,6 +3,7 @@
  * definitions in, text and tool calls out, with a `signal`. Providers depend on nothing of ours but the
  * shared errors; the agent loop depends only on this file.
  */
+import type { Dispatcher } from 'undici';
 
 /** A tool as a model is shown it. A `ToolWrapper` fits this shape as is. */
 export interface ModelToolDefinition {
@@ -100,4 +101,9 @@ export interface ModelProvider {
    * coded error when the API fails; never resolves with a half-read answer.
    */
   generate(request: ModelRequest): Promise<ModelResponse>;
+  /**
+   * This provider sending its requests through `dispatcher` (an engine's guarded, shared one). Providers that
+   * were given their own `dispatcher` or `fetch` return themselves. Optional: providers without HTTP omit it.
+   */
+  withDispatcher?(dispatcher: Dispatcher): ModelProvider;
 }
