@@ -56,8 +56,21 @@ function replayable(body: unknown): boolean {
 }
 
 /**
+ * OAuth servers: bearer tokens in a row a server may answer 401 to, with no success in between, before requests to
+ * it fail instead of asking for yet another token. The first refusal is expected (an expired or revoked token); a
+ * second one means a newly issued token was refused too.
+ */
+const MAX_REFUSED_TOKENS = 2;
+
+function bearerOf(headers: Headers): string | undefined {
+  return /^bearer\s+(.+)$/i.exec(headers.get('authorization') ?? '')?.[1];
+}
+
+/**
  * Wraps `fetch` for one server: adds dynamic headers (fetched again and the request retried once on 401), drops a
- * bearer `Authorization` header from any request to another origin, and reports `insufficient_scope` to `onScope`.
+ * bearer `Authorization` header from any request to another origin, reports `insufficient_scope` to
+ * `onInsufficientScope`, and stops the SDK's re-authorization loop when the server refuses newly issued tokens too
+ * (the SSE transport asks for a new token after every 401, without end).
  */
 export function wrapServerFetch(
   base: FetchLike,
@@ -66,12 +79,18 @@ export function wrapServerFetch(
     server: string;
     headers?: HeadersSource | undefined;
     /**
-     * Told about `insufficient_scope`; returns a new access token when it got one (interactive step-up), and the
-     * request is then sent again with it.
+     * Told about `insufficient_scope`; returns a new access token when it got one (step-up), and the request is
+     * then sent again with it.
      */
     onInsufficientScope?:
       | ((scope: string, resourceMetadataUrl: URL | undefined) => Promise<string | undefined>)
       | undefined;
+    /**
+     * Bearer tokens in a row the server may refuse with 401 before a request fails with an error instead of
+     * returning the 401 (which would make the SDK ask for another token). `createServerAuth` sets 2 for OAuth
+     * servers. @default no limit
+     */
+    maxRefusedTokens?: number | undefined;
   },
 ): FetchLike {
   const origin = new URL(options.serverUrl).origin;
@@ -87,6 +106,24 @@ export function wrapServerFetch(
     }
     return cached;
   };
+  let refused: string | undefined;
+  let refusals = 0;
+  const checkRefusals = (token: string | undefined, response: Response): void => {
+    if (token === undefined || options.maxRefusedTokens === undefined) return;
+    if (response.status !== 401) {
+      if (response.ok) [refused, refusals] = [undefined, 0];
+      return;
+    }
+    // Requests in flight with the same refused token count once.
+    if (token !== refused) [refused, refusals] = [token, refusals + 1];
+    if (refusals >= options.maxRefusedTokens) {
+      void response.body?.cancel().catch(() => {});
+      // The token itself stays out of the message (issue 9: tokens are never printed).
+      throw new Error(
+        `Server '${options.server}' (${origin}) refused ${refusals} access tokens in a row (HTTP 401), also a newly issued one: the authorization server may issue them for another resource (audience) or with too little scope. Check the server's OAuth configuration; no further token is requested.`,
+      );
+    }
+  };
   const send = async (url: string | URL, init: RequestInit | undefined): Promise<Response> => {
     const headers = new Headers(init?.headers);
     const sameOrigin = new URL(String(url)).origin === origin;
@@ -95,7 +132,9 @@ export function wrapServerFetch(
     }
     // No token passthrough (issue 9): a bearer token is for this server's origin only.
     if (!sameOrigin && /^bearer\s/i.test(headers.get('authorization') ?? '')) headers.delete('authorization');
-    return base(url, { ...init, headers });
+    const response = await base(url, { ...init, headers });
+    if (sameOrigin) checkRefusals(bearerOf(headers), response);
+    return response;
   };
   return async (url, init) => {
     let response = await send(url, init);
@@ -122,23 +161,25 @@ export function wrapServerFetch(
 }
 
 /**
- * Interactive step-up (MCP authorization, "Step-up authorization flow"): the user signs in again with the larger
- * scope while the call waits; the redirect receiver runs again on the registered redirect port for it.
+ * Step-up (MCP authorization, "Step-up authorization flow"): a token with the larger scope. With client credentials
+ * it is requested at once (`prepareTokenRequest` adds the scope); this also covers the SSE transport, which does not
+ * retry a 403 itself. With authorization code the user signs in again while the call waits; the redirect receiver
+ * runs again on the registered redirect port for it.
  */
 async function stepUp(
   provider: OAuthProvider,
   options: { serverUrl: string; scope: string; resourceMetadataUrl: URL | undefined; fetch: FetchLike },
 ): Promise<string | undefined> {
+  const common = { serverUrl: options.serverUrl, fetchFn: options.fetch };
+  const request = { ...common, scope: options.scope, resourceMetadataUrl: options.resourceMetadataUrl };
   const redirect = provider.redirectUrl;
-  if (redirect === undefined) return undefined;
+  if (redirect === undefined) {
+    const result = await sdkAuth(provider, request);
+    return result === 'AUTHORIZED' ? (await provider.tokens())?.access_token : undefined;
+  }
   const receiver = await LoopbackReceiver.start({ port: Number(new URL(redirect).port) });
   try {
-    const common = { serverUrl: options.serverUrl, fetchFn: options.fetch };
-    const result = await sdkAuth(provider, {
-      ...common,
-      scope: options.scope,
-      resourceMetadataUrl: options.resourceMetadataUrl,
-    });
+    const result = await sdkAuth(provider, request);
     if (result === 'REDIRECT') {
       const code = await receiver.waitForCode({ state: provider.state() });
       await sdkAuth(provider, { ...common, authorizationCode: code });
@@ -231,11 +272,10 @@ export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFac
           serverUrl: config.url,
           server: config.name,
           headers: source,
+          maxRefusedTokens: oauth === undefined ? undefined : MAX_REFUSED_TOKENS,
           onInsufficientScope: async (scope, resourceMetadataUrl) => {
             if (provider === undefined) return undefined;
             const required = await provider.requireScope(scope);
-            // Client credentials: the SDK's own retry asks for the larger scope (see prepareTokenRequest).
-            if (oauth?.grant !== 'authorization_code') return undefined;
             return stepUp(provider, { serverUrl: config.url, scope: required, resourceMetadataUrl, fetch });
           },
         }),

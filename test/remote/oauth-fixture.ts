@@ -1,9 +1,14 @@
-// A local OAuth 2.1 authorization server and an MCP server protected by it, both on 127.0.0.1 port 0, written by
+// A local OAuth 2.1 authorization server and MCP servers protected by it, all on 127.0.0.1 port 0, written by
 // hand so every step (discovery, registration, PKCE, resource, refresh, scopes, client auth) is visible and counted.
+// Options turn it into the older kinds of server the SDK's discovery has fallbacks for (issue 9): OpenID-only
+// metadata, an issuer with a path, no protected resource metadata, no metadata at all. Every protected server
+// speaks both Streamable HTTP (`/mcp`) and the 2024-11-05 HTTP+SSE transport (`/sse` plus `/messages`).
 import { createHash, type KeyObject, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { decodeJwt, jwtVerify } from 'jose';
 
@@ -32,7 +37,26 @@ export interface OAuthFixtureOptions {
   adminScope?: string;
   /** Advertise client ID metadata documents (an HTTPS URL as client_id; this fixture trusts it unfetched). */
   clientIdMetadata?: boolean;
+  /** Path of the issuer (e.g. `/tenant-a`); the endpoints live under it. @default '' */
+  issuerPath?: string;
+  /**
+   * Which authorization server metadata exists: RFC 8414 (`oauth`), OpenID discovery only (`openid`), or none
+   * (`none`: the endpoints are the defaults `/authorize`, `/token`, `/register`). @default 'oauth'
+   */
+  metadata?: 'oauth' | 'openid' | 'none';
+  /**
+   * Where OpenID metadata of an issuer with a path is served: after the path (OpenID Connect Discovery 1.0,
+   * `/tenant-a/.well-known/openid-configuration`) or inserted before it (RFC 8414 style). @default 'append'
+   */
+  openidPath?: 'append' | 'insert';
+  /**
+   * Whether the MCP servers serve protected resource metadata (RFC 9728) and name it in `WWW-Authenticate`.
+   * Without it they accept tokens issued without a `resource` (older servers predate RFC 8707). @default true
+   */
+  resourceMetadata?: boolean;
 }
+
+export type ResourceTransport = 'http' | 'sse';
 
 async function readBody(req: IncomingMessage): Promise<string> {
   let body = '';
@@ -54,6 +78,8 @@ async function listen(server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+const RESOURCE_PATHS = /^\/(mcp|sse|messages)$|^\/\.well-known\/oauth-protected-resource/;
+
 /** The authorization server plus one or more protected MCP servers. */
 export class OAuthFixture implements AsyncDisposable {
   asUrl = '';
@@ -68,8 +94,14 @@ export class OAuthFixture implements AsyncDisposable {
   readonly log: { path: string; form?: Record<string, string>; authorization?: string }[] = [];
   /** Authorization headers the MCP servers received. */
   readonly seenByResource: string[] = [];
+  /** Every request the MCP servers saw (`METHOD path`) with its Authorization header. */
+  readonly resourceLog: { path: string; authorization: string | undefined }[] = [];
+  /** When set, tokens are issued for this resource instead of the one asked for (a wrong audience). */
+  issueFor: string | undefined;
   readonly #servers: Server[] = [];
   readonly #options: Required<OAuthFixtureOptions>;
+  readonly #sse = new Map<string, SSEServerTransport>();
+  #colocated = false;
 
   constructor(options: OAuthFixtureOptions = {}) {
     this.#options = {
@@ -77,16 +109,30 @@ export class OAuthFixture implements AsyncDisposable {
       baseScope: 'mcp:read',
       adminScope: 'mcp:admin',
       clientIdMetadata: false,
+      issuerPath: '',
+      metadata: 'oauth',
+      openidPath: 'append',
+      resourceMetadata: true,
       ...options,
     };
+  }
+
+  /** The issuer: the authorization server's URL, with its path. */
+  get issuer(): string {
+    return `${this.asUrl}${this.#options.issuerPath}`;
   }
 
   static async start(options: OAuthFixtureOptions = {}): Promise<OAuthFixture> {
     const f = new OAuthFixture(options);
     const as = createServer((req, res) => {
-      f.#handleAs(req, res).catch((err: unknown) =>
-        json(res, 500, { error: 'server_error', error_description: String(err) }),
-      );
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      const handled =
+        f.#colocated && RESOURCE_PATHS.test(path)
+          ? f.#handleResource(f.asUrl, req, res)
+          : f.#handleAs(req, res);
+      handled.catch((err: unknown) => {
+        if (!res.headersSent) json(res, 500, { error: 'server_error', error_description: String(err) });
+      });
     });
     f.#servers.push(as);
     f.asUrl = await listen(as);
@@ -98,8 +144,16 @@ export class OAuthFixture implements AsyncDisposable {
     this.clients.set(client.client_id, client);
   }
 
-  /** Starts a protected MCP server; returns its `/mcp` URL. */
-  async startResource(): Promise<string> {
+  /**
+   * Starts a protected MCP server; returns its `/mcp` URL (Streamable HTTP) or its `/sse` URL (HTTP+SSE). With
+   * `colocated`, the MCP server is served by the authorization server itself, on its origin (older servers).
+   */
+  async startResource(options: { transport?: ResourceTransport; colocated?: boolean } = {}): Promise<string> {
+    const path = options.transport === 'sse' ? '/sse' : '/mcp';
+    if (options.colocated === true) {
+      this.#colocated = true;
+      return `${this.asUrl}${path}`;
+    }
     let base = '';
     const server = createServer((req, res) => {
       this.#handleResource(base, req, res).catch(() => {
@@ -108,33 +162,55 @@ export class OAuthFixture implements AsyncDisposable {
     });
     this.#servers.push(server);
     base = await listen(server);
-    return `${base}/mcp`;
+    return `${base}${path}`;
+  }
+
+  #metadata(): Record<string, unknown> {
+    const issuer = this.issuer;
+    const common = {
+      issuer,
+      authorization_endpoint: `${issuer}/authorize`,
+      token_endpoint: `${issuer}/token`,
+      registration_endpoint: `${issuer}/register`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: [
+        'client_secret_basic',
+        'client_secret_post',
+        'private_key_jwt',
+        'none',
+      ],
+      scopes_supported: [this.#options.baseScope, this.#options.adminScope],
+      ...(this.#options.clientIdMetadata ? { client_id_metadata_document_supported: true } : {}),
+    };
+    if (this.#options.metadata !== 'openid') return common;
+    // OpenID Connect Discovery 1.0, section 3: the fields an OpenID provider must publish.
+    return {
+      ...common,
+      jwks_uri: `${issuer}/jwks`,
+      subject_types_supported: ['public'],
+      id_token_signing_alg_values_supported: ['RS256'],
+    };
+  }
+
+  /** The one path the metadata document is served at, or undefined for none. */
+  #metadataPath(): string | undefined {
+    const p = this.#options.issuerPath;
+    if (this.#options.metadata === 'none') return undefined;
+    if (this.#options.metadata === 'oauth') return `/.well-known/oauth-authorization-server${p}`;
+    return this.#options.openidPath === 'insert'
+      ? `/.well-known/openid-configuration${p}`
+      : `${p}/.well-known/openid-configuration`;
   }
 
   async #handleAs(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.asUrl);
     const entry: (typeof this.log)[number] = { path: `${req.method} ${url.pathname}` };
     this.log.push(entry);
-    if (url.pathname === '/.well-known/oauth-authorization-server') {
-      return json(res, 200, {
-        issuer: this.asUrl,
-        authorization_endpoint: `${this.asUrl}/authorize`,
-        token_endpoint: `${this.asUrl}/token`,
-        registration_endpoint: `${this.asUrl}/register`,
-        response_types_supported: ['code'],
-        grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
-        code_challenge_methods_supported: ['S256'],
-        token_endpoint_auth_methods_supported: [
-          'client_secret_basic',
-          'client_secret_post',
-          'private_key_jwt',
-          'none',
-        ],
-        scopes_supported: [this.#options.baseScope, this.#options.adminScope],
-        ...(this.#options.clientIdMetadata ? { client_id_metadata_document_supported: true } : {}),
-      });
-    }
-    if (url.pathname === '/register' && req.method === 'POST') {
+    const p = this.#options.issuerPath;
+    if (url.pathname === this.#metadataPath()) return json(res, 200, this.#metadata());
+    if (url.pathname === `${p}/register` && req.method === 'POST') {
       const meta = JSON.parse(await readBody(req)) as {
         redirect_uris?: string[];
         token_endpoint_auth_method?: string;
@@ -147,42 +223,43 @@ export class OAuthFixture implements AsyncDisposable {
       this.clients.set(client.client_id, client);
       return json(res, 201, { ...meta, ...client });
     }
-    if (url.pathname === '/authorize') {
+    if (url.pathname === `${p}/authorize`) {
       // Auto-approves, as a user clicking "Allow" would.
-      const p = Object.fromEntries(url.searchParams);
+      const q = Object.fromEntries(url.searchParams);
       if (
         this.#options.clientIdMetadata &&
-        p.client_id?.startsWith('https://') &&
-        !this.clients.has(p.client_id)
+        q.client_id?.startsWith('https://') &&
+        !this.clients.has(q.client_id)
       ) {
         // A real server fetches the document and checks redirect_uris; the fixture trusts it.
-        this.clients.set(p.client_id, {
-          client_id: p.client_id,
+        this.clients.set(q.client_id, {
+          client_id: q.client_id,
           token_endpoint_auth_method: 'none',
-          redirect_uris: [p.redirect_uri ?? ''],
+          redirect_uris: [q.redirect_uri ?? ''],
         });
       }
-      const client = this.clients.get(p.client_id ?? '');
-      if (!client?.redirect_uris.includes(p.redirect_uri ?? ''))
+      const client = this.clients.get(q.client_id ?? '');
+      if (!client?.redirect_uris.includes(q.redirect_uri ?? ''))
         return json(res, 400, { error: 'invalid_request' });
-      if (p.code_challenge_method !== 'S256' || !p.code_challenge)
+      if (q.code_challenge_method !== 'S256' || !q.code_challenge)
         return json(res, 400, { error: 'invalid_request' });
-      entry.form = p;
+      entry.form = q;
       const code = randomBytes(12).toString('hex');
       this.codes.set(code, {
         clientId: client.client_id,
-        challenge: p.code_challenge,
-        redirectUri: p.redirect_uri ?? '',
-        scope: p.scope ?? '',
-        resource: p.resource,
+        challenge: q.code_challenge,
+        redirectUri: q.redirect_uri ?? '',
+        // RFC 6749 3.3: without a scope the server grants its default.
+        scope: q.scope || this.#options.baseScope,
+        resource: q.resource,
       });
-      const back = new URL(p.redirect_uri ?? '');
+      const back = new URL(q.redirect_uri ?? '');
       back.searchParams.set('code', code);
-      if (p.state) back.searchParams.set('state', p.state);
+      if (q.state) back.searchParams.set('state', q.state);
       res.writeHead(302, { location: back.href }).end();
       return;
     }
-    if (url.pathname === '/token' && req.method === 'POST') {
+    if (url.pathname === `${p}/token` && req.method === 'POST') {
       const form = Object.fromEntries(new URLSearchParams(await readBody(req)));
       entry.form = form;
       entry.authorization = req.headers.authorization;
@@ -246,7 +323,7 @@ export class OAuthFixture implements AsyncDisposable {
         return undefined;
       try {
         const { payload } = await jwtVerify(form.client_assertion, client.publicKey, {
-          audience: this.asUrl,
+          audience: this.issuer,
           issuer: client.client_id,
         });
         return payload.sub === client.client_id ? client : undefined;
@@ -275,7 +352,7 @@ export class OAuthFixture implements AsyncDisposable {
       token: `at-${randomBytes(16).toString('hex')}`,
       clientId,
       scope,
-      resource,
+      resource: this.issueFor ?? resource,
       expiresAt: Date.now() + this.#options.tokenLifetime * 1000,
     };
     this.tokens.set(token.token, token);
@@ -300,30 +377,40 @@ export class OAuthFixture implements AsyncDisposable {
 
   async #handleResource(base: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', base);
-    const resource = `${base}/mcp`;
-    const prm = `${base}/.well-known/oauth-protected-resource/mcp`;
-    if (url.pathname === '/.well-known/oauth-protected-resource/mcp') {
+    const auth = req.headers.authorization ?? '';
+    this.resourceLog.push({
+      path: `${req.method} ${url.pathname}`,
+      authorization: req.headers.authorization,
+    });
+    // Both transports of one server are one protected resource each: `/mcp`, and `/sse` with its `/messages`.
+    const name = url.pathname === '/mcp' || url.pathname.endsWith('/mcp') ? 'mcp' : 'sse';
+    const resource = `${base}/${name}`;
+    const prm = `${base}/.well-known/oauth-protected-resource/${name}`;
+    const withMetadata = this.#options.resourceMetadata;
+    if (url.pathname.startsWith('/.well-known/oauth-protected-resource/') && withMetadata) {
       return json(res, 200, {
         resource,
-        authorization_servers: [this.asUrl],
+        authorization_servers: [this.issuer],
         scopes_supported: [this.#options.baseScope],
         bearer_methods_supported: ['header'],
       });
     }
-    if (url.pathname !== '/mcp') return json(res, 404, {});
-    const auth = req.headers.authorization ?? '';
+    if (!['/mcp', '/sse', '/messages'].includes(url.pathname)) return json(res, 404, {});
     this.seenByResource.push(auth);
     const token = this.tokens.get(/^Bearer (.+)$/.exec(auth)?.[1] ?? '');
-    const challenge = (extra: string) => `Bearer resource_metadata="${prm}"${extra}`;
+    // Older servers send a bare challenge: no resource metadata, no scope.
+    const challenge = (extra: string) =>
+      withMetadata ? `Bearer resource_metadata="${prm}", ${extra}` : `Bearer ${extra}`;
+    const scoped = (error: string, scope: string) =>
+      withMetadata ? challenge(`scope="${scope}", error="${error}"`) : challenge(`error="${error}"`);
     // MCP authorization: the token must be for this resource (RFC 8707 audience) and unexpired.
-    if (!token || token.resource !== resource || token.expiresAt <= Date.now()) {
+    const audienceOk = token?.resource === resource || (token?.resource === undefined && !withMetadata);
+    if (!token || !audienceOk || token.expiresAt <= Date.now()) {
       return json(
         res,
         401,
         { error: 'invalid_token' },
-        {
-          'www-authenticate': challenge(`, scope="${this.#options.baseScope}", error="invalid_token"`),
-        },
+        { 'www-authenticate': scoped('invalid_token', this.#options.baseScope) },
       );
     }
     const granted = new Set(token.scope.split(' '));
@@ -332,10 +419,27 @@ export class OAuthFixture implements AsyncDisposable {
         res,
         403,
         { error: 'insufficient_scope' },
-        {
-          'www-authenticate': challenge(`, scope="${this.#options.baseScope}", error="insufficient_scope"`),
-        },
+        { 'www-authenticate': scoped('insufficient_scope', this.#options.baseScope) },
       );
+    }
+    const authInfo: AuthInfo = {
+      token: token.token,
+      clientId: token.clientId,
+      scopes: [...granted],
+      ...(token.resource === undefined ? {} : { resource: new URL(token.resource) }),
+    };
+    (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfo;
+    if (url.pathname === '/sse') {
+      if (req.method !== 'GET') return json(res, 405, {});
+      const transport = new SSEServerTransport('/messages', res);
+      const mcp = this.#mcpServer();
+      this.#sse.set(transport.sessionId, transport);
+      res.on('close', () => {
+        this.#sse.delete(transport.sessionId);
+        void mcp.close();
+      });
+      await mcp.connect(transport);
+      return;
     }
     if (req.method !== 'POST') return json(res, 405, {});
     const body: unknown = JSON.parse(await readBody(req));
@@ -350,19 +454,20 @@ export class OAuthFixture implements AsyncDisposable {
         403,
         { error: 'insufficient_scope' },
         {
-          'www-authenticate': challenge(
-            `, scope="${this.#options.baseScope} ${this.#options.adminScope}", error="insufficient_scope"`,
+          'www-authenticate': scoped(
+            'insufficient_scope',
+            `${this.#options.baseScope} ${this.#options.adminScope}`,
           ),
         },
       );
     }
-    const mcp = new McpServer({ name: 'oauth-fixture', version: '1.0.0' });
-    mcp.registerTool('whoami', { description: 'Who the token belongs to' }, async () => ({
-      content: [{ type: 'text', text: `client=${token.clientId} scope=${token.scope}` }],
-    }));
-    mcp.registerTool('admin', { description: 'Needs mcp:admin' }, async () => ({
-      content: [{ type: 'text', text: 'admin ok' }],
-    }));
+    if (url.pathname === '/messages') {
+      const transport = this.#sse.get(url.searchParams.get('sessionId') ?? '');
+      if (transport === undefined) return json(res, 404, {});
+      await transport.handlePostMessage(req, res, body);
+      return;
+    }
+    const mcp = this.#mcpServer();
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -373,6 +478,26 @@ export class OAuthFixture implements AsyncDisposable {
     });
     await mcp.connect(transport);
     await transport.handleRequest(req, res, body);
+  }
+
+  /** The MCP server behind the protection; `whoami` reports the token of the request that called it. */
+  #mcpServer(): McpServer {
+    const mcp = new McpServer({ name: 'oauth-fixture', version: '1.0.0' });
+    mcp.registerTool('whoami', { description: 'Who the token belongs to' }, async (extra) => ({
+      content: [
+        {
+          type: 'text',
+          text: `client=${extra.authInfo?.clientId} scope=${extra.authInfo?.scopes.join(' ')}`,
+        },
+      ],
+    }));
+    mcp.registerTool('admin', { description: 'Needs mcp:admin' }, async () => ({
+      content: [{ type: 'text', text: 'admin ok' }],
+    }));
+    mcp.registerTool('fail', { description: 'Always fails' }, async () => {
+      throw new Error('the fail tool failed on purpose');
+    });
+    return mcp;
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServerAuth, FileTokenStore, MemoryTokenStore, OAuthProvider } from '../../src/auth/index.js';
 import { parseServerConfig } from '../../src/interop/config.js';
-import { createHttpFetch, type HttpClient } from '../../src/interop/http.js';
+import { createHttpClient, type HttpClient } from '../../src/interop/http.js';
+import { MCPClientManager } from '../../src/interop/manager.js';
 import { NetworkPolicyError } from '../../src/interop/network.js';
 import { type OpenClient, openClient, type ServerAuthFactory } from '../../src/interop/transport.js';
 import { startHttp } from './net-fixtures.js';
@@ -29,7 +30,7 @@ async function connect(
   serverAuth: ServerAuthFactory,
 ): Promise<OpenClient> {
   // Loopback is allowed explicitly: the default-deny policy is what the SSRF tests check.
-  http ??= createHttpFetch({ network: { allowHosts: ['127.0.0.1'] }, http: { proxy: 'none' } });
+  http ??= createHttpClient({ network: { allowHosts: ['127.0.0.1'] }, http: { proxy: 'none' } });
   const config = parseServerConfig({ name: 'remote', transport: 'http', url, auth });
   const open = await openClient(config, {
     identity: { name: 'test', version: '1' },
@@ -166,6 +167,46 @@ describe('OAuth: client credentials (machine to machine)', () => {
       else expect(req?.form?.client_secret).toBe('s3cret');
     });
   }
+
+  it("names the authorization server's error and what to check when the client secret is wrong", async () => {
+    fixture = await OAuthFixture.start();
+    const url = await fixture.startResource();
+    fixture.register({
+      client_id: 'svc',
+      client_secret: 'right-s3cret',
+      token_endpoint_auth_method: 'client_secret_post',
+      redirect_uris: [],
+    });
+    const manager = new MCPClientManager({
+      network: { allowHosts: ['127.0.0.1'] },
+      http: { proxy: 'none' },
+      serverAuth: createServerAuth(),
+    });
+    try {
+      const err = await manager
+        .connectServer({
+          name: 'remote',
+          transport: 'http',
+          url,
+          reconnect: { enabled: false },
+          auth: {
+            type: 'oauth',
+            grant: 'client_credentials',
+            clientId: 'svc',
+            clientSecret: 'wrong-s3cret',
+            tokenEndpointAuthMethod: 'client_secret_post',
+          },
+        })
+        .catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'CONNECTION_FAILED' });
+      const message = (err as Error).message;
+      expect(message).toContain("the authorization server answered 'invalid_client'");
+      expect(message).toContain('check auth.clientId, auth.clientSecret');
+      expect(message).not.toContain('wrong-s3cret');
+    } finally {
+      await manager.close();
+    }
+  });
 
   it('gets a token with private_key_jwt', async () => {
     fixture = await OAuthFixture.start();
