@@ -1,6 +1,11 @@
 // Public API of the auth area (issue 9). Any name added here becomes public API.
 
-export { LoopbackReceiver, type LoopbackReceiverOptions, openBrowser } from './loopback.js';
+export {
+  LoopbackReceiver,
+  type LoopbackReceiverOptions,
+  type OpenBrowserOptions,
+  openBrowser,
+} from './loopback.js';
 export {
   OAuthProvider,
   type OAuthProviderOptions,
@@ -14,4 +19,18 @@ export {
   type ServerAuthOptions,
   wrapServerFetch,
 } from './server-auth.js';
+export {
+  DEFAULT_REVOCATION_TIMEOUT_MS,
+  forgetTokens,
+  type RevocableToken,
+  type RevocationClientOptions,
+  type RevocationResult,
+  type RevokeTokensOptions,
+  revokeTokens,
+  type SignInStatus,
+  type SignOutOptions,
+  type SignOutResult,
+  signInStatus,
+  signOut,
+} from './sign-in-state.js';
 export { FileTokenStore, MemoryTokenStore, type StoredOAuthState, type TokenStore } from './token-store.js';

@@ -96,23 +96,54 @@ export class LoopbackReceiver implements AsyncDisposable {
   }
 }
 
-/** Opens `url` in the default browser (no shell is involved). Errors are ignored: the URL is also printed. */
+/** Options of {@link openBrowser}. */
+export interface OpenBrowserOptions {
+  /** Where `BROWSER` is read. @default process.env */
+  env?: Readonly<Record<string, string | undefined>> | undefined;
+}
+
+/**
+ * Opens `url` in a browser: with the command in the `BROWSER` environment variable when it is set and not empty (the
+ * whole value is the command; it runs with the URL as its one argument and no shell), else with the platform's
+ * opener (`open`, `xdg-open`, or `rundll32` on Windows). The URL is written first, so a missing browser loses
+ * nothing; a command that cannot start is reported through `write` too. Resolves once the command started (it is
+ * not waited for) or failed to start; never rejects.
+ */
 export function openBrowser(
   url: URL,
   write: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
-): void {
+  options: OpenBrowserOptions = {},
+): Promise<void> {
   write(`Open this URL to sign in: ${url.href}`);
-  const [cmd, args] =
-    process.platform === 'darwin'
-      ? ['open', [url.href]]
-      : process.platform === 'win32'
-        ? ['rundll32', ['url.dll,FileProtocolHandler', url.href]]
-        : ['xdg-open', [url.href]];
-  try {
-    const child = spawn(cmd, args as string[], { stdio: 'ignore', detached: true });
-    child.on('error', () => {});
-    child.unref();
-  } catch {
-    // The printed URL is the fallback.
-  }
+  const browser = (options.env ?? process.env).BROWSER;
+  const [cmd, args]: [string, string[]] =
+    browser !== undefined && browser !== ''
+      ? [browser, [url.href]]
+      : process.platform === 'darwin'
+        ? ['open', [url.href]]
+        : process.platform === 'win32'
+          ? ['rundll32', ['url.dll,FileProtocolHandler', url.href]]
+          : ['xdg-open', [url.href]];
+  const failed = (err: unknown) => {
+    const code = (err as NodeJS.ErrnoException | undefined)?.code ?? 'error';
+    const what = cmd === browser ? `the BROWSER command '${cmd}'` : `'${cmd}'`;
+    write(`Could not run ${what} (${code}); open the URL above yourself.`);
+  };
+  return new Promise<void>((resolve) => {
+    try {
+      // Detached: a browser that stays open does not keep this process alive, nor get its Ctrl-C.
+      const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
+      child.once('spawn', () => {
+        child.unref();
+        resolve();
+      });
+      child.once('error', (err) => {
+        failed(err);
+        resolve();
+      });
+    } catch (err) {
+      failed(err);
+      resolve();
+    }
+  });
 }

@@ -55,6 +55,8 @@ export interface OAuthProviderOptions {
   redirectUrl?: string | undefined;
   /** Opens the authorization URL (a browser). Required for `authorization_code`. */
   onAuthorizationUrl?: ((url: URL) => void | Promise<void>) | undefined;
+  /** The clock that dates saved tokens (their `expiresAt`), in ms since the epoch. @default Date.now */
+  clock?: (() => number) | undefined;
 }
 
 /** The key a server's state is stored under: the URL without query, fragment or credentials. */
@@ -166,8 +168,11 @@ export class OAuthProvider implements OAuthClientProvider {
     const granted = new Set(tokens.scope?.split(/\s+/) ?? []);
     const covered = requiredScope?.split(/\s+/).every((s) => granted.has(s)) ?? true;
     // A server that does not echo `scope` granted what was asked (RFC 6749 5.1).
+    const lifetime = tokens.expires_in;
     await this.#update({
       tokens,
+      expiresAt:
+        typeof lifetime === 'number' ? (this.#options.clock ?? Date.now)() + lifetime * 1000 : undefined,
       requiredScope: covered || tokens.scope === undefined ? undefined : requiredScope,
     });
   }
@@ -198,7 +203,10 @@ export class OAuthProvider implements OAuthClientProvider {
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     const patch: StoredOAuthState = {};
-    if (scope === 'all' || scope === 'tokens') patch.tokens = undefined;
+    if (scope === 'all' || scope === 'tokens') {
+      patch.tokens = undefined;
+      patch.expiresAt = undefined;
+    }
     if (scope === 'all' || scope === 'client') patch.clientInformation = undefined;
     if (scope === 'all' || scope === 'verifier') patch.codeVerifier = undefined;
     if (scope === 'all' || scope === 'discovery') patch.discoveryState = undefined;

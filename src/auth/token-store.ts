@@ -10,6 +10,11 @@ import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprot
 /** What is kept for one server. Secrets: never log an entry. */
 export interface StoredOAuthState {
   tokens?: OAuthTokens | undefined;
+  /**
+   * When the access token expires, in ms since the epoch: the time it was saved plus its `expires_in`. Absent when
+   * the server gave no lifetime.
+   */
+  expiresAt?: number | undefined;
   clientInformation?: OAuthClientInformationMixed | undefined;
   codeVerifier?: string | undefined;
   discoveryState?: OAuthDiscoveryState | undefined;

@@ -21,6 +21,9 @@ Examples:
   $ interlock call mcp__notes__read_note --args '{"id":"drafts/welcome"}'
   $ interlock call mcp__notes__write_note --args-file args.json --json
   $ interlock pins --approve mcp__notes__read_note
+  $ interlock login                       sign in to every OAuth server (browser, or client credentials)
+  $ interlock login --status              show stored sign-ins: scope and expiry, nothing contacted
+  $ interlock logout crm                  revoke and forget the tokens of one server
 
 Project file:
   interlock.config.yaml (or .yml, .json) in the working directory, or --config <file>.
@@ -144,6 +147,34 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .action(
       run(async (ctx, options: { approve?: string }) =>
         (await import('./commands/pins.js')).pinsCommand(ctx, options),
+      ),
+    );
+
+  program
+    .command('login')
+    .description(
+      'sign in to OAuth servers (default: every enabled one with auth) and keep the tokens; --status shows them',
+    )
+    .argument('[server...]', 'servers to sign in to (default: every enabled server with auth)')
+    .option('--force', 'forget stored tokens first and sign in anew')
+    .addOption(
+      new Option('--status', 'show stored sign-ins (scope, expiry) without contacting anything').conflicts(
+        'force',
+      ),
+    )
+    .action(
+      run(async (ctx, servers: string[], options: { force?: boolean; status?: boolean }) =>
+        (await import('./commands/login.js')).loginCommand(ctx, servers, options),
+      ),
+    );
+
+  program
+    .command('logout')
+    .description('revoke the stored OAuth tokens where the server allows it, and forget them')
+    .argument('[server...]', 'servers to sign out of (default: every server with auth)')
+    .action(
+      run(async (ctx, servers: string[]) =>
+        (await import('./commands/logout.js')).logoutCommand(ctx, servers),
       ),
     );
 

@@ -15,7 +15,7 @@ describe('interlock --help', () => {
   it('lists the commands, examples and the exit codes, exit 0', async () => {
     const result = await cli(['--help']);
     expect(result.code).toBe(0);
-    for (const command of ['servers', 'tools', 'call', 'check', 'pins', 'demo']) {
+    for (const command of ['servers', 'tools', 'call', 'check', 'pins', 'login', 'logout', 'demo']) {
       expect(result.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     }
     expect(result.stdout).toContain('Examples:');
