@@ -11,6 +11,7 @@ import { FileTokenStore } from '../auth/token-store.js';
 import type { InterlockConfig } from '../config/load.js';
 import { loadInterlockConfig } from '../config/load.js';
 import { createMasker } from '../config/secrets.js';
+import { type HttpOptions, httpOptionsFromConfig } from '../interop/http.js';
 import { type Logger, silentLogger } from '../interop/logger.js';
 import { MCPClientManager } from '../interop/manager.js';
 import { JsonLinesAuditSink } from '../security/audit.js';
@@ -46,6 +47,11 @@ export interface ConnectObserver {
 /** The OAuth token file, kept in the folder of the pin file (`.interlock/` by default). */
 export const TOKENS_FILE_NAME = 'tokens.json';
 
+/** Where the CLI keeps OAuth token state for a project: {@link TOKENS_FILE_NAME} beside its pin file. */
+export function tokensFile(config: Pick<InterlockConfig, 'pinsFile'>): string {
+  return join(dirname(config.pinsFile), TOKENS_FILE_NAME);
+}
+
 /** The open project of one command. */
 export class Project {
   readonly config: InterlockConfig;
@@ -58,7 +64,13 @@ export class Project {
   readonly #ctx: CommandContext;
   #closing: Promise<void> | undefined;
 
-  private constructor(ctx: CommandContext, config: InterlockConfig, pins: PinStore, approver?: Approver) {
+  private constructor(
+    ctx: CommandContext,
+    config: InterlockConfig,
+    pins: PinStore,
+    http: HttpOptions | undefined,
+    approver?: Approver,
+  ) {
     this.#ctx = ctx;
     this.config = config;
     this.pins = pins;
@@ -76,11 +88,15 @@ export class Project {
       agent: config.agent,
       approver,
       logger: ctx.verbose ? stderrLogger(ctx.printer) : silentLogger,
+      // The file's `network` (SSRF guard) and `http` (proxy, certificates); defaults when absent.
+      network: config.network,
+      http,
       // Servers with `auth` (OAuth) or `headersHelper`: tokens persist beside the pins, in a 0600 file; a sign-in
       // opens the browser and prints the URL, and the redirect comes back to a loopback port.
       serverAuth: createServerAuth({
-        store: new FileTokenStore(join(dirname(config.pinsFile), TOKENS_FILE_NAME)),
-        openUrl: (url) => openBrowser(url, (line) => ctx.printer.warn(line)),
+        store: new FileTokenStore(tokensFile(config)),
+        // `BROWSER` is honored, from the environment the CLI was given.
+        openUrl: (url) => openBrowser(url, (line) => ctx.printer.lineErr(visible(line)), { env: ctx.io.env }),
       }),
     });
     this.manager.on('warning', (w) => warn(w.message));
@@ -95,7 +111,8 @@ export class Project {
       ctx.printer.warn(`${config.file} has no policy: every tool call is denied.`);
     }
     const pins = await PinStore.load(config.pinsFile);
-    return new Project(ctx, config, pins, options.approver);
+    const http = await httpOptionsFromConfig(config.http);
+    return new Project(ctx, config, pins, http, options.approver);
   }
 
   /** The server a tool name belongs to, when it is an exposed name of a configured server. */

@@ -8,7 +8,16 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { z } from 'zod';
 import { ConfigError, type ConfigIssue, PolicyError } from '../errors.js';
-import { type MCPServerConfig, parseServerConfig, toConfigIssues } from '../interop/config.js';
+import {
+  type HttpConfig,
+  HttpConfigSchema,
+  type MCPServerConfig,
+  type NetworkConfig,
+  NetworkConfigSchema,
+  parseServerConfig,
+  type ServerTlsConfig,
+  toConfigIssues,
+} from '../interop/config.js';
 import { expandEnv, parseMCPConfig } from '../interop/config-file.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { type Policy, PolicySchema } from '../security/policy.js';
@@ -29,7 +38,7 @@ import {
   InterlockConfigSchema,
   ProjectFileShapeSchema,
 } from './schema.js';
-import { collectSecrets } from './secrets.js';
+import { collectSecrets, collectSecretValues } from './secrets.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -56,6 +65,10 @@ export interface InterlockConfig {
   readonly pinsFile: string;
   readonly auditFile: string | undefined;
   readonly agent: string;
+  /** The SSRF guard (`network`), or `undefined` for the default policy. */
+  readonly network: NetworkConfig | undefined;
+  /** The HTTP stack (`http`): proxy, certificates (file paths absolute), pooling. */
+  readonly http: HttpConfig | undefined;
   /**
    * Values that variables put into server `env` and `headers` (and literal values of secret-looking keys there).
    * Whatever prints anything derived from this config must mask them.
@@ -165,6 +178,12 @@ class Loader {
     const auditFile = audit.file === undefined ? undefined : this.#path(audit.file, 'audit.file');
     const agent =
       data.agent === undefined ? DEFAULT_AGENT : (this.#string(data.agent, 'agent') ?? DEFAULT_AGENT);
+    const network = this.#section(data.network, 'network', NetworkConfigSchema);
+    const httpSection = this.#section(data.http, 'http', HttpConfigSchema);
+    const http =
+      httpSection?.tls === undefined
+        ? httpSection
+        : { ...httpSection, tls: tlsPaths(httpSection.tls, this.#dir) };
 
     if (this.#issues.length > 0) throw fileError('config file', this.doc.file, dedupe(this.#issues));
     return Object.freeze({
@@ -175,8 +194,28 @@ class Loader {
       pinsFile,
       auditFile,
       agent,
+      network,
+      http,
       secrets: Object.freeze([...this.#secrets]),
     });
+  }
+
+  /** A top-level section: variables expanded (their values kept as secrets), then checked with `schema`. */
+  #section<T>(value: unknown, path: string, schema: z.ZodType<T>): T | undefined {
+    if (value === undefined) return undefined;
+    collectSecretValues(value, this.env, this.#secrets);
+    const issues: ConfigIssue[] = [];
+    const expanded = expandEnv(value, { env: this.env }, path, issues);
+    if (issues.length > 0) {
+      this.#add(issues);
+      return undefined;
+    }
+    const parsed = schema.safeParse(expanded);
+    if (!parsed.success) {
+      this.#add(toConfigIssues(parsed.error, path));
+      return undefined;
+    }
+    return parsed.data;
   }
 
   // ---- servers ------------------------------------------------------------------------------------------
@@ -359,10 +398,27 @@ function validatePolicy(value: unknown, prefix: string, issues: ConfigIssue[]): 
   return result.data;
 }
 
-/** A stdio server's `cwd` defaults to the directory of the file that defines it; a relative one starts there. */
+/**
+ * Relative paths start at the directory of the file that defines the server: a stdio server's `cwd` (which
+ * defaults to that directory) and a remote server's certificate files.
+ */
 function withCwd(config: MCPServerConfig, dir: string): MCPServerConfig {
-  if (config.transport !== 'stdio') return config;
+  if (config.transport !== 'stdio')
+    return config.tls === undefined ? config : { ...config, tls: tlsPaths(config.tls, dir) };
   return { ...config, cwd: resolve(dir, config.cwd ?? '.') };
+}
+
+/** `caFile`, `certFile` and `keyFile` made absolute, relative ones starting at `dir`. */
+function tlsPaths(tls: ServerTlsConfig, dir: string): ServerTlsConfig {
+  const abs = (file: string) => resolve(dir, expandHome(file));
+  return {
+    ...tls,
+    ...(tls.caFile === undefined
+      ? {}
+      : { caFile: typeof tls.caFile === 'string' ? abs(tls.caFile) : tls.caFile.map(abs) }),
+    ...(tls.certFile === undefined ? {} : { certFile: abs(tls.certFile) }),
+    ...(tls.keyFile === undefined ? {} : { keyFile: abs(tls.keyFile) }),
+  };
 }
 
 /** An issue on a server's `name` is about the key the server is listed under. */

@@ -9,7 +9,7 @@
  * editors (the shipped JSON Schema) and for the reference page.
  */
 import { z } from 'zod';
-import { MCPServerConfigSchema } from '../interop/config.js';
+import { HttpConfigSchema, MCPServerConfigSchema, NetworkConfigSchema } from '../interop/config.js';
 import { PolicyDocSchema } from './policy-docs.js';
 
 /** The project file format version. */
@@ -97,10 +97,11 @@ function documented(schema: z.ZodType, path: string): z.ZodType {
       key,
       documented(field, `${path}.${key}`),
     ]);
-    out = (schema as z.ZodObject).extend(Object.fromEntries(fields));
+    out = (schema as z.ZodObject).safeExtend(Object.fromEntries(fields));
   }
-  const doc = FIELD_DOCS[path.slice(1)];
-  return doc !== undefined && schema.description === undefined ? out.describe(doc) : out;
+  // A description of the field itself wins; extending an object drops it, so it is put back.
+  const doc = schema.description ?? FIELD_DOCS[path.slice(1)];
+  return doc !== undefined && out.description === undefined ? out.describe(doc) : out;
 }
 
 /** `type` values accepted for each transport, as Claude Desktop, `.mcp.json` and VS Code write them. */
@@ -195,7 +196,12 @@ export const PolicyFileRefSchema = z
   })
   .describe('A policy kept in a separate JSON or YAML file.');
 
-function projectSchema(entries: z.ZodType, policy: z.ZodType, name: z.ZodString) {
+function projectSchema(
+  entries: z.ZodType,
+  policy: z.ZodType,
+  name: z.ZodString,
+  sections: { network: z.ZodType; http: z.ZodType },
+) {
   return z
     .strictObject({
       $schema: z.string().optional().describe('The JSON Schema of this file, for editors.'),
@@ -230,6 +236,8 @@ function projectSchema(entries: z.ZodType, policy: z.ZodType, name: z.ZodString)
         })
         .optional()
         .describe('Where the audit trail of capability decisions goes.'),
+      network: sections.network.optional(),
+      http: sections.http.optional(),
       agent: z
         .string()
         .min(1)
@@ -249,10 +257,14 @@ export const InterlockConfigSchema = projectSchema(
   ServerEntrySchema,
   z.union([PolicyDocSchema, PolicyFileRefSchema]),
   ServerName,
+  { network: NetworkConfigSchema, http: HttpConfigSchema },
 );
 
 /** The file as validated at the top level; server entries and the policy are checked by their own parsers. */
-export const ProjectFileShapeSchema = projectSchema(z.unknown(), z.unknown(), z.string());
+export const ProjectFileShapeSchema = projectSchema(z.unknown(), z.unknown(), z.string(), {
+  network: z.unknown(),
+  http: z.unknown(),
+});
 
 /** What a project file holds, as written. */
 export type InterlockConfigInput = z.input<typeof InterlockConfigSchema>;

@@ -24,6 +24,8 @@ export function collectSecrets(
   if (!isObject(servers)) return;
   for (const entry of Object.values(servers)) {
     if (!isObject(entry)) continue;
+    for (const field of ['auth', 'tls', 'proxy']) collectSecretValues(entry[field], env, out);
+    if (typeof entry.url === 'string') addUrlPassword(entry.url, out);
     for (const field of ['env', 'headers']) {
       const map = entry[field];
       if (!isObject(map)) continue;
@@ -41,6 +43,36 @@ export function collectSecrets(
       }
     }
   }
+}
+
+/**
+ * Adds to `out` the value of every variable referenced anywhere in `value` (a config section such as `http`, or a
+ * server's `auth`, `tls` and `proxy`), and the password of any URL with credentials written there.
+ */
+export function collectSecretValues(
+  value: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+  out: Set<string>,
+): void {
+  if (typeof value === 'string') {
+    for (const match of value.matchAll(VAR_RE)) {
+      const found = env[match[1] as string];
+      if (found === undefined) continue;
+      if (found.length >= MIN_SECRET_LENGTH) out.add(found);
+      addUrlPassword(found, out);
+    }
+    addUrlPassword(value, out);
+  } else if (Array.isArray(value)) {
+    for (const v of value) collectSecretValues(v, env, out);
+  } else if (isObject(value)) {
+    for (const v of Object.values(value)) collectSecretValues(v, env, out);
+  }
+}
+
+function addUrlPassword(text: string, out: Set<string>): void {
+  if (!URL.canParse(text)) return;
+  const password = decodeURIComponent(new URL(text).password);
+  if (password.length >= MIN_SECRET_LENGTH) out.add(password);
 }
 
 /** A function that replaces every occurrence of each secret with `***` (longest secrets first). */
