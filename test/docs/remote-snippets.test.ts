@@ -2,9 +2,11 @@
  * The remote-servers guide's samples (docs/snippets/remote/) run against real local servers: the echo fixture over
  * Streamable HTTP, a counting proxy, and a hand-written OAuth authorization server protecting an MCP server.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as clientCredentials from '../../docs/snippets/remote/client-credentials.js';
 import * as headersHelper from '../../docs/snippets/remote/headers-helper.js';
@@ -12,9 +14,10 @@ import * as modelEndpoints from '../../docs/snippets/remote/model-endpoints.js';
 import * as networkPolicy from '../../docs/snippets/remote/network-policy.js';
 import * as proxyAndTls from '../../docs/snippets/remote/proxy-and-tls.js';
 import * as signIn from '../../docs/snippets/remote/sign-in.js';
+import { loadInterlockConfig } from '../../src/config/load.js';
 import { parseServerConfig } from '../../src/interop/config.js';
 import { startHttpFixture } from '../helpers/index.js';
-import { startCountingProxy } from '../remote/net-fixtures.js';
+import { hasOpenssl, makePki, startCountingProxy, startMtlsMcpServer } from '../remote/net-fixtures.js';
 import { OAuthFixture } from '../remote/oauth-fixture.js';
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -50,6 +53,49 @@ describe('remote servers snippets', () => {
     expect(tools.length).toBeGreaterThan(0);
     expect(tools.every((t) => t.startsWith('mcp__remote__'))).toBe(true);
     expect(proxy.connects.length + proxy.requests.length).toBeGreaterThan(0);
+  });
+
+  it.skipIf(!hasOpenssl())(
+    'proxy-and-tls: trusts the server CA and presents the client certificate from files',
+    async () => {
+      const pki = makePki();
+      const server = await startMtlsMcpServer(pki);
+      cleanup.push(() => server.close());
+      const dir = mkdtempSync(join(tmpdir(), 'interlock-snippet-tls-'));
+      cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
+      const file = (name: string, pem: string) => {
+        writeFileSync(join(dir, name), pem);
+        return join(dir, name);
+      };
+      const tools = await proxyAndTls.main({
+        url: server.url,
+        proxy: undefined,
+        caFile: file('ca.pem', pki.ca),
+        certFile: file('client.pem', pki.clientCert),
+        keyFile: file('client.key', pki.clientKey),
+      });
+      expect(tools).toEqual(['mcp__remote__whoami']);
+    },
+  );
+
+  it('interlock.config.yaml: the HTTP settings load, certificate paths relative to the file', async () => {
+    const file = fileURLToPath(new URL('../../docs/snippets/remote/interlock.config.yaml', import.meta.url));
+    const config = await loadInterlockConfig({ file, env: {} });
+    const dir = dirname(file);
+    expect(config.network).toEqual({
+      allowPrivate: false,
+      allowHosts: ['*.internal.example'],
+      denyHosts: ['legacy.internal.example'],
+    });
+    expect(config.http).toEqual({ proxy: 'env', keepAliveTimeoutMs: 10000 });
+    const billing = config.servers.find((s) => s.name === 'billing');
+    expect(billing?.transport === 'http' && billing.tls).toEqual({
+      caFile: join(dir, 'certs/internal-ca.pem'),
+      certFile: join(dir, 'certs/agent.pem'),
+      keyFile: join(dir, 'certs/agent.key'),
+    });
+    const search = config.servers.find((s) => s.name === 'search');
+    expect(search?.transport === 'http' && search.proxy).toBe('none');
   });
 
   it('client-credentials: gets a token for this server and calls a tool', async () => {
