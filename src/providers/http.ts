@@ -1,10 +1,10 @@
 /**
  * HTTP for model APIs: undici over one shared dispatcher (keep-alive; `HTTP_PROXY`, `HTTPS_PROXY` and
- * `NO_PROXY` honored through undici's `EnvHttpProxyAgent`), JSON in and out, a timeout per attempt, retries
+ * `NO_PROXY` honored; the default SSRF guard), JSON in and out, a timeout per attempt, retries
  * for rate limits and server errors, and coded errors that never quote the API key.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Dispatcher, EnvHttpProxyAgent, fetch as undiciFetch } from 'undici';
+import { type Dispatcher, fetch as undiciFetch } from 'undici';
 import {
   ConnectionError,
   ErrorCode,
@@ -12,6 +12,8 @@ import {
   RequestCancelledError,
   RequestTimeoutError,
 } from '../errors.js';
+import { createDispatcher } from '../interop/http.js';
+import { DEFAULT_NETWORK_POLICY, NetworkGuard } from '../interop/network.js';
 import { ModelProviderError } from './errors.js';
 
 /** Default time one model request may take (per attempt). @default 600 000 ms */
@@ -27,15 +29,16 @@ export type ModelFetch = (
   init: { method: 'POST'; headers: Record<string, string>; body: string; signal: AbortSignal },
 ) => Promise<Response>;
 
-let shared: EnvHttpProxyAgent | undefined;
+let shared: Dispatcher | undefined;
 
 /**
- * The dispatcher every provider uses unless given its own: keep-alive connections, proxies from the
- * environment. Created on first use (importing the package starts nothing); idle sockets do not keep the
+ * The dispatcher every provider uses unless given its own (an engine gives its own): keep-alive connections,
+ * proxies from the environment, and the default SSRF guard, which refuses link-local addresses such as the cloud
+ * metadata service. Created on first use (importing the package starts nothing); idle sockets do not keep the
  * process alive.
  */
 export function sharedModelDispatcher(): Dispatcher {
-  shared ??= new EnvHttpProxyAgent({ keepAliveTimeout: 10_000, connections: 32 });
+  shared ??= createDispatcher(new NetworkGuard(DEFAULT_NETWORK_POLICY), { proxy: 'env', connections: 32 });
   return shared;
 }
 

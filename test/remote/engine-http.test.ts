@@ -3,7 +3,7 @@
  * guarded dispatcher, so its SSRF guard and its proxy apply to both without the app wiring anything. Real
  * loopback servers: the echo MCP fixture over Streamable HTTP, a fake OpenAI-compatible API and a counting proxy.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/index.js';
 import { createHttpClient } from '../../src/interop/http.js';
 import { NetworkPolicyError } from '../../src/interop/network.js';

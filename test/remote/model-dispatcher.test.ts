@@ -39,6 +39,20 @@ describe('a model provider on the guarded dispatcher', () => {
     await dispatcher.close();
   });
 
+  it('is refused the metadata address by default, outside an engine and without a dispatcher', async () => {
+    const model = new OpenAIChatProvider({
+      baseURL: 'http://169.254.169.254/v1',
+      apiKey: 'sk-never-sent',
+      model: 'm',
+      maxRetries: 0,
+    });
+    const err = await model
+      .generate({ messages: [{ role: 'user', content: 'hi' }], tools: [] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NetworkPolicyError);
+    expect((err as NetworkPolicyError).reason).toBe('link-local');
+  });
+
   it('reaches an allowed endpoint through the same dispatcher', async () => {
     api = await startFakeApi();
     const dispatcher = createDispatcher(new NetworkGuard({ allowHosts: ['127.0.0.1'] }));

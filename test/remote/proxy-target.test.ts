@@ -6,10 +6,10 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHttpClient } from '../../src/interop/http.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
-import { NetworkPolicyError, type Resolver } from '../../src/interop/network.js';
+import type { Resolver } from '../../src/interop/network.js';
 import { envProxyRoutes, proxyFor } from '../../src/interop/proxy-tunnel.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { startHttpFixture } from '../helpers/index.js';
