@@ -106,7 +106,7 @@ describe('SSRF guard', () => {
     expect(policyError(err)).toMatchObject({ reason: 'private', host: 'internal.test' });
   });
 
-  it("answers with Node's global Response class, so instanceof checks (the MCP SDK's) hold", async () => {
+  it("answers errors with Node's global Response class, so the MCP SDK's instanceof checks hold", async () => {
     const server = track(
       await startHttp((_req, res) => {
         res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_client"}');
@@ -118,8 +118,6 @@ describe('SSRF guard', () => {
     expect(response.url).toBe(`${server.url}/token`);
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({ error: 'invalid_client' });
-    const empty = await http.fetch(`${server.url}/`, { method: 'HEAD' });
-    expect(empty).toBeInstanceOf(Response);
   });
 
   it('drops credentials when a redirect changes origin, and keeps them on the same origin', async () => {
