@@ -6,7 +6,9 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import ajvFormats from 'ajv-formats';
+import { RE2JS } from 're2js';
 import { type ToolInputIssue, ToolSchemaError } from '../errors.js';
 
 /** Checks arguments against one input schema; an empty array means they are valid. */
@@ -58,6 +60,9 @@ function engine(kind: Engine): { ajv: AjvInstance; compilations: number } {
       addUsedSchema: false,
       // A library does not write to the console; unknown formats and keywords are ignored.
       logger: false as const,
+      // `pattern` and `patternProperties` come from servers and run on arguments a model wrote: RE2, never a
+      // backtracking engine (see `linearRegExp`).
+      code: { regExp: linearRegExp },
     };
     const ajv: AjvInstance =
       kind === '2020-12'
@@ -71,6 +76,34 @@ function engine(kind: Engine): { ajv: AjvInstance; compilations: number } {
   }
   return entry;
 }
+
+/**
+ * The regular expressions of input schemas, on RE2 (re2js): matching takes time linear in the input, so a server's
+ * `pattern` such as `^(a+)+$` cannot stall the process on a long argument (ReDoS). RE2 has no lookaround and no
+ * backreferences; a pattern that needs them is not checked here (the server still validates the call).
+ */
+export const linearRegExp: RegExpEngine = Object.assign(
+  (pattern: string, flags: string): RegExpLike => {
+    // Compiling (never running) it as ECMAScript first: a pattern that is not a regular expression at all makes
+    // the schema unusable, as before.
+    new RegExp(pattern, flags);
+    let compiled: RE2JS | undefined;
+    try {
+      compiled = RE2JS.compile(pattern);
+    } catch {
+      compiled = undefined;
+    }
+    // Ajv caches compiled patterns by `toString()`: it must differ per pattern.
+    const key = `${compiled === undefined ? 'unchecked' : 're2'}:${pattern}`;
+    const tester = {
+      test: compiled === undefined ? () => true : (input: string) => compiled.test(input),
+      toString: () => key,
+    };
+    return tester;
+  },
+  // Only used by Ajv's standalone code generation, which Interlock does not use.
+  { code: 'interlock/tools linearRegExp' },
+);
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;

@@ -299,6 +299,52 @@ describe('compileInputValidator with unusable schemas', () => {
   });
 });
 
+describe('patterns from servers (ReDoS)', () => {
+  // With a backtracking engine, `^(a+)+$` against 60 a's and a '!' takes longer than the age of the universe;
+  // these tests finish only because patterns run on RE2.
+  const hostile = `${'a'.repeat(60)}!`;
+
+  it('runs a catastrophic pattern in linear time and still reports the mismatch', () => {
+    const v = compileInputValidator({ properties: { id: { type: 'string', pattern: '^(a+)+$' } } });
+    expect(v({ id: hostile }).map((i) => i.field)).toEqual(['/id']);
+    expect(v({ id: 'aaaa' })).toEqual([]);
+  });
+
+  it('runs patternProperties on RE2 too', () => {
+    const v = compileInputValidator({
+      patternProperties: { '^(x+x+)+y$': { type: 'number' } },
+    });
+    expect(v({ [`${'x'.repeat(60)}y`]: 'not a number' }).length).toBe(1);
+    expect(v({ [`${'x'.repeat(60)}!`]: 'any' })).toEqual([]);
+  });
+
+  it('keeps each pattern its own when one schema has several', () => {
+    const v = compileInputValidator({
+      properties: {
+        a: { type: 'string', pattern: '^[a-z]+$' },
+        b: { type: 'string', pattern: '^[0-9]+$' },
+        c: { type: 'string', pattern: '(?=x)x' },
+      },
+    });
+    expect(v({ a: 'abc', b: '123', c: 'x' })).toEqual([]);
+    expect(
+      v({ a: '123', b: 'abc' })
+        .map((i) => i.field)
+        .sort(),
+    ).toEqual(['/a', '/b']);
+  });
+
+  it('leaves a pattern RE2 cannot run (lookaround, backreferences) to the server', () => {
+    const v = compileInputValidator({
+      properties: {
+        strong: { type: 'string', pattern: '^(?=.*[A-Z]).{8,}$' },
+        twice: { type: 'string', pattern: '^(a)\\1$' },
+      },
+    });
+    expect(v({ strong: 'weak', twice: 'ab' })).toEqual([]);
+  });
+});
+
 describe('normalizeInputSchema', () => {
   it('adds type object when type is missing, as a copy', () => {
     const schema = Object.freeze({ properties: {} });
