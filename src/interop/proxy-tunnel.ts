@@ -124,8 +124,11 @@ export function tunnelingConnector(
           callback(null, socket);
           return;
         }
-        // The certificate is checked against the name, not the address the tunnel goes to.
-        endpoint({ ...opts, servername: opts.servername || opts.hostname, httpSocket: socket }, callback);
+        // The certificate is checked against the name, not the address the tunnel goes to (an IP literal
+        // target is checked against itself: TLS sends no server name for it).
+        const name = opts.hostname.replace(/^\[(.*)\]$/, '$1');
+        const servername = opts.servername || (isIP(name) === 0 ? name : undefined);
+        endpoint({ ...opts, servername, httpSocket: socket }, callback);
       },
       (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null),
     );

@@ -94,7 +94,7 @@ describe("proxyTarget: 'address'", () => {
       const http = track(
         createHttpClient({
           network: {
-            allowHosts: ['svc.test', 'other.test'],
+            allowHosts: ['svc.test', 'other.test', '127.0.0.1'],
             resolve: dns({ 'svc.test': '127.0.0.1', 'other.test': '127.0.0.1' }),
           },
           http: {
@@ -105,6 +105,8 @@ describe("proxyTarget: 'address'", () => {
         }),
       );
       expect(await (await http.fetch(`https://svc.test:${server.port}/`)).text()).toBe('hello client');
+      // An address as the host: checked against the certificate's IP entry, with no server name sent.
+      expect(await (await http.fetch(`https://127.0.0.1:${server.port}/`)).text()).toBe('hello client');
       const err = await http.fetch(`https://other.test:${server.port}/`).catch((e: unknown) => e);
       const codes: unknown[] = [];
       for (let e = err; e instanceof Error; e = e.cause) codes.push((e as { code?: unknown }).code);
