@@ -332,7 +332,11 @@ class Loader {
     if (disabled !== undefined) merged.enabled = disabled !== true;
     if (typeof rest.cwd === 'string') merged.cwd = resolve(this.#dir, rest.cwd);
     try {
-      return parseServerConfig(merged);
+      const config = parseServerConfig(merged);
+      // Certificate files named here are relative to this file (those of the mcp.json are absolute by now).
+      return rest.tls === undefined || config.transport === 'stdio' || config.tls === undefined
+        ? config
+        : { ...config, tls: tlsPaths(config.tls, this.#dir) };
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       this.#add(err.issues.map((i) => ({ path: `${path}.${i.path}`, message: i.message })));

@@ -102,6 +102,42 @@ describe('loading a project file', () => {
   });
 });
 
+describe('certificate files of remote servers', () => {
+  it('are relative to the file that names them: the mcp.json, or the project file for options added to it', async () => {
+    project.write(
+      'tools/.mcp.json',
+      JSON.stringify({
+        mcpServers: {
+          a: { type: 'http', url: 'https://a.example/mcp', tls: { caFile: 'certs/a-ca.pem' } },
+          b: { type: 'http', url: 'https://b.example/mcp', tls: { caFile: 'certs/b-ca.pem' } },
+        },
+      }),
+    );
+    project.write('interlock.config.yaml', {
+      mcpConfig: './tools/.mcp.json',
+      mcpServers: {
+        b: { tls: { caFile: 'mine/b-ca.pem', certFile: 'mine/b.pem', keyFile: '/abs/b.key' } },
+        c: { type: 'http', url: 'https://c.example/mcp', tls: { caFile: ['x.pem', 'y.pem'] } },
+      },
+      http: { tls: { caFile: 'shared/ca.pem' } },
+    });
+    const config = await load({});
+    const tls = Object.fromEntries(
+      config.servers.map((s) => [s.name, s.transport === 'stdio' ? undefined : s.tls]),
+    );
+    expect(tls).toEqual({
+      a: { caFile: join(project.dir, 'tools/certs/a-ca.pem') },
+      b: {
+        caFile: join(project.dir, 'mine/b-ca.pem'),
+        certFile: join(project.dir, 'mine/b.pem'),
+        keyFile: '/abs/b.key',
+      },
+      c: { caFile: [join(project.dir, 'x.pem'), join(project.dir, 'y.pem')] },
+    });
+    expect(config.http).toEqual({ tls: { caFile: join(project.dir, 'shared/ca.pem') } });
+  });
+});
+
 describe('an existing mcp.json and a policy file', () => {
   it('uses the servers of mcpConfig, adds options to them, and reads the policy from its own file', async () => {
     project.write(
