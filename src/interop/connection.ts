@@ -5,6 +5,7 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   type Implementation,
   type Prompt,
@@ -56,6 +57,12 @@ export interface ConnectionHooks {
 /** What opening needs besides the config (the manager's identity, fetch and tracer). */
 export type ConnectOptions = Omit<OpenClientOptions, 'signal' | 'timeoutMs' | 'onStderr'> & {
   tracer: Tracer;
+  /**
+   * Gives the fetch of this server anew for each connect attempt, the first and every reconnect (a server's own
+   * certificate files are read there, so rotated ones are picked up). A rejection fails that attempt.
+   * @default `fetch` for every attempt
+   */
+  resolveFetch?: (() => Promise<FetchLike>) | undefined;
 };
 
 /** The delay before reconnect attempt `attempt` (1-based). `random` is injectable for tests. */
@@ -202,9 +209,10 @@ export class ServerConnection {
     let open: OpenClient | undefined;
     try {
       const attempt = (async () => {
+        const fetch = options.resolveFetch === undefined ? options.fetch : await options.resolveFetch();
         open = await openClient(this.config, {
           identity: options.identity,
-          fetch: options.fetch,
+          fetch,
           serverAuth: options.serverAuth,
           signal: controller.signal,
           timeoutMs,
@@ -247,7 +255,10 @@ export class ServerConnection {
   }
 
   #connectError(err: unknown, open: OpenClient | undefined): Error {
-    const base = oauthErrorMessage(err) ?? (err instanceof Error ? err.message : String(err));
+    const base = (oauthErrorMessage(err) ?? (err instanceof Error ? err.message : String(err))).replace(
+      /\.$/,
+      '',
+    );
     const stderr = this.#stderr.slice(-5).join('\n');
     const exit = open?.transport instanceof ProcessStdioTransport ? open.transport.describeExit() : undefined;
     const detail = stderr === '' ? '' : `\nLast stderr lines:\n${stderr}`;

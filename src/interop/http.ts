@@ -227,6 +227,12 @@ function hasOverrides(o: ServerHttpOverrides | undefined): o is ServerHttpOverri
   return o !== undefined && (o.tls !== undefined || o.proxy !== undefined);
 }
 
+/**
+ * Distinct per-server TLS / proxy settings whose dispatchers a client keeps; the oldest is closed beyond that
+ * (certificates rotated by reconnects would otherwise pile up).
+ */
+export const MAX_SERVER_DISPATCHERS = 32;
+
 /** Statuses whose responses have no body (Fetch standard, "null body status"). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
@@ -320,10 +326,21 @@ export function createHttpClient(options: CreateHttpClientOptions | FetchLike = 
   }
   const shared = opts.http ?? {};
   const dispatchers = new Map<string, Dispatcher>();
+  // Rotated certificates make new settings: beyond MAX_SERVER_DISPATCHERS the oldest dispatcher is let go
+  // (requests in flight still end; a fetch that uses its settings again gets a new one).
+  const letGoOldest = () => {
+    const keys = [...dispatchers.keys()].filter((k) => k !== '');
+    if (keys.length < MAX_SERVER_DISPATCHERS) return;
+    const oldest = keys[0] as string;
+    const d = dispatchers.get(oldest);
+    dispatchers.delete(oldest);
+    void d?.close().catch(() => {});
+  };
   const fetches = new Map<string, FetchLike>();
   const dispatcherFor = (key: string, http: HttpOptions): Dispatcher => {
     let d = dispatchers.get(key);
     if (d === undefined) {
+      if (key !== '') letGoOldest();
       d = createDispatcher(guard, http);
       dispatchers.set(key, d);
     }
@@ -341,6 +358,8 @@ export function createHttpClient(options: CreateHttpClientOptions | FetchLike = 
       const key = overridesKey(overrides);
       let f = fetches.get(key);
       if (f === undefined) {
+        // Only closures are kept here; they are cheap, but bounded all the same.
+        if (fetches.size >= MAX_SERVER_DISPATCHERS * 4) fetches.delete(fetches.keys().next().value as string);
         const http: HttpOptions = {
           ...shared,
           tls: mergeTls(shared.tls, overrides.tls),

@@ -347,7 +347,8 @@ export class MCPClientManager implements ToolInvoker {
       .connect(
         {
           identity: this.#identity,
-          fetch: this.#fetchFor(config),
+          fetch: this.#http.fetch,
+          resolveFetch: this.#resolveFetch(config),
           tracer: this.#tracer,
           serverAuth: this.#serverAuth,
         },
@@ -378,22 +379,14 @@ export class MCPClientManager implements ToolInvoker {
   }
 
   /**
-   * The fetch of one HTTP server: the shared one, or one with the server's own `tls` / `proxy` (files read on the
-   * first request, so an unreadable one fails this server's connect with `INVALID_CONFIG`, not the manager).
+   * The fetch of each connect attempt of a server with its own `tls` / `proxy`: its certificate files are read
+   * again for every attempt, so a reconnect picks up rotated ones; a file that cannot be read fails that attempt
+   * of that server alone with `INVALID_CONFIG`. Undefined for other servers (they use the shared fetch).
    */
-  #fetchFor(config: MCPServerConfig): FetchLike {
+  #resolveFetch(config: MCPServerConfig): (() => Promise<FetchLike>) | undefined {
     if (config.transport === 'stdio' || (config.tls === undefined && config.proxy === undefined))
-      return this.#http.fetch;
-    let chosen: Promise<FetchLike> | undefined;
-    return async (url, init) => {
-      chosen ??= serverHttpOverrides(config)
-        .then((o) => this.#http.fetchFor(o))
-        .catch((err: unknown) => {
-          chosen = undefined; // a file fixed before the next reconnect is read again
-          throw err;
-        });
-      return (await chosen)(url, init);
-    };
+      return undefined;
+    return async () => this.#http.fetchFor(await serverHttpOverrides(config));
   }
 
   /** Closes one server and removes its tools. Safe to call for an unknown or closed server. */

@@ -4,14 +4,17 @@
  * and a real counting proxy, all on 127.0.0.1.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { createHttpClient } from '../../src/interop/http.js';
+import { createHttpClient, MAX_SERVER_DISPATCHERS } from '../../src/interop/http.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
-import { startHttpFixture } from '../helpers/index.js';
+import { startHttpFixture, waitUntil } from '../helpers/index.js';
 import { closesAfterEach } from './cleanup.js';
 import { hasOpenssl, makePki, startCountingProxy, startMtlsMcpServer, type TestPki } from './net-fixtures.js';
 
@@ -137,6 +140,28 @@ describe.skipIf(!hasOpenssl())('per-server TLS', () => {
     expect(chain.join('\n')).toContain(`tls.caFile '${missing}'`);
   });
 
+  it('reads the files again for each connect attempt: a reconnect picks up fixed or rotated certificates', async () => {
+    const [a, b] = getPkis();
+    const serverA = track(await startMtlsMcpServer(a));
+    const files = pemFiles(b, 'rotating'); // another CA's material first: the connect fails
+    const manager = loopbackManager();
+    const results = await manager.connectAll([
+      {
+        name: 'a',
+        transport: 'http',
+        url: serverA.url,
+        reconnect: { initialDelayMs: 0 },
+        tls: { caFile: files.ca, certFile: files.cert, keyFile: files.key },
+      },
+    ]);
+    expect(results).toEqual({ a: false });
+    writeFileSync(files.ca, a.ca);
+    writeFileSync(files.cert, a.clientCert);
+    writeFileSync(files.key, a.clientKey);
+    expect(await manager.reconnectServer('a')).toBe(true);
+    expect(await manager.getTool('mcp__a__whoami')?.execute({})).toBe('client=client');
+  });
+
   it('refuses a certificate without its key, and a field given both as text and as a file', async () => {
     const manager = track(new MCPClientManager());
     const base = { name: 'x', transport: 'http', url: 'https://example.test/mcp' } as const;
@@ -183,6 +208,37 @@ describe('per-server proxy', () => {
 });
 
 describe('a shared HTTP client', () => {
+  it(`keeps the dispatchers of at most ${MAX_SERVER_DISPATCHERS} distinct server settings, closing the oldest`, async () => {
+    const open = new Set<Socket>();
+    const server = createServer((_req, res) => res.end('ok'));
+    server.on('connection', (socket) => {
+      open.add(socket);
+      socket.on('close', () => open.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    track({
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const client = track(createHttpClient({ network: loopback, http: { proxy: 'none' } }));
+    // Settings that differ (a CA each, unused over plain HTTP) get a dispatcher, and so a socket, each.
+    const fetches = Array.from({ length: MAX_SERVER_DISPATCHERS + 1 }, (_, i) =>
+      client.fetchFor({ tls: { ca: `# setting ${i}` } }),
+    );
+    for (const f of fetches.slice(0, -1)) expect(await (await f(url)).text()).toBe('ok');
+    expect(open.size).toBe(MAX_SERVER_DISPATCHERS);
+    expect(await (await (fetches.at(-1) as FetchLike)(url)).text()).toBe('ok');
+    await waitUntil(() => open.size === MAX_SERVER_DISPATCHERS, {
+      message: 'the oldest dispatcher was not closed',
+    });
+    // A fetch whose dispatcher was let go still works: it gets a new one.
+    expect(await (await (fetches[0] as FetchLike)(url)).text()).toBe('ok');
+  });
+
   it('serves several managers; closing one leaves the client working for the others', async () => {
     const fixture = track(await startHttpFixture({ transport: 'http' }));
     const httpClient = track(createHttpClient({ network: loopback, http: { proxy: 'none' } }));
