@@ -156,7 +156,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
       'sign in to OAuth servers (default: every enabled one with auth) and keep the tokens; --status shows them',
     )
     .argument('[server...]', 'servers to sign in to (default: every enabled server with auth)')
-    .option('--force', 'forget stored tokens first and sign in anew')
+    .option('--force', 'revoke and forget the stored tokens first, and sign in anew')
     .addOption(
       new Option('--status', 'show stored sign-ins (scope, expiry) without contacting anything').conflicts(
         'force',

@@ -260,6 +260,49 @@ describe('interlock login --status', () => {
   });
 });
 
+/** An OAuth fixture with a revocation endpoint, a project naming its server, and a first sign-in. */
+async function signedIn(options: { failWith?: number } = {}) {
+  const server = await OAuthFixture.start();
+  oauth = server;
+  const revoking = await RevocationFixture.wrap(server, options);
+  revocation = revoking;
+  const url = await server.startResource();
+  writeProject({ remote: { type: 'http', url, auth: { type: 'oauth' } } });
+  const browser = browserScript(project as TempProject);
+  expect(await cli(['login'], browser)).toMatchObject({ code: 0 });
+  return { browser, server, revoking };
+}
+
+describe('interlock login --force', () => {
+  it('revokes the old tokens at the revocation endpoint before signing in anew with the same client', async () => {
+    const { browser, server, revoking } = await signedIn();
+    const [oldAccess] = [...server.tokens.keys()];
+    const [oldRefresh] = [...server.refreshTokens.keys()];
+    const clientsBefore = server.clients.size;
+
+    const forced = await cli(['login', '--force'], browser);
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toMatch(/^signed in to remote/);
+    expect(revoking.revocations.map((r) => [r.hint, r.token, r.revoked])).toEqual([
+      ['refresh_token', oldRefresh, true],
+      ['access_token', oldAccess, true],
+    ]);
+    // The old tokens are dead at the server, a new pair is live, and no second client was registered.
+    expect(server.tokens.has(oldAccess as string)).toBe(false);
+    expect(server.tokens.size).toBe(1);
+    expect(server.clients.size).toBe(clientsBefore);
+    expectNoSecrets(forced, issued(server));
+  });
+
+  it('warns when the old tokens cannot be revoked, and signs in anew all the same', async () => {
+    const { browser } = await signedIn({ failWith: 503 });
+    const forced = await cli(['login', '--force'], browser);
+    expect(forced.code).toBe(0);
+    expect(forced.stderr).toMatch(/could not revoke the old refresh token of remote at .*\/revoke \(/);
+    expect(forced.stdout).toMatch(/^signed in to remote/);
+  });
+});
+
 describe('interlock logout', () => {
   it('revokes the refresh token, then the access token, at the revocation endpoint and forgets them', async () => {
     oauth = await OAuthFixture.start();

@@ -1,7 +1,47 @@
-/** What `login`, `login --status` and `logout` share: which servers they act on, and how an expiry reads. */
+/**
+ * What `login`, `login --status` and `logout` share: which servers they act on, how an expiry reads, and how
+ * revocation requests are sent.
+ */
+import type { RevokeTokensOptions } from '../../auth/sign-in-state.js';
 import type { InterlockConfig } from '../../config/load.js';
 import type { MCPServerConfig, OAuthConfig, StdioServerConfig } from '../../interop/config.js';
+import { createHttpClient, httpOptionsFromConfig, serverHttpOverrides } from '../../interop/http.js';
 import { UsageError } from '../exit.js';
+
+/** Names of the tokens in messages. */
+export const TOKEN_NAMES = { refresh_token: 'refresh token', access_token: 'access token' } as const;
+
+/** Builds the options of revocation requests per server; `close()` releases the HTTP stack. */
+export interface Revoker extends AsyncDisposable {
+  optionsFor(server: AuthServerConfig): RevokeTokensOptions;
+  close(): Promise<void>;
+}
+
+/**
+ * The project's HTTP stack, as the manager has it: its SSRF guard, proxy and certificates apply to revocation
+ * requests too, and a server's own `tls` / `proxy` to the requests made for it, as at sign-in. The client
+ * authenticates as at the token endpoint.
+ */
+export async function createRevoker(
+  config: Pick<InterlockConfig, 'network' | 'http'>,
+  signal: AbortSignal | undefined,
+): Promise<Revoker> {
+  const client = createHttpClient({
+    network: config.network,
+    http: await httpOptionsFromConfig(config.http),
+  });
+  const close = () => client.close();
+  return {
+    optionsFor: (server) => ({
+      // The client as configured (the stored registration wins in revokeTokens); the grant and scope are not used.
+      ...server.auth,
+      fetch: async (url, init) => client.fetchFor(await serverHttpOverrides(server))(url, init),
+      signal,
+    }),
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
 
 /** A remote server with an `auth` section: one the CLI signs in to. */
 export type AuthServerConfig = Exclude<MCPServerConfig, StdioServerConfig> & { auth: OAuthConfig };

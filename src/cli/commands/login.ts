@@ -6,14 +6,20 @@
  */
 
 import { tokenStoreKey } from '../../auth/provider.js';
-import { forgetTokens, signInStatus } from '../../auth/sign-in-state.js';
+import { forgetTokens, revokeTokens, signInStatus } from '../../auth/sign-in-state.js';
 import { FileTokenStore } from '../../auth/token-store.js';
 import { type Cell, oneLine, renderTable } from '../format.js';
 import { type CommandContext, Project, tokensFile } from '../project.js';
-import { type AuthServerConfig, authServers, describeExpiry } from './auth-servers.js';
+import {
+  type AuthServerConfig,
+  authServers,
+  createRevoker,
+  describeExpiry,
+  TOKEN_NAMES,
+} from './auth-servers.js';
 
 export interface LoginOptions {
-  /** `--force`: forget stored tokens first and sign in anew. */
+  /** `--force`: revoke and forget stored tokens first, and sign in anew. */
   force?: boolean | undefined;
   /** `--status`: show stored sign-ins without contacting anything. */
   status?: boolean | undefined;
@@ -39,6 +45,32 @@ export async function loginCommand(
   }
 }
 
+/**
+ * `--force`: the stored tokens are revoked where the authorization server allows it (as `logout` does; a failure
+ * is a warning), then forgotten; the client registration is kept, so the new sign-in uses the same client.
+ */
+async function revokeAndForget(
+  ctx: CommandContext,
+  project: Project,
+  store: FileTokenStore,
+  servers: readonly AuthServerConfig[],
+): Promise<void> {
+  await using revoker = await createRevoker(project.config, ctx.io.signal);
+  await Promise.all(
+    servers.map(async (server) => {
+      const state = await store.load(tokenStoreKey(server.url));
+      if (state?.tokens === undefined) return;
+      const result = await revokeTokens(state, revoker.optionsFor(server));
+      for (const f of result.failed) {
+        ctx.printer.warn(
+          `could not revoke the old ${TOKEN_NAMES[f.token]} of ${server.name} at ${result.endpoint} (${f.reason})`,
+        );
+      }
+      await forgetTokens(store, server.url);
+    }),
+  );
+}
+
 async function login(
   ctx: CommandContext,
   project: Project,
@@ -49,9 +81,9 @@ async function login(
   const servers = authServers(project.config, names, 'login');
   if (servers.length === 0) return nothingToDo(ctx, project, 'No enabled server', 'sign in to');
   const store = new FileTokenStore(tokensFile(project.config));
+  if (force) await revokeAndForget(ctx, project, store, servers);
   const before = new Map<string, string | undefined>();
   for (const server of servers) {
-    if (force) await forgetTokens(store, server.url);
     // Kept in memory only, to tell a new sign-in from tokens that were still good.
     before.set(server.name, (await store.load(tokenStoreKey(server.url)))?.tokens?.access_token);
   }

@@ -4,56 +4,29 @@
  * or impossible revocation is a warning: the local state is removed all the same, also without network access.
  */
 
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type SignOutResult, signOut } from '../../auth/sign-in-state.js';
 import { FileTokenStore } from '../../auth/token-store.js';
-import {
-  createHttpClient,
-  type HttpClient,
-  httpOptionsFromConfig,
-  serverHttpOverrides,
-} from '../../interop/http.js';
 import { InterruptedError } from '../exit.js';
 import { type CommandContext, Project, tokensFile } from '../project.js';
-import { type AuthServerConfig, authServers } from './auth-servers.js';
-
-const TOKEN_NAMES = { refresh_token: 'refresh token', access_token: 'access token' } as const;
+import { authServers, createRevoker, type Revoker, TOKEN_NAMES } from './auth-servers.js';
 
 export async function logoutCommand(ctx: CommandContext, names: readonly string[]): Promise<number> {
   const project = await Project.open(ctx);
-  // The project's HTTP stack, as the manager has it: its SSRF guard, proxy and certificates apply to revocation
-  // requests too, and a server's own `tls` / `proxy` to the requests made for it, as at sign-in.
-  const { config } = project;
-  let http: HttpClient | undefined;
-  const fetchFor =
-    (client: HttpClient, server: AuthServerConfig): FetchLike =>
-    async (url, init) =>
-      client.fetchFor(await serverHttpOverrides(server))(url, init);
   const { printer } = ctx;
+  let revoker: Revoker | undefined;
   try {
-    const client = createHttpClient({
-      network: config.network,
-      http: await httpOptionsFromConfig(config.http),
-    });
-    http = client;
+    revoker = await createRevoker(project.config, ctx.io.signal);
     const servers = authServers(project.config, names, 'logout');
     const file = tokensFile(project.config);
     const store = new FileTokenStore(file);
+    const active = revoker;
     const results = await Promise.all(
-      servers.map(async (server): Promise<SignOutResult & { name: string }> => {
-        const { clientId, clientSecret, tokenEndpointAuthMethod, privateKey, signingAlgorithm } = server.auth;
-        const result = await signOut(store, server.url, {
-          clientId,
-          clientSecret,
-          tokenEndpointAuthMethod,
-          privateKey,
-          signingAlgorithm,
-          clientMetadataUrl: server.auth.clientMetadataUrl,
-          fetch: fetchFor(client, server),
-          signal: ctx.io.signal,
-        });
-        return { name: server.name, ...result };
-      }),
+      servers.map(
+        async (server): Promise<SignOutResult & { name: string }> => ({
+          name: server.name,
+          ...(await signOut(store, server.url, active.optionsFor(server))),
+        }),
+      ),
     );
     // Ctrl-C cut the revocations short; what was stored is removed all the same.
     if (ctx.io.signal?.aborted === true) throw new InterruptedError();
@@ -84,7 +57,7 @@ export async function logoutCommand(ctx: CommandContext, names: readonly string[
     }
     return 0;
   } finally {
-    await http?.close();
+    await revoker?.close();
     await project.close();
   }
 }
