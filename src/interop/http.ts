@@ -19,7 +19,7 @@ import {
 import { ConfigError } from '../errors.js';
 import type { HttpConfig, ServerProxyConfig, ServerTlsConfig } from './config.js';
 import { DEFAULT_NETWORK_POLICY, NetworkGuard, type NetworkPolicy } from './network.js';
-import { envProxyRoutes, tunnelingConnector } from './proxy-tunnel.js';
+import { envProxyRoutes, type ProxyRoutes, proxyFor, tunnelingConnector } from './proxy-tunnel.js';
 
 /** Keep-alive idle time of pooled sockets. @default 10 000 ms */
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 10_000;
@@ -142,7 +142,8 @@ export function createDispatcher(guard: NetworkGuard, http: HttpOptions = {}): D
   const proxy = http.proxy ?? 'env';
   if (proxy === 'none') return new Agent({ ...common, connect });
   if (http.proxyTarget === 'address') {
-    const routes = proxy === 'env' ? envProxyRoutes() : proxy;
+    const routes = proxyRoutes(http);
+    if (routes === undefined) return new Agent({ ...common, connect });
     return new Agent({ ...common, connect: tunnelingConnector(guard, routes, tls, connect) });
   }
   const explicit =
@@ -159,14 +160,20 @@ export function createDispatcher(guard: NetworkGuard, http: HttpOptions = {}): D
   } as EnvHttpProxyAgent.Options);
 }
 
-function isProxied(http: HttpOptions | undefined): boolean {
+/** The proxies `http` sends targets through, explicit or from the environment; undefined when there are none. */
+function proxyRoutes(http: HttpOptions | undefined): ProxyRoutes | undefined {
   const proxy = http?.proxy ?? 'env';
-  if (proxy === 'none') return false;
-  if (proxy === 'env') {
-    const e = process.env;
-    return Boolean(e.HTTP_PROXY || e.http_proxy || e.HTTPS_PROXY || e.https_proxy);
-  }
-  return proxy.http !== undefined || proxy.https !== undefined;
+  if (proxy === 'none') return undefined;
+  const routes = proxy === 'env' ? envProxyRoutes() : proxy;
+  return routes.http || routes.https ? routes : undefined;
+}
+
+/**
+ * The proxies whose targets the fetch must resolve and check before each request, because the proxy resolves
+ * them: none with `proxyTarget: 'address'`, where the tunnel connector resolves and checks each connection.
+ */
+function precheckedRoutes(http: HttpOptions | undefined): ProxyRoutes | undefined {
+  return http?.proxyTarget === 'address' ? undefined : proxyRoutes(http);
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -256,11 +263,19 @@ function asGlobalResponse(response: UndiciResponse, url: URL): Response {
  * The guarded fetch over `dispatcher()`. Redirects are followed here, not by undici, so every hop is checked (also
  * through a proxy) and credentials never follow a redirect to another origin (issue 9: no token passthrough).
  */
-function guardedFetch(guard: NetworkGuard, proxied: boolean, dispatcher: () => Dispatcher): FetchLike {
+function guardedFetch(
+  guard: NetworkGuard,
+  proxied: ProxyRoutes | undefined,
+  dispatcher: () => Dispatcher,
+): FetchLike {
   const check = async (target: URL) => {
     guard.checkUrl(target);
-    // Through a proxy our connector never sees the target: check what it resolves to now.
-    if (proxied) await guard.resolveChecked(target.hostname);
+    if (proxied === undefined) return;
+    // Through a proxy our connector never sees the target: check what it resolves to now (NO_PROXY targets
+    // connect directly, through the guarded connector).
+    const port = Number(target.port) || (target.protocol === 'https:' ? 443 : 80);
+    if (proxyFor(proxied, target.protocol, target.hostname, port) !== undefined)
+      await guard.resolveChecked(target.hostname);
   };
   return async (url, init) => {
     let target = new URL(String(url));
@@ -346,7 +361,7 @@ export function createHttpClient(options: CreateHttpClientOptions | FetchLike = 
     }
     return d;
   };
-  const fetch = guardedFetch(guard, isProxied(shared), () => dispatcherFor('', shared));
+  const fetch = guardedFetch(guard, precheckedRoutes(shared), () => dispatcherFor('', shared));
   return {
     fetch,
     guard,
@@ -365,7 +380,7 @@ export function createHttpClient(options: CreateHttpClientOptions | FetchLike = 
           tls: mergeTls(shared.tls, overrides.tls),
           proxy: overrides.proxy ?? shared.proxy,
         };
-        f = guardedFetch(guard, isProxied(http), () => dispatcherFor(key, http));
+        f = guardedFetch(guard, precheckedRoutes(http), () => dispatcherFor(key, http));
         fetches.set(key, f);
       }
       return f;

@@ -49,6 +49,30 @@ describe("proxyTarget: 'address'", () => {
     expect(host).toBe(`svc.test:${server.port}`);
   });
 
+  it('resolves a name once per connection, in the tunnel, not again before every request', async () => {
+    const server = track(await startHttp((_req, res) => res.end('ok')));
+    const proxy = track(await startCountingProxy());
+    const lookups: string[] = [];
+    const resolve = dns({ 'svc.test': '127.0.0.1' });
+    const http = track(
+      createHttpClient({
+        network: {
+          allowHosts: ['svc.test'],
+          resolve: (host) => {
+            lookups.push(host);
+            return resolve(host);
+          },
+        },
+        http: { proxy: { http: proxy.url }, proxyTarget: 'address' },
+      }),
+    );
+    for (let i = 0; i < 3; i++)
+      expect(await (await http.fetch(`http://svc.test:${server.port}/`)).text()).toBe('ok');
+    // One lookup per tunnel opened (keep-alive serves several requests on one), none per request.
+    expect(lookups.length).toBeGreaterThan(0);
+    expect(lookups).toEqual(proxy.connects.map(() => 'svc.test'));
+  });
+
   it('refuses a name that resolves to a private address before asking the proxy anything', async () => {
     const proxy = track(await startCountingProxy());
     const http = track(
