@@ -59,10 +59,10 @@ export function proxyFor(
 
 /** The proxy settings of the environment, as undici's `EnvHttpProxyAgent` reads them. */
 export function envProxyRoutes(env: NodeJS.ProcessEnv = process.env): ProxyRoutes {
-  const http = env.http_proxy ?? env.HTTP_PROXY;
+  // An https target without HTTPS_PROXY goes through HTTP_PROXY: `proxyFor` falls back, as undici does.
   return {
-    http,
-    https: env.https_proxy ?? env.HTTPS_PROXY ?? http,
+    http: env.http_proxy ?? env.HTTP_PROXY,
+    https: env.https_proxy ?? env.HTTPS_PROXY,
     noProxy: env.no_proxy ?? env.NO_PROXY ?? '',
   };
 }

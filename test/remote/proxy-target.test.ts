@@ -183,6 +183,9 @@ describe('proxy routing', () => {
   it('reads the proxy variables as undici does, lowercase first', () => {
     expect(
       envProxyRoutes({ HTTP_PROXY: 'http://upper:1', http_proxy: 'http://lower:1', NO_PROXY: 'x' }),
-    ).toEqual({ http: 'http://lower:1', https: 'http://lower:1', noProxy: 'x' });
+    ).toEqual({ http: 'http://lower:1', https: undefined, noProxy: 'x' });
+    expect(proxyFor(envProxyRoutes({ HTTP_PROXY: 'http://p:1' }), 'https:', 'a.example', 443)).toBe(
+      'http://p:1',
+    );
   });
 });
