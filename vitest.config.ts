@@ -1,6 +1,16 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const src = fileURLToPath(new URL('./src/', import.meta.url));
+
 export default defineConfig({
+  resolve: {
+    // The package's own name resolves to its sources here, as tsconfig.json's `paths` say for tsc and tsx.
+    alias: [
+      { find: /^mcp-interlock$/, replacement: `${src}index.ts` },
+      { find: /^mcp-interlock\/([a-z]+)$/, replacement: `${src}$1/index.ts` },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     // Real child processes and servers: give them room on a shared 2-core machine.

@@ -10,8 +10,7 @@ import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
-import { defineTool, Engine, type RunResult } from '../src/engine/index.js';
+import { defineTool, Engine, type RunResult } from 'mcp-interlock/engine';
 import {
   AnthropicProvider,
   type ModelProvider,
@@ -20,8 +19,9 @@ import {
   scriptedModel,
   useTool,
   useTools,
-} from '../src/providers/index.js';
-import { type AuditRecord, MemoryAuditSink } from '../src/security/index.js';
+} from 'mcp-interlock/providers';
+import { type AuditRecord, MemoryAuditSink } from 'mcp-interlock/security';
+import { z } from 'zod';
 
 const here = dirname(fileURLToPath(import.meta.url));
 

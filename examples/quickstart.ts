@@ -1,8 +1,8 @@
 // Connect an MCP server, grant one tool, call it. Run: node --import tsx examples/quickstart.ts
-// (In your project, import from 'interlock/interop' and 'interlock/security' instead of '../src/...'.)
+// After `npm install mcp-interlock` it runs as it is in your own project.
 import { createRequire } from 'node:module';
-import { MCPClientManager } from '../src/interop/index.js';
-import { CapabilitySet } from '../src/security/index.js';
+import { MCPClientManager } from 'mcp-interlock/interop';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 // The MCP project's reference server, installed from npm.
 const everything = createRequire(import.meta.url).resolve(

@@ -1,5 +1,5 @@
 // The package root: the names most apps need. Each area also has its own entry point
-// (`interlock/interop`, `interlock/security`, `interlock/tools`, `interlock/session`).
+// (`mcp-interlock/interop`, `mcp-interlock/security`, `mcp-interlock/tools`, `mcp-interlock/session`).
 
 export {
   Agent,

@@ -87,7 +87,7 @@ export interface MCPClientManagerOptions {
   httpClient?: HttpClient | undefined;
   /**
    * Auth per HTTP server: OAuth (a config's `auth`) and dynamic headers, e.g. `createServerAuth()` from
-   * `interlock/auth`. @default none (static `headers` only)
+   * `mcp-interlock/auth`. @default none (static `headers` only)
    */
   serverAuth?: ServerAuthFactory | undefined;
   /**

@@ -125,7 +125,7 @@ async function openOnce(
       config.auth !== undefined ? 'auth' : config.headersHelper !== undefined ? 'headersHelper' : undefined;
     if (needs !== undefined) {
       throw new ConfigError(
-        `Server '${config.name}' sets '${needs}' but the manager has no serverAuth: pass serverAuth: createServerAuth() from interlock/auth.`,
+        `Server '${config.name}' sets '${needs}' but the manager has no serverAuth: pass serverAuth: createServerAuth() from mcp-interlock/auth.`,
         { issues: [{ path: needs, message: 'needs the serverAuth option' }], server: config.name },
       );
     }

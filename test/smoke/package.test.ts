@@ -41,6 +41,25 @@ describe('package exports', () => {
     );
   });
 
+  it('is named mcp-interlock and keeps the interlock command', async () => {
+    const { readFileSync } = await import('node:fs');
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      name: string;
+      bin: Record<string, string>;
+    };
+    expect(pkg.name).toBe('mcp-interlock');
+    expect(Object.keys(pkg.bin)).toEqual(['interlock']);
+  });
+
+  it('never imports its own name from src/ (that name resolves to dist/ once published)', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const root = new URL('../../src/', import.meta.url);
+    const offenders = readdirSync(root, { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts'))
+      .filter((file) => /from '(mcp-interlock)(\/[a-z]+)?'/.test(readFileSync(new URL(file, root), 'utf8')));
+    expect(offenders).toEqual([]);
+  });
+
   it('has no side effects on import: nothing starts, no listener is added', async () => {
     const before = process.listenerCount('exit') + process.listenerCount('SIGINT');
     await import('../../src/index.js');

@@ -1,8 +1,8 @@
 // An agent over a local MCP server and one native tool, under a policy, with a scripted model.
 import { fileURLToPath } from 'node:url';
+import { defineTool, Engine } from 'mcp-interlock/engine';
+import { scriptedModel, useTool, useTools } from 'mcp-interlock/providers';
 import { z } from 'zod';
-import { defineTool, Engine } from '../../../src/engine/index.js';
-import { scriptedModel, useTool, useTools } from '../../../src/providers/index.js';
 
 const notesServer = fileURLToPath(new URL('../../../examples/servers/notes-server.mjs', import.meta.url));
 

@@ -1,6 +1,6 @@
 // Test an agent's tool plan offline: registered schemas, a scripted model, no server, no network.
-import { Engine } from '../../../src/engine/index.js';
-import { MemoryAuditSink, scriptedModel, useTool, useTools } from '../../../src/testing/index.js';
+import { Engine } from 'mcp-interlock/engine';
+import { MemoryAuditSink, scriptedModel, useTool, useTools } from 'mcp-interlock/testing';
 
 // In a test suite, save a server's real `tools/list` answer to a JSON file once and load it here.
 const githubTools = [

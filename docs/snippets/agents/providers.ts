@@ -4,7 +4,7 @@ import {
   type ModelProvider,
   OpenAIChatProvider,
   scriptedModel,
-} from '../../../src/providers/index.js';
+} from 'mcp-interlock/providers';
 
 export function providers(env: NodeJS.ProcessEnv = process.env): Record<string, ModelProvider> {
   return {

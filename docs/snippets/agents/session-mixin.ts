@@ -1,7 +1,7 @@
 // Add MCP to a session class of your own: servers connect when it starts and always disconnect when it closes.
 import { fileURLToPath } from 'node:url';
-import { CapabilitySet } from '../../../src/security/index.js';
-import { SessionInteropMixin, type SessionInteropOptions } from '../../../src/session/index.js';
+import { CapabilitySet } from 'mcp-interlock/security';
+import { SessionInteropMixin, type SessionInteropOptions } from 'mcp-interlock/session';
 
 const notesServer = fileURLToPath(new URL('../../../examples/servers/notes-server.mjs', import.meta.url));
 

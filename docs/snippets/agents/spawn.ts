@@ -1,8 +1,8 @@
 // A sub-agent: a narrower set derived from its parent's, and the parent's live connections.
 import { fileURLToPath } from 'node:url';
-import { Engine } from '../../../src/engine/index.js';
-import { isInteropError } from '../../../src/errors.js';
-import { scriptedModel } from '../../../src/providers/index.js';
+import { isInteropError } from 'mcp-interlock';
+import { Engine } from 'mcp-interlock/engine';
+import { scriptedModel } from 'mcp-interlock/providers';
 
 const notesServer = fileURLToPath(new URL('../../../examples/servers/notes-server.mjs', import.meta.url));
 

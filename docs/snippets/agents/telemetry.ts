@@ -5,8 +5,8 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { Engine } from '../../../src/engine/index.js';
-import { scriptedModel, useTool } from '../../../src/providers/index.js';
+import { Engine } from 'mcp-interlock/engine';
+import { scriptedModel, useTool } from 'mcp-interlock/providers';
 
 const notesServer = fileURLToPath(new URL('../../../examples/servers/notes-server.mjs', import.meta.url));
 

@@ -1,7 +1,7 @@
 // A remote server over Streamable HTTP. Try it with the reference server:
 //   npx @modelcontextprotocol/server-everything streamableHttp   (serves http://localhost:3001/mcp)
-import { MCPClientManager } from '../../../src/interop/index.js';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { MCPClientManager } from 'mcp-interlock/interop';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 export async function main(url = 'http://localhost:3001/mcp') {
   const capabilities = new CapabilitySet();

@@ -1,7 +1,7 @@
 // One broken server does not stop the others: connectAll reports each server's outcome.
 import { createRequire } from 'node:module';
-import { isInteropError } from '../../../src/errors.js';
-import { MCPClientManager } from '../../../src/interop/index.js';
+import { isInteropError } from 'mcp-interlock';
+import { MCPClientManager } from 'mcp-interlock/interop';
 
 const everything = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-everything/dist/index.js',

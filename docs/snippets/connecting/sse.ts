@@ -1,7 +1,7 @@
 // A server that only speaks the older HTTP+SSE transport (MCP 2024-11-05). Try it with:
 //   npx @modelcontextprotocol/server-everything sse   (serves http://localhost:3001/sse)
-import { MCPClientManager } from '../../../src/interop/index.js';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { MCPClientManager } from 'mcp-interlock/interop';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 export async function main(url = 'http://localhost:3001/sse') {
   const capabilities = new CapabilitySet();

@@ -1,7 +1,7 @@
 // A local server as a child process, speaking MCP over its stdin and stdout.
 import { createRequire } from 'node:module';
-import { MCPClientManager } from '../../../src/interop/index.js';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { MCPClientManager } from 'mcp-interlock/interop';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 const everything = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-everything/dist/index.js',

@@ -1,8 +1,8 @@
 // Per-call timeouts and cancellation, and the events that report them.
 import { createRequire } from 'node:module';
-import { isInteropError } from '../../../src/errors.js';
-import { MCPClientManager } from '../../../src/interop/index.js';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { isInteropError } from 'mcp-interlock';
+import { MCPClientManager } from 'mcp-interlock/interop';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 const everything = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-everything/dist/index.js',

@@ -1,6 +1,6 @@
 // Expose only some of a server's tools. Tools filtered out are never listed and cannot be called.
 import { createRequire } from 'node:module';
-import { MCPClientManager } from '../../../src/interop/index.js';
+import { MCPClientManager } from 'mcp-interlock/interop';
 
 const everything = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-everything/dist/index.js',

@@ -1,6 +1,6 @@
 // Branch on `code`, not on the class: codes are stable, and work across copies of the package.
-import { ErrorCode, isInteropError, PermissionDeniedError, ToolNotFoundError } from '../../../src/errors.js';
-import { MCPClientManager } from '../../../src/interop/index.js';
+import { ErrorCode, isInteropError, PermissionDeniedError, ToolNotFoundError } from 'mcp-interlock';
+import { MCPClientManager } from 'mcp-interlock/interop';
 
 export async function main() {
   await using manager = new MCPClientManager(); // no capabilities granted: every call is denied

@@ -1,8 +1,8 @@
 // Default deny: a tool nobody granted is listed, but calling it fails before anything reaches the server.
 import { createRequire } from 'node:module';
-import { PermissionDeniedError } from '../../../src/errors.js';
-import { MCPClientManager } from '../../../src/interop/index.js';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { PermissionDeniedError } from 'mcp-interlock';
+import { MCPClientManager } from 'mcp-interlock/interop';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 const everything = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-everything/dist/index.js',

@@ -1,9 +1,9 @@
 // Calls never hang: a per-request timeout that progress notifications reset, a total cap, and an
 // AbortSignal that cancels the call and tells the server (notifications/cancelled).
 import { createRequire } from 'node:module';
-import { isInteropError } from '../../../src/errors.js';
-import { MCPClientManager } from '../../../src/interop/index.js';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { isInteropError } from 'mcp-interlock';
+import { MCPClientManager } from 'mcp-interlock/interop';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 const everything = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-everything/dist/index.js',

@@ -1,6 +1,6 @@
 // Every reliability knob of one server, with its default. Only `name`, `transport` and the transport's own
 // fields are required.
-import type { MCPServerConfigInput } from '../../../src/interop/index.js';
+import type { MCPServerConfigInput } from 'mcp-interlock/interop';
 
 export const server: MCPServerConfigInput = {
   name: 'github',

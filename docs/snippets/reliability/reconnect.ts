@@ -1,9 +1,9 @@
 // A server that crashes comes back by itself: the manager reconnects with backoff, lists the tools again
 // (re-checking their pins), and the wrappers handed out before keep working.
 import { createRequire } from 'node:module';
-import type { ServerHealth } from '../../../src/interop/index.js';
-import { MCPClientManager } from '../../../src/interop/index.js';
-import { CapabilitySet } from '../../../src/security/index.js';
+import type { ServerHealth } from 'mcp-interlock/interop';
+import { MCPClientManager } from 'mcp-interlock/interop';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 const everything = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-everything/dist/index.js',

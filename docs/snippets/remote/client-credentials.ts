@@ -1,7 +1,7 @@
 // Machine to machine: the OAuth client credentials grant, the token requested for this server only (RFC 8707).
-import { createServerAuth } from '../../../src/auth/index.js';
-import { MCPClientManager, type NetworkPolicy } from '../../../src/interop/index.js';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { createServerAuth } from 'mcp-interlock/auth';
+import { MCPClientManager, type NetworkPolicy } from 'mcp-interlock/interop';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 export async function main(url: string, network?: NetworkPolicy) {
   const capabilities = new CapabilitySet();

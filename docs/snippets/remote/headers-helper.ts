@@ -1,5 +1,5 @@
 // Short-lived credentials from a command (a vault CLI, a cloud SDK), fetched again when the server answers 401.
-import type { MCPServerConfigInput } from '../../../src/interop/index.js';
+import type { MCPServerConfigInput } from 'mcp-interlock/interop';
 
 export const server: MCPServerConfigInput = {
   name: 'internal',

@@ -1,8 +1,8 @@
 // An engine has one HTTP stack: its guard, proxy and certificates apply to every agent's MCP servers and to the
 // model provider too, which is moved onto the engine's dispatcher because it brought none of its own.
-import { Engine } from '../../../src/engine/index.js';
-import { NetworkPolicyError } from '../../../src/interop/index.js';
-import { OpenAIChatProvider } from '../../../src/providers/index.js';
+import { Engine } from 'mcp-interlock/engine';
+import { NetworkPolicyError } from 'mcp-interlock/interop';
+import { OpenAIChatProvider } from 'mcp-interlock/providers';
 
 export async function main(baseURL = 'http://169.254.169.254/v1') {
   await using engine = new Engine({

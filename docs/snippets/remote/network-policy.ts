@@ -1,6 +1,6 @@
 // The SSRF guard: refuse servers, redirects and OAuth endpoints that resolve to private or metadata addresses.
-import { MCPClientManager, NetworkPolicyError } from '../../../src/interop/index.js';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { MCPClientManager, NetworkPolicyError } from 'mcp-interlock/interop';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 export async function main() {
   await using manager = new MCPClientManager({

@@ -1,6 +1,6 @@
 // A corporate proxy for every remote server, and one server behind a private CA that wants a client certificate.
-import { MCPClientManager } from '../../../src/interop/index.js';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { MCPClientManager } from 'mcp-interlock/interop';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 export interface Options {
   /** The MCP server. */

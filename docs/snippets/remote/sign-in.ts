@@ -2,9 +2,9 @@
 // in a 0600 file and refreshed on later runs.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { createServerAuth, FileTokenStore, openBrowser } from '../../../src/auth/index.js';
-import { MCPClientManager, type NetworkPolicy } from '../../../src/interop/index.js';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { createServerAuth, FileTokenStore, openBrowser } from 'mcp-interlock/auth';
+import { MCPClientManager, type NetworkPolicy } from 'mcp-interlock/interop';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 export interface SignInOptions {
   url: string;

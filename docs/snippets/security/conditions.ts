@@ -1,6 +1,6 @@
 // Conditions: declarative argument constraints, and a function for sets built in code.
 import assert from 'node:assert/strict';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 export function main() {
   const caps = new CapabilitySet();

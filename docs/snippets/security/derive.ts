@@ -1,6 +1,6 @@
 // A sub-agent gets a derived set: it can narrow its parent, never widen it.
 import assert from 'node:assert/strict';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 export function main() {
   const parent = new CapabilitySet();

@@ -6,7 +6,7 @@ import {
   CapabilitySet,
   MemoryAuditSink,
   toolResource,
-} from '../../../src/security/index.js';
+} from 'mcp-interlock/security';
 
 export async function main() {
   const caps = new CapabilitySet();

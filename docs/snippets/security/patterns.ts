@@ -1,6 +1,6 @@
 // The pattern grammar, as a table of pattern, resource and whether it matches.
 import assert from 'node:assert/strict';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 export const examples: [pattern: string, resource: string, matches: boolean][] = [
   ['mcp:fs:read_*', 'mcp:fs:read_file', true], // `*` is any run of characters but ':'

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PinStore, toolDefinitionHash } from '../../../src/security/index.js';
+import { PinStore, toolDefinitionHash } from 'mcp-interlock/security';
 
 export async function main() {
   const dir = await mkdtemp(join(tmpdir(), 'pins-'));

@@ -1,6 +1,6 @@
 // A policy file (JSON here; YAML parses to the same object) and the round trip through toJSON.
 import assert from 'node:assert/strict';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 export const policyText = `{
   "version": 1,

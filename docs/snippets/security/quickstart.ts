@@ -1,6 +1,6 @@
 // A capability set: default deny, grants by pattern, and a deny that beats any grant.
 import assert from 'node:assert/strict';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 export function main() {
   const caps = new CapabilitySet();

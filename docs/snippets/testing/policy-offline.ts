@@ -1,8 +1,8 @@
 // Check a capability policy offline: every call passes the same gate and validation as a live one,
 // and stops at NOT_CONNECTED only after both have passed.
-import { isInteropError } from '../../../src/errors.js';
-import { MCPClientManager } from '../../../src/interop/index.js';
-import { CapabilitySet } from '../../../src/security/index.js';
+import { isInteropError } from 'mcp-interlock';
+import { MCPClientManager } from 'mcp-interlock/interop';
+import { CapabilitySet } from 'mcp-interlock/security';
 
 const inputSchema = {
   type: 'object',

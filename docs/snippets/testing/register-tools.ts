@@ -1,5 +1,5 @@
 // No server, no network: register tool schemas and work with the wrappers a model would see.
-import { MCPClientManager } from '../../../src/interop/index.js';
+import { MCPClientManager } from 'mcp-interlock/interop';
 
 // Written by hand here; a saved `tools/list` result ({ tools: [...] }) works as it is.
 const githubTools = [
