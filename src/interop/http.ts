@@ -1,7 +1,7 @@
 /**
  * HTTP for the Streamable HTTP and SSE transports and the OAuth endpoints: undici's fetch over one keep-alive
- * dispatcher per manager (issue 9), unless the caller brings its own fetch. The dispatcher honors `HTTP_PROXY` /
- * `HTTPS_PROXY` / `NO_PROXY` (undici's `EnvHttpProxyAgent`), takes custom CA and client certificates (mTLS), and
+ * dispatcher per manager (issue 9), unless the caller brings its own fetch. The dispatcher routes each origin by
+ * `HTTP_PROXY` / `HTTPS_PROXY` / `NO_PROXY` (read once) or explicit proxies, takes custom CA and client certificates (mTLS), and
  * runs the SSRF guard inside its connector so every connection (redirects included) is checked before it opens.
  */
 import { createHash } from 'node:crypto';
@@ -11,8 +11,8 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   Agent,
   buildConnector,
-  type Dispatcher,
-  EnvHttpProxyAgent,
+  Dispatcher,
+  ProxyAgent,
   type Response as UndiciResponse,
   fetch as undiciFetch,
 } from 'undici';
@@ -139,25 +139,96 @@ export function createDispatcher(guard: NetworkGuard, http: HttpOptions = {}): D
     keepAliveTimeout: http.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
     connections: http.connections ?? DEFAULT_CONNECTIONS_PER_ORIGIN,
   };
-  const proxy = http.proxy ?? 'env';
-  if (proxy === 'none') return new Agent({ ...common, connect });
+  // One derivation of the routes serves the dispatcher and the pre-check: undici never reads the environment
+  // itself, so an explicit `{ https }` cannot pick up HTTP_PROXY behind the guard's back.
+  const routes = proxyRoutes(http);
+  if (routes === undefined) return new Agent({ ...common, connect });
   if (http.proxyTarget === 'address') {
-    const routes = proxyRoutes(http);
-    if (routes === undefined) return new Agent({ ...common, connect });
     return new Agent({ ...common, connect: tunnelingConnector(guard, routes, tls, connect) });
   }
-  const explicit =
-    proxy === 'env' ? {} : { httpProxy: proxy.http, httpsProxy: proxy.https, noProxy: proxy.noProxy };
-  if (proxy !== 'env' && proxy.http === undefined && proxy.https === undefined)
-    return new Agent({ ...common, connect });
-  // EnvHttpProxyAgent passes `connect` to its direct (NO_PROXY) agent; `requestTls` is the TLS to the target
-  // inside a CONNECT tunnel.
-  return new EnvHttpProxyAgent({
-    ...common,
-    ...explicit,
-    connect,
-    requestTls: tls,
-  } as EnvHttpProxyAgent.Options);
+  // Each origin goes direct or through the proxy that `proxyFor` names: the function the SSRF pre-check uses too,
+  // so the guard and the dispatcher can never disagree about a route (undici's EnvHttpProxyAgent would fall back
+  // to process.env for a protocol left unset). `requestTls` is the TLS to the target inside a CONNECT tunnel.
+  return new RoutedDispatcher(
+    routes,
+    new Agent({ ...common, connect }),
+    (uri) => new ProxyAgent({ ...common, connect, requestTls: tls, uri } as ProxyAgent.Options),
+  );
+}
+
+/** Origins whose route a {@link RoutedDispatcher} remembers; beyond that it starts over (routes are cheap). */
+const ROUTE_CACHE_SIZE = 256;
+
+/** A dispatcher that routes every origin by {@link proxyFor}: direct, or through one agent per proxy URL. */
+class RoutedDispatcher extends Dispatcher {
+  readonly #routes: ProxyRoutes;
+  readonly #direct: Dispatcher;
+  readonly #viaProxy: (uri: string) => Dispatcher;
+  readonly #proxies = new Map<string, Dispatcher>();
+  readonly #byOrigin = new Map<string, Dispatcher>();
+
+  constructor(routes: ProxyRoutes, direct: Dispatcher, viaProxy: (uri: string) => Dispatcher) {
+    super();
+    this.#routes = routes;
+    this.#direct = direct;
+    this.#viaProxy = viaProxy;
+  }
+
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    const key = String(options.origin);
+    let target = this.#byOrigin.get(key);
+    if (target === undefined) {
+      const origin = new URL(key);
+      const port = Number(origin.port) || (origin.protocol === 'https:' ? 443 : 80);
+      const proxy = proxyFor(this.#routes, origin.protocol, origin.hostname, port);
+      target = proxy === undefined ? this.#direct : this.#proxy(proxy);
+      if (this.#byOrigin.size >= ROUTE_CACHE_SIZE) this.#byOrigin.clear();
+      this.#byOrigin.set(key, target);
+    }
+    return target.dispatch(options, handler);
+  }
+
+  override close(): Promise<void>;
+  override close(callback: () => void): void;
+  override close(callback?: () => void): Promise<void> | undefined {
+    const done = Promise.all([this.#direct, ...this.#proxies.values()].map((d) => d.close())).then(() => {});
+    if (callback === undefined) return done;
+    done.then(callback, callback);
+    return undefined;
+  }
+
+  override destroy(): Promise<void>;
+  override destroy(err: Error | null): Promise<void>;
+  override destroy(callback: () => void): void;
+  override destroy(err: Error | null, callback: () => void): void;
+  override destroy(
+    errOrCallback?: Error | null | (() => void),
+    callback?: () => void,
+  ): Promise<void> | undefined {
+    const err = typeof errOrCallback === 'function' ? null : (errOrCallback ?? null);
+    const cb = typeof errOrCallback === 'function' ? errOrCallback : callback;
+    const done = Promise.all([this.#direct, ...this.#proxies.values()].map((d) => d.destroy(err))).then(
+      () => {},
+    );
+    if (cb === undefined) return done;
+    done.then(cb, cb);
+    return undefined;
+  }
+
+  #proxy(uri: string): Dispatcher {
+    let agent = this.#proxies.get(uri);
+    if (agent === undefined) {
+      agent = this.#viaProxy(uri);
+      this.#proxies.set(uri, agent);
+    }
+    return agent;
+  }
+}
+
+/** `http` with `proxy: 'env'` (the default) replaced by the environment's proxies as they are now. */
+function withProxySnapshot(http: HttpOptions): HttpOptions {
+  const proxy = http.proxy ?? 'env';
+  return proxy === 'env' ? { ...http, proxy: envProxyRoutes() } : http;
 }
 
 /** The proxies `http` sends targets through, explicit or from the environment; undefined when there are none. */
@@ -339,7 +410,8 @@ export function createHttpClient(options: CreateHttpClientOptions | FetchLike = 
       close: async () => {},
     };
   }
-  const shared = opts.http ?? {};
+  // The environment is read once, here: the pre-check and every dispatcher then route from the same snapshot.
+  const shared = withProxySnapshot(opts.http ?? {});
   const dispatchers = new Map<string, Dispatcher>();
   // Rotated certificates make new settings: beyond MAX_SERVER_DISPATCHERS the oldest dispatcher is let go
   // (requests in flight still end; a fetch that uses its settings again gets a new one).
@@ -378,7 +450,7 @@ export function createHttpClient(options: CreateHttpClientOptions | FetchLike = 
         const http: HttpOptions = {
           ...shared,
           tls: mergeTls(shared.tls, overrides.tls),
-          proxy: overrides.proxy ?? shared.proxy,
+          proxy: overrides.proxy === 'env' ? envProxyRoutes() : (overrides.proxy ?? shared.proxy),
         };
         f = guardedFetch(guard, precheckedRoutes(http), () => dispatcherFor(key, http));
         fetches.set(key, f);

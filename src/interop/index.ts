@@ -68,9 +68,11 @@ export {
   type AddressKind,
   classifyAddress,
   DEFAULT_NETWORK_POLICY,
+  METADATA_ADDRESSES,
   NetworkGuard,
   type NetworkPolicy,
   NetworkPolicyError,
+  type NetworkRefusal,
   type Resolver,
 } from './network.js';
 export { envProxyRoutes, type ProxyRoutes, proxyFor } from './proxy-tunnel.js';

@@ -5,7 +5,8 @@
  * before the socket opens, so a name that re-resolves to another address (DNS rebinding) is caught too.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { ConnectionError, ErrorCode, InteropError, type InteropErrorOptions } from '../errors.js';
 
 /** What kind of address a refused host resolved to. */
@@ -18,6 +19,9 @@ export type AddressKind =
   | 'unspecified'
   | 'reserved'
   | 'multicast';
+
+/** Why the network policy refused a host. */
+export type NetworkRefusal = AddressKind | 'metadata' | 'scheme' | 'denied';
 
 /** A DNS resolver with the shape of `dns.lookup(host, { all: true }, cb)`. Injectable for tests. */
 export type Resolver = (hostname: string) => Promise<readonly LookupAddress[]>;
@@ -52,84 +56,182 @@ export const DEFAULT_NETWORK_POLICY: Readonly<NetworkPolicy> = Object.freeze({ a
 export class NetworkPolicyError extends InteropError {
   /** The refused host name or address (never a URL with credentials or a query). */
   readonly host: string;
-  /** Why: the kind of address, `scheme`, or `denied` (matched `denyHosts`). */
-  readonly reason: AddressKind | 'scheme' | 'denied';
+  /**
+   * Why: the kind of address, `metadata` (a known cloud metadata endpoint outside the link-local range),
+   * `scheme`, or `denied` (matched `denyHosts`).
+   */
+  readonly reason: NetworkRefusal;
 
-  constructor(
-    host: string,
-    reason: AddressKind | 'scheme' | 'denied',
-    message: string,
-    options: InteropErrorOptions = {},
-  ) {
+  constructor(host: string, reason: NetworkRefusal, message: string, options: InteropErrorOptions = {}) {
     super(ErrorCode.NETWORK_DENIED, message, options);
     this.host = host;
     this.reason = reason;
   }
 }
 
-const v4 = new Map<AddressKind, BlockList>();
-const v6 = new Map<AddressKind, BlockList>();
-function ranges(
-  map: Map<AddressKind, BlockList>,
-  kind: AddressKind,
-  family: 'ipv4' | 'ipv6',
-  list: string[],
-) {
-  const block = map.get(kind) ?? new BlockList();
-  for (const cidr of list) {
-    const [net, prefix] = cidr.split('/') as [string, string];
-    block.addSubnet(net, Number(prefix), family);
+// Range names of ipaddr.js (its tables follow the IANA special-purpose registries) mapped to our kinds. A range
+// missing here is 'reserved': anything new or unknown fails closed under a strict policy.
+const V4_KINDS: Readonly<Record<string, AddressKind>> = {
+  unicast: 'public',
+  unspecified: 'unspecified',
+  broadcast: 'reserved',
+  multicast: 'multicast',
+  linkLocal: 'link-local',
+  loopback: 'loopback',
+  carrierGradeNat: 'cgnat',
+  private: 'private',
+  reserved: 'reserved',
+  // Anycast services that IANA lists as globally reachable.
+  as112: 'public',
+  amt: 'public',
+};
+const V6_KINDS: Readonly<Record<string, AddressKind>> = {
+  unicast: 'public',
+  unspecified: 'unspecified',
+  linkLocal: 'link-local',
+  multicast: 'multicast',
+  loopback: 'loopback',
+  uniqueLocal: 'private',
+  deprecatedSiteLocal: 'private',
+  discard: 'reserved',
+  benchmarking: 'reserved',
+  amt: 'public',
+  as112v6: 'public',
+  deprecatedOrchid: 'reserved',
+  orchid2: 'reserved',
+  droneRemoteIdProtocolEntityTags: 'reserved',
+  segmentRouting: 'reserved',
+  reserved: 'reserved',
+};
+/** The global unicast block: every other IPv6 address not named above is unassigned or special. */
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
+/** IPv4-compatible addresses (`::a.b.c.d`, deprecated): judged by their IPv4 part, never as public. */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+/** The local-use NAT64 prefix (RFC 8215): never global itself, whatever IPv4 address it carries. */
+const NAT64_LOCAL = ipaddr.parseCIDR('64:ff9b:1::/48');
+/** How strict each kind is: a translated address takes the stricter of its prefix's kind and its IPv4 part's. */
+const SEVERITY: Readonly<Record<AddressKind, number>> = {
+  public: 0,
+  reserved: 1,
+  multicast: 1,
+  private: 2,
+  cgnat: 2,
+  unspecified: 3,
+  loopback: 3,
+  'link-local': 4,
+};
+
+function stricter(a: AddressKind, b: AddressKind): AddressKind {
+  return SEVERITY[b] > SEVERITY[a] ? b : a;
+}
+
+function v4FromBytes(bytes: readonly number[], at: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([bytes[at] ?? 0, bytes[at + 1] ?? 0, bytes[at + 2] ?? 0, bytes[at + 3] ?? 0]);
+}
+
+/**
+ * The IPv4 addresses an IPv6 address carries and a network may deliver to: mapped (`::ffff:0:0/96`), translated
+ * (`::ffff:0:0:0/96`), IPv4-compatible (`::/96`), NAT64 (`64:ff9b::/96` and the RFC 6052 layout of
+ * `64:ff9b:1::/48`), 6to4 (`2002::/16`) and Teredo (`2001::/32`: server and de-obfuscated client).
+ */
+function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] {
+  const b = address.toByteArray();
+  switch (address.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return [v4FromBytes(b, 12)];
+    case 'rfc6052':
+      // /96: the last 32 bits. /48: bits 48-63 and 72-87 (bits 64-71 are the reserved 'u' octet).
+      return address.match(NAT64_LOCAL)
+        ? [new ipaddr.IPv4([b[6] ?? 0, b[7] ?? 0, b[9] ?? 0, b[10] ?? 0])]
+        : [v4FromBytes(b, 12)];
+    case '6to4':
+      return [v4FromBytes(b, 2)];
+    case 'teredo':
+      return [v4FromBytes(b, 4), new ipaddr.IPv4(b.slice(12, 16).map((x) => x ^ 0xff))];
+    case 'unicast':
+      return address.match(IPV4_COMPATIBLE) ? [v4FromBytes(b, 12)] : [];
+    default:
+      return [];
   }
-  map.set(kind, block);
-}
-// IANA special-purpose registries (RFC 6890 and updates).
-ranges(v4, 'unspecified', 'ipv4', ['0.0.0.0/8']);
-ranges(v4, 'loopback', 'ipv4', ['127.0.0.0/8']);
-ranges(v4, 'private', 'ipv4', ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16']);
-ranges(v4, 'link-local', 'ipv4', ['169.254.0.0/16']);
-ranges(v4, 'cgnat', 'ipv4', ['100.64.0.0/10']);
-ranges(v4, 'reserved', 'ipv4', [
-  '192.0.0.0/24',
-  '192.0.2.0/24',
-  '198.18.0.0/15',
-  '198.51.100.0/24',
-  '203.0.113.0/24',
-  '240.0.0.0/4',
-]);
-ranges(v4, 'multicast', 'ipv4', ['224.0.0.0/4']);
-ranges(v6, 'unspecified', 'ipv6', ['::/128']);
-ranges(v6, 'loopback', 'ipv6', ['::1/128']);
-ranges(v6, 'private', 'ipv6', ['fc00::/7']);
-ranges(v6, 'link-local', 'ipv6', ['fe80::/10']);
-ranges(v6, 'reserved', 'ipv6', ['100::/64', '2001:db8::/32', 'fec0::/10']);
-ranges(v6, 'multicast', 'ipv6', ['ff00::/8']);
-
-/** The IPv4 address embedded in an IPv4-mapped (`::ffff:a.b.c.d`), IPv4-compatible or NAT64 IPv6 address. */
-function embeddedIPv4(address: string): string | undefined {
-  const lower = address.toLowerCase();
-  const m = /^(?:::ffff:(?:0:)?|::|64:ff9b::)(.+)$/.exec(lower);
-  const tail = m?.[1];
-  if (tail === undefined) return undefined;
-  if (isIP(tail) === 4) return tail;
-  const hex = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(tail);
-  if (hex === null) return undefined;
-  const hi = Number.parseInt(hex[1] ?? '0', 16);
-  const lo = Number.parseInt(hex[2] ?? '0', 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }
 
-/** Classifies an IP address; IPv4-mapped and NAT64 IPv6 addresses are judged by their IPv4 part. */
-export function classifyAddress(address: string): AddressKind {
+function classifyV4(address: ipaddr.IPv4): AddressKind {
+  return V4_KINDS[address.range()] ?? 'reserved';
+}
+
+function classifyV6(address: ipaddr.IPv6): AddressKind {
+  const inner = embeddedIPv4(address);
+  if (inner.length > 0) {
+    // The prefix itself: mapped and NAT64 /96 addresses are as public as their IPv4 part; the local-use NAT64
+    // prefix is private; IPv4-compatible addresses are deprecated (reserved) even for a public IPv4 part.
+    const range = address.range();
+    let kind: AddressKind =
+      range === 'ipv4Mapped' || range === 'rfc6145' || range === '6to4' || range === 'teredo'
+        ? 'public'
+        : range === 'rfc6052'
+          ? address.match(NAT64_LOCAL)
+            ? 'private'
+            : 'public'
+          : 'reserved';
+    for (const v4 of inner) kind = stricter(kind, classifyV4(v4));
+    return kind;
+  }
+  const kind = V6_KINDS[address.range()] ?? 'reserved';
+  return kind === 'public' && !address.match(GLOBAL_UNICAST) ? 'reserved' : kind;
+}
+
+/** Parses an address Node accepts (`net.isIP`), dropping an IPv6 zone id. */
+function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
   const family = isIP(address);
   if (family === 0) throw new TypeError('not an IP address');
-  if (family === 6) {
-    const inner = embeddedIPv4(address);
-    if (inner !== undefined && inner !== '0.0.0.0' && inner !== '0.0.0.1') return classifyAddress(inner);
-    for (const [kind, block] of v6) if (block.check(address, 'ipv6')) return kind;
-    return 'public';
+  if (family === 4) return ipaddr.IPv4.parse(address);
+  const bare = address.replace(/%.*$/, '');
+  // ipaddr.js reads a dotted tail `::a.b.c.d` as IPv4-mapped; the socket layer (and the WHATWG URL parser) read it
+  // as IPv4-compatible `::xxxx:xxxx`. Canonicalize the way the connection will see it.
+  return ipaddr.IPv6.parse(bare.includes('.') ? new URL(`http://[${bare}]/`).hostname.slice(1, -1) : bare);
+}
+
+/**
+ * Classifies an IP address by the IANA special-purpose registries. An IPv6 address that carries an IPv4 address
+ * (mapped, translated, IPv4-compatible, NAT64, 6to4, Teredo) is at least as strict as its IPv4 part.
+ */
+export function classifyAddress(address: string): AddressKind {
+  const parsed = parseAddress(address);
+  return parsed.kind() === 'ipv4' ? classifyV4(parsed as ipaddr.IPv4) : classifyV6(parsed as ipaddr.IPv6);
+}
+
+/**
+ * Cloud metadata and host-agent endpoints, refused whatever their range says (some are private, CGNAT or even
+ * public addresses) unless `allowHosts` names the address itself. Keyed by the normalized address.
+ */
+export const METADATA_ADDRESSES: ReadonlyMap<string, string> = new Map([
+  ['169.254.169.254', 'instance metadata (AWS, Azure, GCP, Oracle, OpenStack, DigitalOcean and others)'],
+  ['169.254.170.2', 'AWS ECS task metadata and credentials'],
+  ['169.254.170.23', 'AWS EKS Pod Identity credentials'],
+  ['fd00:ec2::254', 'AWS instance metadata over IPv6'],
+  ['fd00:ec2::23', 'AWS EKS Pod Identity credentials over IPv6'],
+  ['fd20:ce::254', 'Google Cloud metadata over IPv6'],
+  ['100.100.100.200', 'Alibaba Cloud instance metadata'],
+  ['168.63.129.16', 'Azure WireServer (host agent)'],
+  ['192.0.0.192', 'Oracle Cloud Classic metadata'],
+]);
+
+/** The normalized form of an address for comparisons: IPv4 dotted, IPv6 compressed lower case, no zone. */
+function normalizeAddress(address: string): string {
+  return parseAddress(address).toString();
+}
+
+/** The metadata endpoint an address is (directly or inside an IPv6 wrapper), or undefined. */
+function metadataEndpoint(address: string): { address: string; what: string } | undefined {
+  const parsed = parseAddress(address);
+  const candidates = parsed.kind() === 'ipv4' ? [parsed] : [parsed, ...embeddedIPv4(parsed as ipaddr.IPv6)];
+  for (const candidate of candidates) {
+    const key = candidate.toString();
+    const what = METADATA_ADDRESSES.get(key);
+    if (what !== undefined) return { address: key, what };
   }
-  for (const [kind, block] of v4) if (block.check(address, 'ipv4')) return kind;
-  return 'public';
+  return undefined;
 }
 
 function stripBrackets(host: string): string {
@@ -139,18 +241,16 @@ function stripBrackets(host: string): string {
 function matchesHost(entry: string, host: string, address: string | undefined): boolean {
   const e = entry.toLowerCase();
   if (e.includes('/')) {
-    const [net, prefix] = e.split('/') as [string, string];
-    const family = isIP(net);
     const target = address ?? (isIP(host) !== 0 ? host : undefined);
-    if (family === 0 || target === undefined) return false;
-    const block = new BlockList();
-    block.addSubnet(net, Number(prefix), family === 4 ? 'ipv4' : 'ipv6');
-    const targetFamily = isIP(target) === 4 ? 'ipv4' : 'ipv6';
-    const inner = targetFamily === 'ipv6' ? embeddedIPv4(target) : undefined;
-    return block.check(target, targetFamily) || (inner !== undefined && block.check(inner, 'ipv4'));
+    if (target === undefined || !ipaddr.isValidCIDR(e)) return false;
+    const range = ipaddr.parseCIDR(e);
+    const parsed = parseAddress(target);
+    const forms = parsed.kind() === 'ipv4' ? [parsed] : [parsed, ...embeddedIPv4(parsed as ipaddr.IPv6)];
+    return forms.some((form) => form.kind() === range[0].kind() && form.match(range));
   }
   if (e.startsWith('*.')) return host.endsWith(e.slice(1));
-  if (isIP(e) !== 0 && address !== undefined && e === address.toLowerCase()) return true;
+  if (isIP(e) !== 0 && address !== undefined && normalizeAddress(e) === normalizeAddress(address))
+    return true;
   return e === host;
 }
 
@@ -159,12 +259,15 @@ export class NetworkGuard {
   readonly #allowPrivate: boolean;
   readonly #allow: readonly string[];
   readonly #deny: readonly string[];
+  /** Metadata endpoints named by address in `allowHosts`: a range or a host name never allows one. */
+  readonly #allowMetadata: ReadonlySet<string>;
   readonly #resolve: Resolver;
 
   constructor(policy: NetworkPolicy = DEFAULT_NETWORK_POLICY) {
     this.#allowPrivate = policy.allowPrivate ?? false;
     this.#allow = [...(policy.allowHosts ?? [])];
     this.#deny = [...(policy.denyHosts ?? [])];
+    this.#allowMetadata = new Set(this.#allow.filter((e) => isIP(e) !== 0).map((e) => normalizeAddress(e)));
     this.#resolve = policy.resolve ?? defaultResolve;
   }
 
@@ -192,11 +295,21 @@ export class NetworkGuard {
   /** Throws {@link NetworkPolicyError} when `address` (which `host` resolved to) is refused. */
   checkAddress(host: string, address: string): void {
     if (this.#deny.some((e) => matchesHost(e, host, address))) throw this.#denied(host);
-    if (this.#allow.some((e) => matchesHost(e, host, address))) return;
     const kind = classifyAddress(address);
+    const shown = host === address ? `'${host}'` : `'${host}' (resolved to ${address})`;
+    const metadata = metadataEndpoint(address);
+    if (metadata !== undefined) {
+      if (this.#allowMetadata.has(metadata.address)) return;
+      throw new NetworkPolicyError(
+        host,
+        kind === 'link-local' ? kind : 'metadata',
+        `Refused to connect to ${shown}: ${metadata.address} is a cloud metadata endpoint (${metadata.what}). ` +
+          `Only an exact '${metadata.address}' in network.allowHosts allows it.`,
+      );
+    }
+    if (this.#allow.some((e) => matchesHost(e, host, address))) return;
     if (kind === 'public') return;
     if (this.#allowPrivate && kind !== 'link-local') return;
-    const shown = host === address ? `'${host}'` : `'${host}' (resolved to ${address})`;
     throw new NetworkPolicyError(
       host,
       kind,

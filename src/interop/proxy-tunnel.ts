@@ -45,7 +45,8 @@ export function proxyFor(
   hostname: string,
   port: number,
 ): string | undefined {
-  const proxy = protocol === 'https:' ? (routes.https ?? routes.http) : routes.http;
+  // As undici's EnvHttpProxyAgent: an https target without a (non-empty) https proxy goes through the http one.
+  const proxy = protocol === 'https:' ? routes.https || routes.http : routes.http;
   if (proxy === undefined || proxy === '') return undefined;
   const entries = parseNoProxy(routes.noProxy ?? '');
   if (entries === 'all') return undefined;
