@@ -122,6 +122,20 @@ function decisionAttributes(
   return attrs;
 }
 
+/** Records a refusal by the gate on the call's span. */
+function recordDenial(span: Span, resource: string, err: unknown): void {
+  const denied = err as { code?: string; reason?: string; rule?: { id?: string } };
+  span.addEvent(
+    DECISION_EVENT,
+    decisionAttributes(resource, {
+      effect: denied.code === 'CAPABILITY_DENIED' ? 'deny' : 'default-deny',
+      allowed: false,
+      ruleId: denied.rule?.id,
+      reason: denied.reason ?? (err as Error).message,
+    }),
+  );
+}
+
 async function callInSpan(
   deps: CallPathDeps,
   entry: CatalogEntry,
@@ -133,27 +147,21 @@ async function callInSpan(
 ): Promise<ToolCallResult> {
   const { name, server, tool, annotations } = entry.wrapper;
   const resource = `mcp:${server}:${tool}`;
+  const request = {
+    resource,
+    action: 'execute',
+    context: { args: input, agent: options.agent ?? deps.agent, annotations },
+    server,
+    tool,
+    definitionHash: entry.hash,
+  };
+  // Read before deciding: any change from here on makes the call decide again right before it is sent.
+  let revision = deps.gate.capabilities.revision;
   let decision: Decision;
   try {
-    decision = await deps.gate.authorize({
-      resource,
-      action: 'execute',
-      context: { args: input, agent: options.agent ?? deps.agent, annotations },
-      server,
-      tool,
-      definitionHash: entry.hash,
-    });
+    decision = await deps.gate.authorize(request);
   } catch (err) {
-    const denied = err as { code?: string; reason?: string; rule?: { id?: string } };
-    span.addEvent(
-      DECISION_EVENT,
-      decisionAttributes(resource, {
-        effect: denied.code === 'CAPABILITY_DENIED' ? 'deny' : 'default-deny',
-        allowed: false,
-        ruleId: denied.rule?.id,
-        reason: denied.reason ?? (err as Error).message,
-      }),
-    );
+    recordDenial(span, resource, err);
     throw err;
   }
   // A span that records nothing (no OpenTelemetry SDK) gets no attributes built for it.
@@ -191,6 +199,16 @@ async function callInSpan(
   try {
     for (let attempt = 1; ; attempt++) {
       const client = await connection.acquireClient(timeoutMs, options.signal);
+      // A revoke or policy change while the call waited for its slot or a reconnect still stops it.
+      if (deps.gate.capabilities.revision !== revision) {
+        revision = deps.gate.capabilities.revision;
+        try {
+          await deps.gate.recheck(request);
+        } catch (err) {
+          recordDenial(span, resource, err);
+          throw err;
+        }
+      }
       const callId = deps.nextCallId();
       const started = performance.now();
       connection.stats.inFlight += 1;

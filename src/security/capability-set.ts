@@ -58,6 +58,7 @@ type ApprovedEntry = (
 ) => Decision;
 // Set by a static block of the class: reachable from this module (the gate), never from the public API.
 let approvedEntry: ApprovedEntry;
+let recheckEntry: ApprovedEntry;
 
 /** A set of capability rules. See the security guide for the model. */
 export class CapabilitySet {
@@ -67,6 +68,7 @@ export class CapabilitySet {
   readonly #index: RuleIndex;
   readonly #matchCacheSize: number;
   #seq = 0;
+  #revision = 0;
 
   constructor(options: CapabilitySetOptions = {}) {
     this.#clock = options.clock ?? DEFAULT_CLOCK;
@@ -122,7 +124,17 @@ export class CapabilitySet {
       ? [...this.#index.values()].filter((r) => r.effect !== 'deny' && r.pattern.source === ruleIdOrPattern)
       : [this.#index.get(ruleIdOrPattern)].filter((r) => r !== undefined);
     for (const rule of doomed) this.#index.remove(rule);
+    if (doomed.length > 0) this.#revision++;
     return doomed.length > 0;
+  }
+
+  /**
+   * A number that changes whenever a rule of this set or of a set it derives from is added or removed. The
+   * manager notes it when a call is authorized and decides again, right before the request is sent, only when
+   * it moved: a revoke reaches calls still waiting for a slot or a reconnect.
+   */
+  get revision(): number {
+    return this.#revision + (this.#parent?.revision ?? 0);
   }
 
   /** The rules, in the order they were added: a frozen snapshot. */
@@ -140,7 +152,7 @@ export class CapabilitySet {
 
   /** The decision for `action` on `resource`. Side-effect free: consumes no quota. */
   check(resource: string, action: string, context?: CheckContext): Decision {
-    return this.#decide(resource, action, context, false, undefined);
+    return this.#decide(resource, action, context, false, undefined, false);
   }
 
   /**
@@ -250,6 +262,8 @@ export class CapabilitySet {
 
   static {
     approvedEntry = (set, resource, action, context) => set.#authorize(resource, action, context, true);
+    recheckEntry = (set, resource, action, context) =>
+      set.#decide(resource, action, context, true, undefined, true);
   }
 
   #authorize(
@@ -259,7 +273,7 @@ export class CapabilitySet {
     approved: boolean,
   ): Decision {
     const quotas: CompiledRule[] = [];
-    const decision = this.#decide(resource, action, context, approved, quotas);
+    const decision = this.#decide(resource, action, context, approved, quotas, false);
     if (!decision.allowed || quotas.length === 0) return decision;
     // A condition may have re-entered and used the last unit meanwhile: decide again if so.
     if (quotas.some((q) => q.used >= (q.maxCalls ?? 0)))
@@ -274,6 +288,7 @@ export class CapabilitySet {
     context: CheckContext | undefined,
     approved: boolean,
     quotas: CompiledRule[] | undefined,
+    recheck: boolean,
   ): Decision {
     const match = this.#index.match(resource);
     if (match.problem !== undefined) {
@@ -296,7 +311,7 @@ export class CapabilitySet {
         reason: `Denied: '${display(action)}' is not an action name.`,
       });
     }
-    return this.#decideAt(resource, action, context, context?.now, approved, quotas, match);
+    return this.#decideAt(resource, action, context, context?.now, approved, quotas, match, recheck);
   }
 
   /** `now` is read from the clock only when a rule needs it (reading it costs more than a check). */
@@ -308,9 +323,19 @@ export class CapabilitySet {
     approved: boolean,
     quotas: CompiledRule[] | undefined,
     match: Match,
+    recheck: boolean,
   ): Decision {
     const now = given ?? (this.#index.timed ? this.#clock() : undefined);
-    const own = evaluate(match.rules, resource, action, context, now ?? Number.NaN, approved, quotas);
+    const own = evaluate(
+      match.rules,
+      resource,
+      action,
+      context,
+      now ?? Number.NaN,
+      approved || recheck,
+      quotas,
+      recheck,
+    );
     const parent = this.#parent;
     if (parent === undefined || !(own.allowed || own.effect === 'ask')) return own;
     const up = parent.#decideAt(
@@ -321,6 +346,7 @@ export class CapabilitySet {
       approved,
       quotas,
       parent.#index.match(resource),
+      recheck,
     );
     if (!(up.allowed || up.effect === 'ask')) {
       return Object.freeze({
@@ -380,6 +406,7 @@ export class CapabilitySet {
       );
     }
     this.#index.insert(rule);
+    this.#revision++;
     return id;
   }
 
@@ -410,4 +437,17 @@ export function authorizeApproved(
   context?: CheckContext,
 ): Decision {
   return approvedEntry(set, resource, action, context);
+}
+
+/**
+ * For the gate only: the decision again for a call that was already authorized (asks count as approved, and the
+ * quota unit the call was charged counts as its own). Consumes nothing.
+ */
+export function recheckAuthorized(
+  set: CapabilitySet,
+  resource: string,
+  action: string,
+  context?: CheckContext,
+): Decision {
+  return recheckEntry(set, resource, action, context);
 }

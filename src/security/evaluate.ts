@@ -81,7 +81,8 @@ class Scan {
 
 /**
  * The decision of one set (its parent aside) over `matched`. With `approved`, an applicable ask counts
- * as allowed. An allow through a rule with `maxCalls` pushes that rule on `quotas` (when given), for the
+ * as allowed. With `spentAllows`, an allow rule whose quota is used up still applies (a re-check of a call that
+ * was already charged). An allow through a rule with `maxCalls` pushes that rule on `quotas` (when given), for the
  * caller to consume once the whole decision allows.
  */
 export function evaluate(
@@ -92,6 +93,7 @@ export function evaluate(
   now: number,
   approved: boolean,
   quotas: CompiledRule[] | undefined,
+  spentAllows = false,
 ): Decision {
   const scan = new Scan(resource, action, context, now);
   scan.rules(matched);
@@ -102,6 +104,8 @@ export function evaluate(
     quotas?.push(scan.quota);
     return scan.quota.decision;
   }
+  // A re-check of a call already charged to this rule: its own unit may have been the last one.
+  if (spentAllows && scan.spent !== undefined) return scan.spent.decision;
   return defaultDeny(resource, action, scan.spent, scan.unmet);
 }
 

@@ -4,7 +4,7 @@
  * means deny), writes one audit record per decision, and throws when the call may not proceed.
  */
 import { AuditError, PermissionDeniedError } from '../errors.js';
-import { authorizeApproved, type CapabilitySet } from './capability-set.js';
+import { authorizeApproved, type CapabilitySet, recheckAuthorized } from './capability-set.js';
 import type { AccessRequest, Approver, AuditRecord, AuditSink, Decision } from './types.js';
 
 /** What to do when the audit sink fails. */
@@ -109,6 +109,29 @@ export class CapabilityGate {
       );
     }
     return decision;
+  }
+
+  /**
+   * Decides an authorized request again, for a call about to be sent after the set changed (its `revision`
+   * moved while the call waited for a slot or a reconnect). Nothing is consumed and no approver is asked again.
+   * When it no longer holds, the denial is audited and `PermissionDeniedError` thrown: the request is not sent.
+   */
+  async recheck(request: AccessRequest): Promise<Decision> {
+    const { resource, action, context } = request;
+    const now = recheckAuthorized(this.#caps, resource, action, context);
+    if (now.allowed) return now;
+    const decision: Decision = Object.freeze({
+      ...now,
+      reason: `The policy changed while the call waited to be sent: ${now.reason}`,
+    });
+    if (this.#audit !== undefined) {
+      const written = this.#write(request, decision, undefined);
+      if (isPromise(written)) await written;
+    }
+    throw new PermissionDeniedError(
+      { resource, action, reason: decision.reason, rule: decision.rule },
+      { server: request.server },
+    );
   }
 
   async #approve(request: AccessRequest, decision: Decision): Promise<[Decision, boolean | undefined]> {
