@@ -146,6 +146,10 @@ function patternProblem(pattern: string, parts: readonly string[]): string | und
     if (DOT_SEGMENT.test(uri)) {
       return "the URI has a '.' or '..' segment; resources with one are always denied, so this can never match";
     }
+    const encoding = uri.includes('%') ? encodingProblem(uri) : undefined;
+    if (encoding !== undefined) {
+      return `${encoding.replace(/^its URI/, 'the URI')} (resources spelled so are always denied, so this can never match)`;
+    }
   }
   return undefined;
 }
@@ -209,9 +213,47 @@ export function resourceProblem(resource: string): string | undefined {
   if (second < 0 || second === first + 1 || second === resource.length - 1) {
     return `a '${scheme}' resource is '${scheme}:{server}:{name}' with a non-empty server and name`;
   }
-  if (scheme === 'mcp-resource' && DOT_SEGMENT.test(resource.slice(second + 1))) {
-    return "its URI has a '.' or '..' segment; normalize the URI first";
+  if (scheme === 'mcp-resource') {
+    const uri = resource.slice(second + 1);
+    if (DOT_SEGMENT.test(uri)) return "its URI has a '.' or '..' segment; normalize the URI first";
+    if (uri.includes('%')) return encodingProblem(uri);
   }
+  return undefined;
+}
+
+// Bytes a URI must percent-encode: everything else has one plain spelling, and a URI that encodes it anyway
+// could pass a pattern written plainly while the server reads the same path (`%2e%2e%2f`, `%73ecret`).
+const MUST_ENCODE = new Set([0x20, 0x22, 0x25, 0x3c, 0x3e, 0x5e, 0x60, 0x7b, 0x7c, 0x7d]);
+const PERCENT = /%([0-9A-Fa-f]{2})?/g;
+
+/**
+ * The percent-encoding of a resource URI, checked strictly and decoded once: an encoded separator (`%2f`, `%5c`),
+ * an encoded character that has a plain spelling, double encoding (`%252e`), a malformed escape or invalid
+ * UTF-8 makes the resource malformed (always denied), and the decoded URI must have no dot segment.
+ */
+function encodingProblem(uri: string): string | undefined {
+  for (const m of uri.matchAll(PERCENT)) {
+    const hex = m[1];
+    if (hex === undefined) return "its URI has a '%' that is not followed by two hex digits";
+    const byte = Number.parseInt(hex, 16);
+    if (byte === 0x2f || byte === 0x5c) {
+      return `its URI encodes a path separator (%${hex}), which servers read differently; it is ambiguous`;
+    }
+    if (byte < 0x80 && !MUST_ENCODE.has(byte) && byte >= 0x20 && byte !== 0x7f) {
+      return `its URI encodes '${String.fromCharCode(byte)}' as %${hex}; write it plainly`;
+    }
+    if (byte === 0x25 && /^%25[0-9A-Fa-f]{2}/.test(uri.slice(m.index))) {
+      return 'its URI is percent-encoded twice (%25 followed by an escape)';
+    }
+  }
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(uri);
+  } catch {
+    return 'its URI has percent-encoding that is not valid UTF-8';
+  }
+  if (INVISIBLE.test(decoded)) return 'its URI encodes control, zero-width or other invisible characters';
+  if (DOT_SEGMENT.test(decoded)) return "its URI has a '.' or '..' segment once decoded";
   return undefined;
 }
 

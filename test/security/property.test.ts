@@ -254,3 +254,68 @@ describe('the optimized matcher agrees with a naive reference evaluator', () => 
     );
   });
 });
+
+describe('resource paths with percent-encodings (issue 14, item 5)', () => {
+  /** Decodes until nothing changes (as a careless server might), treating `\` as `/`, then resolves dot segments. */
+  function whereAServerCouldLand(uri: string): string {
+    let path = uri.replace(/^file:\/\//, '');
+    for (let i = 0; i < 5; i++) {
+      let next: string;
+      try {
+        next = decodeURIComponent(path);
+      } catch {
+        next = path.replace(/%2e/gi, '.').replace(/%2f/gi, '/').replace(/%5c/gi, '\\').replace(/%25/g, '%');
+      }
+      if (next === path) break;
+      path = next;
+    }
+    const out: string[] = [];
+    for (const seg of path.replace(/\\/g, '/').split('/')) {
+      if (seg === '..') out.pop();
+      else if (seg !== '.' && seg !== '') out.push(seg);
+    }
+    return `/${out.join('/')}`;
+  }
+
+  const piece = fc.constantFrom(
+    'a',
+    'b.txt',
+    '.',
+    '..',
+    '%2e',
+    '%2E',
+    '%2e%2e',
+    '.%2e',
+    '%252e%252e',
+    '%2f',
+    '%2F',
+    '%5c',
+    '%255c',
+    '..%2f',
+    '..%5c',
+    '%2e%2e%2f',
+    '%20',
+    '%25',
+    '%e2%82%ac',
+    '%zz',
+    '\\',
+    '/',
+    '%73ecret',
+  );
+
+  it('an allow under file:///data/** never lets a read land outside /data or in a denied subtree', () => {
+    const caps = new CapabilitySet();
+    caps.grant('mcp-resource:fs:file:///data/**', 'read');
+    caps.deny('mcp-resource:fs:file:///data/secret/**', 'read');
+    fc.assert(
+      fc.property(fc.array(piece, { minLength: 1, maxLength: 8 }), (pieces) => {
+        const uri = `file:///data/${pieces.join('')}`;
+        if (!caps.has(`mcp-resource:fs:${uri}`, 'read')) return;
+        const landed = whereAServerCouldLand(uri);
+        expect(landed === '/data' || landed.startsWith('/data/'), `${uri} -> ${landed}`).toBe(true);
+        expect(landed.startsWith('/data/secret'), `${uri} -> ${landed}`).toBe(false);
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+});
