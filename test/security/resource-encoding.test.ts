@@ -30,7 +30,11 @@ describe('percent-encoded resource URIs', () => {
 
   it('allows encodings a URI needs: spaces, a literal percent sign, non-ASCII', () => {
     const caps = dataReader();
-    for (const uri of ['file:///data/my%20file.txt', 'file:///data/100%25.txt', 'file:///data/%E2%82%AC.csv']) {
+    for (const uri of [
+      'file:///data/my%20file.txt',
+      'file:///data/100%25.txt',
+      'file:///data/%E2%82%AC.csv',
+    ]) {
       expect(caps.has(`mcp-resource:fs:${uri}`, 'read'), uri).toBe(true);
     }
   });
