@@ -2,10 +2,9 @@
  * Pluggable storage for OAuth state (issue 9): tokens, client registration, PKCE verifier and discovery results,
  * one entry per MCP server URL. Memory by default; {@link FileTokenStore} keeps them in a 0600 file for the CLI.
  */
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { readPrivateFile, writePrivateFile } from '../private-file.js';
 
 /** What is kept for one server. Secrets: never log an entry. */
 export interface StoredOAuthState {
@@ -49,7 +48,9 @@ export class MemoryTokenStore implements TokenStore {
 
 /**
  * Keeps state in one JSON file readable only by its owner (mode 0600, directory 0700 when created). Writes go to a
- * temporary file first and are renamed into place, so a crash never leaves half a file.
+ * temporary file created exclusively under a random name and are renamed into place, so a crash never leaves half
+ * a file and a symlink planted beside it receives nothing. A token file that is a symlink or readable by group or
+ * others is refused with `INVALID_CONFIG`.
  */
 export class FileTokenStore implements TokenStore {
   readonly path: string;
@@ -80,28 +81,15 @@ export class FileTokenStore implements TokenStore {
     const next = this.#queue.then(async () => {
       const all = await this.#read();
       change(all);
-      await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-      const tmp = `${this.path}.${process.pid}.tmp`;
-      await writeFile(tmp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
-      await chmod(tmp, 0o600);
-      await rename(tmp, this.path).catch(async (err: unknown) => {
-        await rm(tmp, { force: true });
-        throw err;
-      });
+      await writePrivateFile(this.path, `${JSON.stringify(all, null, 2)}\n`);
     });
     this.#queue = next.catch(() => {});
     return next;
   }
 
   async #read(): Promise<Record<string, StoredOAuthState>> {
-    let text: string;
-    try {
-      text = await readFile(this.path, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT')
-        return Object.create(null) as Record<string, StoredOAuthState>;
-      throw err;
-    }
+    const text = await readPrivateFile(this.path, 'the token file');
+    if (text === undefined) return Object.create(null) as Record<string, StoredOAuthState>;
     const parsed: unknown = JSON.parse(text);
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
       // The message names the file only: its content holds secrets.

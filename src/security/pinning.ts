@@ -4,10 +4,10 @@
  * comparing hashes. Pins persist in a file so approvals survive restarts. The manager wires this into
  * discovery; this module only hashes and stores.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { ConfigError, ToolSchemaError } from '../errors.js';
+import { writePrivateFile } from '../private-file.js';
 
 /** Version of the pin file format. */
 export const PIN_FILE_VERSION = 1;
@@ -217,19 +217,9 @@ export class PinStore {
 
   /** Writes the pin file atomically (temp file, fsync, rename) with mode 0600. */
   async save(path: string): Promise<void> {
-    await mkdir(dirname(path), { recursive: true });
-    const tmp = `${path}.${process.pid}.${randomUUID()}.tmp`;
     try {
-      const handle = await open(tmp, 'wx', 0o600);
-      try {
-        await handle.writeFile(`${JSON.stringify(this.toJSON(), null, 2)}\n`, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(tmp, path);
+      await writePrivateFile(path, `${JSON.stringify(this.toJSON(), null, 2)}\n`);
     } catch (err) {
-      await unlink(tmp).catch(() => undefined);
       throw new ConfigError(`Cannot save the pin file '${path}': ${(err as Error).message}`, {
         file: path,
         cause: err,
