@@ -70,7 +70,8 @@ export interface InterlockConfig {
   /** The HTTP stack (`http`): proxy, certificates (file paths absolute), pooling. */
   readonly http: HttpConfig | undefined;
   /**
-   * Values that variables put into server `env` and `headers` (and literal values of secret-looking keys there).
+   * Every value a variable puts anywhere in a server entry or a section, URL passwords, and literal values of
+   * secret-looking `env` and `headers` keys.
    * Whatever prints anything derived from this config must mask them.
    */
   readonly secrets: readonly string[];

@@ -3,18 +3,18 @@
  * which values a printer must mask, and the masking itself.
  */
 
-/** Shortest value that is masked: shorter ones (`1`, `true`, `warn`) would garble output and are no secrets. */
-export const MIN_SECRET_LENGTH = 6;
+import { MIN_SECRET_LENGTH, SECRET_NAME } from '../redact.js';
+
+export { createMasker, MIN_SECRET_LENGTH } from '../redact.js';
 
 const VAR_RE = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}/g;
-const SECRET_NAME = /token|secret|passw|key|auth|cookie|credential|bearer/i;
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Adds to `out` the values that a server map (`{ name: entry }`, as written) puts into `env` and `headers`:
- * the value of every variable referenced there, and literal values of keys named like secrets.
+ * Adds to `out` the values a server map (`{ name: entry }`, as written) may print: the value of every variable
+ * referenced anywhere in an entry, URL passwords, and literal values of `env` and `headers` keys named like secrets.
  */
 export function collectSecrets(
   servers: unknown,
@@ -24,8 +24,9 @@ export function collectSecrets(
   if (!isObject(servers)) return;
   for (const entry of Object.values(servers)) {
     if (!isObject(entry)) continue;
-    for (const field of ['auth', 'tls', 'proxy']) collectSecretValues(entry[field], env, out);
-    if (typeof entry.url === 'string') addUrlPassword(entry.url, out);
+    // Every variable expanded anywhere in the entry (command, args, cwd, url, env, headers, auth, tls, proxy...):
+    // its value may land in any output, such as a failed server's stderr tail echoing its arguments.
+    collectSecretValues(entry, env, out);
     for (const field of ['env', 'headers']) {
       const map = entry[field];
       if (!isObject(map)) continue;
@@ -73,16 +74,4 @@ function addUrlPassword(text: string, out: Set<string>): void {
   if (!URL.canParse(text)) return;
   const password = decodeURIComponent(new URL(text).password);
   if (password.length >= MIN_SECRET_LENGTH) out.add(password);
-}
-
-/** A function that replaces every occurrence of each secret with `***` (longest secrets first). */
-export function createMasker(secrets: Iterable<string>): (text: string) => string {
-  const list = [...new Set(secrets)].filter((s) => s.length >= MIN_SECRET_LENGTH);
-  list.sort((a, b) => b.length - a.length);
-  if (list.length === 0) return (text) => text;
-  return (text) => {
-    let out = text;
-    for (const secret of list) if (out.includes(secret)) out = out.split(secret).join('***');
-    return out;
-  };
 }

@@ -17,6 +17,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { type InteropError, isInteropError, NotConnectedError, ToolInputError } from '../errors.js';
+import type { SecretRedactor } from '../redact.js';
 import { AUDIT_SPAN_EVENT } from '../security/audit.js';
 import type { CapabilityGate } from '../security/gate.js';
 import type { Decision } from '../security/types.js';
@@ -36,6 +37,8 @@ export interface CallPathDeps {
   events: TypedEvents<MCPManagerEvents>;
   maxResultChars: number;
   agent: string | undefined;
+  /** Masks secrets out of errors built from what a server sent. */
+  redactor: SecretRedactor;
   nextCallId(): number;
 }
 
@@ -234,6 +237,7 @@ async function callInSpan(
           what: `tool '${name}'`,
           timeoutMs,
           signal: options.signal,
+          redactor: deps.redactor,
         });
         const durationMs = performance.now() - started;
         connection.stats.record(durationMs, false);

@@ -23,6 +23,7 @@ import {
   NotConnectedError,
   RequestTimeoutError,
 } from '../errors.js';
+import type { SecretRedactor } from '../redact.js';
 import type { MCPServerConfig, ReconnectOptions } from './config.js';
 import { CallLimiter } from './limiter.js';
 import { CallStats } from './stats.js';
@@ -63,6 +64,8 @@ export type ConnectOptions = Omit<OpenClientOptions, 'signal' | 'timeoutMs' | 'o
    * @default `fetch` for every attempt
    */
   resolveFetch?: (() => Promise<FetchLike>) | undefined;
+  /** Masks known secrets out of stderr lines and connect errors. */
+  redactor?: SecretRedactor | undefined;
 };
 
 /** The delay before reconnect attempt `attempt` (1-based). `random` is injectable for tests. */
@@ -262,18 +265,21 @@ export class ServerConnection {
     const stderr = this.#stderr.slice(-5).join('\n');
     const exit = open?.transport instanceof ProcessStdioTransport ? open.transport.describeExit() : undefined;
     const detail = stderr === '' ? '' : `\nLast stderr lines:\n${stderr}`;
+    const redactor = this.#connectOptions?.redactor;
     if (err instanceof RequestTimeoutError) {
-      return new ConnectionError(`${base}${detail}`, { cause: err, server: this.name });
+      const timedOut = new ConnectionError(`${base}${detail}`, { cause: err, server: this.name });
+      return redactor?.maskError(timedOut) ?? timedOut;
     }
     const hint =
       this.config.transport === 'stdio' && /ENOENT/.test(base)
         ? ` Is '${this.config.command}' installed and on PATH?`
         : '';
     const exited = exit === undefined ? '' : ` (the server ${exit})`;
-    return new ConnectionError(`Server '${this.name}' failed to connect: ${base}${exited}.${hint}${detail}`, {
-      cause: err,
-      server: this.name,
-    });
+    const error = new ConnectionError(
+      `Server '${this.name}' failed to connect: ${base}${exited}.${hint}${detail}`,
+      { cause: err, server: this.name },
+    );
+    return redactor?.maskError(error) ?? error;
   }
 
   async #discover(
@@ -353,7 +359,8 @@ export class ServerConnection {
     }
   }
 
-  #pushStderr(line: string): void {
+  #pushStderr(raw: string): void {
+    const line = this.#connectOptions?.redactor?.mask(raw) ?? raw;
     this.#stderr.push(line.length > 2000 ? `${line.slice(0, 2000)}…` : line);
     if (this.#stderr.length > STDERR_LINES_KEPT) this.#stderr.shift();
     this.#hooks.onStderr(this, line);

@@ -17,6 +17,7 @@ import {
   fetch as undiciFetch,
 } from 'undici';
 import { ConfigError } from '../errors.js';
+import { SECRET_NAME, SecretRedactor } from '../redact.js';
 import type { HttpConfig, ServerProxyConfig, ServerTlsConfig } from './config.js';
 import { DEFAULT_NETWORK_POLICY, NetworkGuard, type NetworkPolicy } from './network.js';
 import { envProxyRoutes, type ProxyRoutes, proxyFor, tunnelingConnector } from './proxy-tunnel.js';
@@ -84,6 +85,11 @@ export interface ServerHttpOverrides {
  * servers with their own TLS or proxy settings (each on a dispatcher of its own, behind the same guard).
  */
 export interface HttpClient {
+  /**
+   * The secrets this stack has sent (bearer tokens, secret-named headers) or was given: error bodies from servers
+   * are masked with it before anyone reads them, and managers mask error messages with it.
+   */
+  readonly redactor: SecretRedactor;
   /** The fetch for servers without overrides. */
   readonly fetch: FetchLike;
   /** The guard every fetch and dispatcher applies (also for callers that check URLs up front). */
@@ -330,6 +336,47 @@ function asGlobalResponse(response: UndiciResponse, url: URL): Response {
   return out;
 }
 
+/** Largest error body read to mask it; the rest is cut (a message quotes only the start anyway). */
+const MAX_MASKED_ERROR_BODY = 64 * 1024;
+
+/**
+ * An error answer whose body may echo what we sent (a server that repeats the Authorization header in its 500
+ * page): every known secret in it is masked before the SDK puts the body into an error message.
+ */
+async function maskedErrorResponse(response: Response, redactor: SecretRedactor): Promise<Response> {
+  if (response.body === null) return response;
+  const bytes = new Uint8Array(await new Response(response.body).arrayBuffer());
+  const text = new TextDecoder().decode(bytes.subarray(0, MAX_MASKED_ERROR_BODY));
+  const masked = redactor.mask(text);
+  const out = new Response(masked, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+  Object.defineProperty(out, 'url', { value: response.url });
+  return out;
+}
+
+/** The headers of a request as `[name, value]` pairs, whatever form `RequestInit.headers` took. */
+function headerEntries(headers: RequestInit['headers']): Iterable<readonly [string, string]> {
+  if (headers === undefined || headers === null) return [];
+  if (headers instanceof Headers) return headers.entries();
+  const pairs = Array.isArray(headers) ? headers : Object.entries(headers);
+  return pairs.map(([k, v]) => [String(k), Array.isArray(v) ? v.join(', ') : String(v)] as const);
+}
+
+/** The value of header `name` (lower case) in any form `RequestInit.headers` takes. */
+function headerValue(headers: RequestInit['headers'], name: string): string | undefined {
+  if (headers instanceof Headers) return headers.get(name) ?? undefined;
+  for (const [key, value] of headerEntries(headers)) if (key.toLowerCase() === name) return value;
+  return undefined;
+}
+
+/** Records the secret-named headers of a request (on an error answer only: it walks every header). */
+function recordSecretHeaders(headers: RequestInit['headers'], redactor: SecretRedactor): void {
+  for (const [key, value] of headerEntries(headers)) if (SECRET_NAME.test(key)) redactor.add(value);
+}
+
 /**
  * The guarded fetch over `dispatcher()`. Redirects are followed here, not by undici, so every hop is checked (also
  * through a proxy) and credentials never follow a redirect to another origin (issue 9: no token passthrough).
@@ -338,7 +385,11 @@ function guardedFetch(
   guard: NetworkGuard,
   proxied: ProxyRoutes | undefined,
   dispatcher: () => Dispatcher,
+  redactor: SecretRedactor,
 ): FetchLike {
+  // The bearer token is looked up on every request (one header read) so that a JSON-RPC error echoing it is
+  // masked too; it is added to the redactor only when it changed.
+  let lastAuthorization: string | undefined;
   const check = async (target: URL) => {
     guard.checkUrl(target);
     if (proxied === undefined) return;
@@ -352,12 +403,21 @@ function guardedFetch(
     let target = new URL(String(url));
     let request: RequestInit = { ...init };
     const mode = init?.redirect ?? 'follow';
+    const authorization = headerValue(init?.headers, 'authorization');
+    if (authorization !== undefined && authorization !== lastAuthorization) {
+      lastAuthorization = authorization;
+      redactor.add(authorization);
+    }
     for (let hop = 0; ; hop++) {
       await check(target);
-      const response = asGlobalResponse(
+      let response = asGlobalResponse(
         await undiciFetch(target, { ...(request as object), redirect: 'manual', dispatcher: dispatcher() }),
         target,
       );
+      if (response.status >= 400) {
+        recordSecretHeaders(request.headers, redactor);
+        response = await maskedErrorResponse(response, redactor);
+      }
       const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get('location') : null;
       if (location === null || mode === 'manual') return response;
       await response.body?.cancel().catch(() => {});
@@ -381,6 +441,7 @@ function guardedFetch(
 export function createHttpClient(options: CreateHttpClientOptions | FetchLike = {}): HttpClient {
   const opts: CreateHttpClientOptions = typeof options === 'function' ? { fetch: options } : options;
   const guard = new NetworkGuard(opts.network ?? DEFAULT_NETWORK_POLICY);
+  const redactor = new SecretRedactor();
   const custom = opts.fetch;
   if (custom !== undefined) {
     // A caller's fetch gets the check on the URL string only (scheme, literal addresses, denyHosts): its sockets
@@ -392,6 +453,7 @@ export function createHttpClient(options: CreateHttpClientOptions | FetchLike = 
     return {
       fetch: wrapped,
       guard,
+      redactor,
       dispatcher: undefined,
       fetchFor: (overrides) => {
         if (!hasOverrides(overrides)) return wrapped;
@@ -433,10 +495,11 @@ export function createHttpClient(options: CreateHttpClientOptions | FetchLike = 
     }
     return d;
   };
-  const fetch = guardedFetch(guard, precheckedRoutes(shared), () => dispatcherFor('', shared));
+  const fetch = guardedFetch(guard, precheckedRoutes(shared), () => dispatcherFor('', shared), redactor);
   return {
     fetch,
     guard,
+    redactor,
     get dispatcher() {
       return dispatcherFor('', shared);
     },
@@ -452,7 +515,7 @@ export function createHttpClient(options: CreateHttpClientOptions | FetchLike = 
           tls: mergeTls(shared.tls, overrides.tls),
           proxy: overrides.proxy === 'env' ? envProxyRoutes() : (overrides.proxy ?? shared.proxy),
         };
-        f = guardedFetch(guard, precheckedRoutes(http), () => dispatcherFor(key, http));
+        f = guardedFetch(guard, precheckedRoutes(http), () => dispatcherFor(key, http), redactor);
         fetches.set(key, f);
       }
       return f;

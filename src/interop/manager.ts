@@ -223,6 +223,7 @@ export class MCPClientManager implements ToolInvoker {
       events: this.#events,
       maxResultChars: this.#maxResultChars,
       agent: this.#agent,
+      redactor: this.#http.redactor,
       nextCallId: () => ++this.#callIds,
     };
   }
@@ -308,7 +309,20 @@ export class MCPClientManager implements ToolInvoker {
     }
   }
 
+  /** What a server config holds that a server may echo back: secret-named headers and env values, URL passwords. */
+  #registerSecrets(config: MCPServerConfig): void {
+    const redactor = this.#http.redactor;
+    if (config.transport === 'stdio') {
+      redactor.addNamed(config.env);
+      return;
+    }
+    redactor.addNamed(config.headers);
+    const password = URL.canParse(config.url) ? new URL(config.url).password : '';
+    if (password !== '') redactor.add(decodeURIComponent(password));
+  }
+
   #connect(config: MCPServerConfig): Promise<ServerConnection> {
+    this.#registerSecrets(config);
     const connection = new ServerConnection(config, {
       onLost: (conn, error) => {
         this.#logger.warn(`server '${conn.name}' connection lost: ${error.message}`, { server: conn.name });
@@ -351,6 +365,7 @@ export class MCPClientManager implements ToolInvoker {
           resolveFetch: this.#resolveFetch(config),
           tracer: this.#tracer,
           serverAuth: this.#serverAuth,
+          redactor: this.#http.redactor,
         },
         this.#closeController.signal,
       )
@@ -685,7 +700,13 @@ export class MCPClientManager implements ToolInvoker {
         ...(options.signal === undefined ? {} : { signal: options.signal }),
       });
     } catch (err) {
-      throw mapRequestError(err, { server, what, timeoutMs, signal: options.signal });
+      throw mapRequestError(err, {
+        server,
+        what,
+        timeoutMs,
+        signal: options.signal,
+        redactor: this.#http.redactor,
+      });
     }
   }
 

@@ -11,6 +11,7 @@ import {
   RequestTimeoutError,
   ServerRequestError,
 } from '../errors.js';
+import type { SecretRedactor } from '../redact.js';
 
 /** What the request was, for the message. */
 export interface RequestErrorContext {
@@ -19,10 +20,20 @@ export interface RequestErrorContext {
   what: string;
   timeoutMs: number | undefined;
   signal: AbortSignal | undefined;
+  /** Masks secrets the server may have echoed (its message, and the SDK error it carries as cause). */
+  redactor?: SecretRedactor | undefined;
 }
 
-/** Turns anything a request threw into an {@link InteropError} that says what happened. */
+/**
+ * Turns anything a request threw into an {@link InteropError} that says what happened, with every secret the
+ * redactor knows masked out of its message and causes.
+ */
 export function mapRequestError(err: unknown, ctx: RequestErrorContext): InteropError {
+  const mapped = mapError(err, ctx);
+  return ctx.redactor === undefined ? mapped : ctx.redactor.maskError(mapped);
+}
+
+function mapError(err: unknown, ctx: RequestErrorContext): InteropError {
   if (err instanceof InteropError) return err;
   const { server, what } = ctx;
   if (ctx.signal?.aborted) {
