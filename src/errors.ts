@@ -46,6 +46,8 @@ export const ErrorCode = {
   MODEL_REQUEST_FAILED: 'MODEL_REQUEST_FAILED',
   /** The SSRF guard refused an address, host or scheme (the manager's `network` policy). */
   NETWORK_DENIED: 'NETWORK_DENIED',
+  /** The shared state store (Redis) could not be reached or answered with an error. A system fault. */
+  STATE_UNAVAILABLE: 'STATE_UNAVAILABLE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

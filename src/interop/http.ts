@@ -88,6 +88,7 @@ export interface HttpClient {
   /**
    * The secrets this stack has sent (bearer tokens, secret-named headers) or was given: error bodies from servers
    * are masked with it before anyone reads them, and managers mask error messages with it.
+   * @internal
    */
   readonly redactor: SecretRedactor;
   /** The fetch for servers without overrides. */

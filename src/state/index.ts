@@ -1,0 +1,22 @@
+// The `mcp-interlock/state` entry: shared state for a fleet of processes (issue 16). Any new export here is public.
+
+export { StreamAuditSink, type StreamAuditSinkOptions } from './audit-stream.js';
+export { MemoryStateStore, type MemoryStateStoreOptions } from './memory.js';
+export {
+  DEFAULT_KEY_PREFIX,
+  DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
+  DEFAULT_REDIS_CONNECT_TIMEOUT_MS,
+  RedisStateStore,
+  type RedisStateStoreOptions,
+  RedisStateStoreOptionsSchema,
+} from './redis.js';
+export {
+  DEFAULT_LOCK_TTL_MS,
+  DEFAULT_LOCK_WAIT_MS,
+  DEFAULT_STREAM_MAX_LENGTH,
+  type LockOptions,
+  type QuotaResult,
+  type StateListener,
+  type StateStore,
+  StateUnavailableError,
+} from './types.js';

@@ -1,0 +1,308 @@
+/**
+ * State in Redis (or Valkey), shared by every process and host that points at the same server and key prefix.
+ * Built on ioredis: automatic reconnects with backoff, Lua scripts by SHA, pub/sub that resubscribes after a
+ * reconnect. Commands are never queued while disconnected and every command has a timeout, so a store that is
+ * down answers `STATE_UNAVAILABLE` at once instead of letting a tool call hang. Counters use the server's clock.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Redis, type RedisOptions } from 'ioredis';
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import {
+  checkQuotaArgs,
+  DEFAULT_LOCK_TTL_MS,
+  DEFAULT_LOCK_WAIT_MS,
+  DEFAULT_STREAM_MAX_LENGTH,
+  type LockOptions,
+  type QuotaResult,
+  type StateListener,
+  type StateStore,
+  StateUnavailableError,
+} from './types.js';
+
+/** Prefix of every key and channel by default. */
+export const DEFAULT_KEY_PREFIX = 'interlock:';
+/** Time a connection attempt may take. */
+export const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 2_000;
+/** Time one command may take before it fails with `STATE_UNAVAILABLE`. */
+export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 1_000;
+/** Longest pause between two reconnect attempts. */
+export const MAX_REDIS_RECONNECT_DELAY_MS = 2_000;
+
+/** Options of {@link RedisStateStore.connect}, validated once. */
+export const RedisStateStoreOptionsSchema = z.strictObject({
+  /** `redis://[user:password@]host:port[/db]` or `rediss://` for TLS. */
+  url: z.string().refine((u) => URL.canParse(u) && /^rediss?:$/.test(new URL(u).protocol), {
+    message: "a redis:// or rediss:// URL, such as 'redis://127.0.0.1:6379'",
+  }),
+  /** Prefix of every key and channel: processes share state only under the same prefix. */
+  keyPrefix: z.string().min(1).max(128).default(DEFAULT_KEY_PREFIX),
+  /** TLS to the server (implied by `rediss://`): extra CA, client certificate, or server name. */
+  tls: z
+    .strictObject({
+      ca: z.string().optional(),
+      cert: z.string().optional(),
+      key: z.string().optional(),
+      servername: z.string().optional(),
+    })
+    .optional(),
+  connectTimeoutMs: z.number().int().positive().max(60_000).default(DEFAULT_REDIS_CONNECT_TIMEOUT_MS),
+  commandTimeoutMs: z.number().int().positive().max(60_000).default(DEFAULT_REDIS_COMMAND_TIMEOUT_MS),
+});
+
+export type RedisStateStoreOptions = z.input<typeof RedisStateStoreOptionsSchema>;
+
+// Windows follow the server's clock (TIME), so hosts with skewed clocks still share one window.
+const CONSUME = `
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local key = KEYS[1]
+local reset = -1
+if window > 0 then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local w = math.floor(now / window)
+  key = key .. ':' .. w
+  reset = (w + 1) * window - now
+end
+local used = tonumber(redis.call('GET', key) or '0')
+if used >= limit then return {0, used, reset} end
+used = redis.call('INCR', key)
+if window > 0 then redis.call('PEXPIRE', key, window + 1000) end
+return {1, used, reset}
+`;
+const USED = `
+local window = tonumber(ARGV[1])
+local key = KEYS[1]
+if window > 0 then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  key = key .. ':' .. math.floor(now / window)
+end
+return tonumber(redis.call('GET', key) or '0')
+`;
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+type ScriptedRedis = Redis & {
+  interlockConsume(key: string, limit: number, windowMs: number): Promise<[number, number, number]>;
+  interlockUsed(key: string, windowMs: number): Promise<number>;
+  interlockRelease(key: string, token: string): Promise<number>;
+};
+
+/** The URL without its password, for messages. */
+function shown(url: string): string {
+  const u = new URL(url);
+  if (u.password !== '') u.password = '***';
+  return u.toString();
+}
+
+/** State in Redis. Create it with {@link RedisStateStore.connect}. */
+export class RedisStateStore implements StateStore {
+  readonly #redis: ScriptedRedis;
+  readonly #prefix: string;
+  readonly #where: string;
+  #subscriber: Redis | undefined;
+  readonly #listeners = new Map<string, Set<StateListener>>();
+  #closed: Promise<void> | undefined;
+
+  private constructor(redis: ScriptedRedis, prefix: string, where: string) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+    this.#where = where;
+  }
+
+  /**
+   * Connects to Redis and resolves once it answers. Throws `INVALID_CONFIG` for bad options and
+   * `STATE_UNAVAILABLE` when the server cannot be reached within `connectTimeoutMs`. After that, lost connections
+   * are re-established automatically; commands fail fast while the server is away.
+   */
+  static async connect(options: RedisStateStoreOptions): Promise<RedisStateStore> {
+    const parsed = RedisStateStoreOptionsSchema.safeParse(options);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => ({
+        path: i.path.join('.') || '(root)',
+        message: i.message,
+      }));
+      throw new ConfigError(
+        `Invalid Redis state store options: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}.`,
+        { issues },
+      );
+    }
+    const o = parsed.data;
+    const where = shown(o.url);
+    const redisOptions: RedisOptions = {
+      keyPrefix: o.keyPrefix,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: o.connectTimeoutMs,
+      commandTimeout: o.commandTimeoutMs,
+      retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, MAX_REDIS_RECONNECT_DELAY_MS),
+      ...(o.tls !== undefined || o.url.startsWith('rediss:') ? { tls: { ...o.tls } } : {}),
+    };
+    const redis = new Redis(o.url, redisOptions) as ScriptedRedis;
+    // Errors are reported by the commands that fail; an unhandled 'error' event would crash the process.
+    redis.on('error', () => {});
+    redis.defineCommand('interlockConsume', { numberOfKeys: 1, lua: CONSUME });
+    redis.defineCommand('interlockUsed', { numberOfKeys: 1, lua: USED });
+    redis.defineCommand('interlockRelease', { numberOfKeys: 1, lua: RELEASE });
+    try {
+      await redis.connect();
+    } catch (err) {
+      redis.disconnect();
+      throw new StateUnavailableError(`Cannot reach Redis at ${where}: ${(err as Error).message}.`, {
+        cause: err,
+      });
+    }
+    return new RedisStateStore(redis, o.keyPrefix, where);
+  }
+
+  consume(key: string, limit: number, windowMs?: number): Promise<QuotaResult> {
+    checkQuotaArgs(limit, windowMs);
+    return this.#run('consume', async () => {
+      const [allowed, used, reset] = await this.#redis.interlockConsume(`quota:${key}`, limit, windowMs ?? 0);
+      return { allowed: allowed === 1, used, limit, resetMs: reset < 0 ? undefined : reset };
+    });
+  }
+
+  used(key: string, windowMs?: number): Promise<number> {
+    return this.#run('used', () => this.#redis.interlockUsed(`quota:${key}`, windowMs ?? 0));
+  }
+
+  get(key: string): Promise<string | undefined> {
+    return this.#run('get', async () => (await this.#redis.get(`kv:${key}`)) ?? undefined);
+  }
+
+  set(key: string, value: string, options: { ttlMs?: number | undefined } = {}): Promise<void> {
+    return this.#run('set', async () => {
+      if (options.ttlMs === undefined) await this.#redis.set(`kv:${key}`, value);
+      else await this.#redis.set(`kv:${key}`, value, 'PX', options.ttlMs);
+    });
+  }
+
+  delete(key: string): Promise<void> {
+    return this.#run('delete', async () => {
+      await this.#redis.del(`kv:${key}`);
+    });
+  }
+
+  publish(channel: string, message: string): Promise<void> {
+    return this.#run('publish', async () => {
+      await this.#redis.publish(this.#channel(channel), message);
+    });
+  }
+
+  async subscribe(channel: string, listener: StateListener): Promise<() => Promise<void>> {
+    const full = this.#channel(channel);
+    const subscriber = await this.#subscriberConnection();
+    let set = this.#listeners.get(full);
+    if (set === undefined) {
+      set = new Set();
+      this.#listeners.set(full, set);
+      await this.#run('subscribe', () => subscriber.subscribe(full));
+    }
+    set.add(listener);
+    return async () => {
+      const current = this.#listeners.get(full);
+      if (current === undefined || !current.delete(listener) || current.size > 0) return;
+      this.#listeners.delete(full);
+      await subscriber.unsubscribe(full).catch(() => undefined);
+    };
+  }
+
+  async withLock<T>(name: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
+    const ttl = options.ttlMs ?? DEFAULT_LOCK_TTL_MS;
+    const deadline = Date.now() + (options.waitMs ?? DEFAULT_LOCK_WAIT_MS);
+    const key = `lock:${name}`;
+    const token = randomUUID();
+    for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+      const got = await this.#run('lock', () => this.#redis.set(key, token, 'PX', ttl, 'NX'));
+      if (got === 'OK') break;
+      if (Date.now() >= deadline)
+        throw new StateUnavailableError(`Timed out waiting for the lock '${name}'.`);
+      await delay(pause);
+    }
+    try {
+      return await fn();
+    } finally {
+      // Only our own token is removed: a lock that expired and was taken by another holder stays theirs.
+      await this.#redis.interlockRelease(key, token).catch(() => undefined);
+    }
+  }
+
+  append(
+    stream: string,
+    record: Readonly<Record<string, string>>,
+    maxLength = DEFAULT_STREAM_MAX_LENGTH,
+  ): Promise<void> {
+    return this.#run('append', async () => {
+      await this.#redis.xadd(
+        `stream:${stream}`,
+        'MAXLEN',
+        '~',
+        String(maxLength),
+        '*',
+        ...Object.entries(record).flat(),
+      );
+    });
+  }
+
+  /** The records of a stream, oldest first, up to `count` (for inspection and tests). */
+  records(stream: string, count = 1_000): Promise<Record<string, string>[]> {
+    return this.#run('records', async () => {
+      const entries = await this.#redis.xrange(`stream:${stream}`, '-', '+', 'COUNT', count);
+      return entries.map(([, fields]) => {
+        const out: Record<string, string> = {};
+        for (let i = 0; i + 1 < fields.length; i += 2) out[fields[i] as string] = fields[i + 1] as string;
+        return out;
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      this.#listeners.clear();
+      await Promise.allSettled([this.#redis.quit(), this.#subscriber?.quit()]);
+      this.#redis.disconnect();
+      this.#subscriber?.disconnect();
+    })();
+    return this.#closed;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #channel(channel: string): string {
+    return `${this.#prefix}${channel}`;
+  }
+
+  async #subscriberConnection(): Promise<Redis> {
+    if (this.#subscriber !== undefined) return this.#subscriber;
+    // Subscriptions need a connection of their own; ioredis resubscribes it after every reconnect.
+    const subscriber = this.#redis.duplicate({ keyPrefix: undefined });
+    subscriber.on('error', () => {});
+    subscriber.on('message', (channel: string, message: string) => {
+      for (const listener of this.#listeners.get(channel) ?? []) listener(message);
+    });
+    this.#subscriber = subscriber;
+    await this.#run('subscribe', () => subscriber.connect());
+    return subscriber;
+  }
+
+  async #run<T>(what: string, op: () => Promise<T>): Promise<T> {
+    if (this.#closed !== undefined) throw new StateUnavailableError('The state store is closed.');
+    try {
+      return await op();
+    } catch (err) {
+      throw new StateUnavailableError(
+        `Redis at ${this.#where} could not ${what}: ${(err as Error).message}. Interlock reconnects by itself; check that the server is up.`,
+        { cause: err },
+      );
+    }
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The state store (issue 16): what the gate shares between processes and hosts. The embedded default keeps it in
+ * memory; `RedisStateStore` keeps it in Redis (or Valkey) so that quotas, revocations, pins and tokens hold across
+ * a fleet. Every operation is bounded in time: a store that cannot answer fails with `STATE_UNAVAILABLE`, never
+ * hangs.
+ */
+import { ErrorCode, InteropError, type InteropErrorOptions } from '../errors.js';
+
+/** The answer of {@link StateStore.consume}. */
+export interface QuotaResult {
+  /** Whether this call got a unit (fewer than `limit` were used in the window before it). */
+  readonly allowed: boolean;
+  /** Units used in the current window, this one included when it was allowed. */
+  readonly used: number;
+  readonly limit: number;
+  /** Milliseconds until the current window ends (the store's clock); undefined without a window. */
+  readonly resetMs: number | undefined;
+}
+
+/** A message listener of {@link StateStore.subscribe}. */
+export type StateListener = (message: string) => void;
+
+/** Options of {@link StateStore.withLock}. */
+export interface LockOptions {
+  /** How long the lock holds if its holder dies without releasing it. @default 10 000 ms */
+  ttlMs?: number | undefined;
+  /** How long to wait for another holder before failing with `STATE_UNAVAILABLE`. @default 30 000 ms */
+  waitMs?: number | undefined;
+}
+
+/** Shared state: atomic windowed counters, values, pub/sub, locks with expiry, and append-only streams. */
+export interface StateStore extends AsyncDisposable {
+  /**
+   * Takes one unit of `key` when fewer than `limit` were taken in the current window (`windowMs`; none: for
+   * ever), atomically across every process sharing the store, by the store's own clock.
+   */
+  consume(key: string, limit: number, windowMs?: number): Promise<QuotaResult>;
+  /** Units taken of `key` in the current window, without taking one. */
+  used(key: string, windowMs?: number): Promise<number>;
+  get(key: string): Promise<string | undefined>;
+  /** Sets a value, optionally expiring after `ttlMs`. */
+  set(key: string, value: string, options?: { ttlMs?: number | undefined }): Promise<void>;
+  delete(key: string): Promise<void>;
+  /** Sends `message` to every subscriber of `channel`, in every process. */
+  publish(channel: string, message: string): Promise<void>;
+  /** Listens on `channel` until the returned function is called. */
+  subscribe(channel: string, listener: StateListener): Promise<() => Promise<void>>;
+  /** Runs `fn` while holding the lock `name`: one holder at a time across processes; others wait. */
+  withLock<T>(name: string, fn: () => Promise<T>, options?: LockOptions): Promise<T>;
+  /** Appends a record to a bounded stream (the newest `maxLength` are kept). */
+  append(stream: string, record: Readonly<Record<string, string>>, maxLength?: number): Promise<void>;
+  /** Closes connections; safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** How long a lock holds by default. */
+export const DEFAULT_LOCK_TTL_MS = 10_000;
+/** How long a caller waits for a lock by default. */
+export const DEFAULT_LOCK_WAIT_MS = 30_000;
+/** How many records a stream keeps by default. */
+export const DEFAULT_STREAM_MAX_LENGTH = 100_000;
+
+/** The store could not answer: unreachable, timed out, or an error from the server. */
+export class StateUnavailableError extends InteropError {
+  constructor(message: string, options: InteropErrorOptions = {}) {
+    super(ErrorCode.STATE_UNAVAILABLE, message, options);
+  }
+}
+
+/** Throws `INVALID_CONFIG`-free programming errors early: a limit or window that is not a positive integer. */
+export function checkQuotaArgs(limit: number, windowMs: number | undefined): void {
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    throw new RangeError(`limit must be a positive integer, got ${limit}`);
+  if (windowMs !== undefined && (!Number.isSafeInteger(windowMs) || windowMs < 1)) {
+    throw new RangeError(`windowMs must be a positive integer, got ${windowMs}`);
+  }
+}
