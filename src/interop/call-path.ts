@@ -37,6 +37,7 @@ export interface CallPathDeps {
   events: TypedEvents<MCPManagerEvents>;
   maxResultChars: number;
   agent: string | undefined;
+  principal?: string | undefined;
   /** Masks secrets out of errors built from what a server sent. */
   redactor: SecretRedactor;
   nextCallId(): number;
@@ -153,7 +154,12 @@ async function callInSpan(
   const request = {
     resource,
     action: 'execute',
-    context: { args: input, agent: options.agent ?? deps.agent, annotations },
+    context: {
+      args: input,
+      agent: options.agent ?? deps.agent,
+      principal: options.principal ?? deps.principal,
+      annotations,
+    },
     server,
     tool,
     definitionHash: entry.hash,

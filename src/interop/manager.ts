@@ -62,6 +62,8 @@ export interface MCPClientManagerOptions {
   auditFailure?: 'block' | 'continue' | undefined;
   /** The agent name put in audit records and conditions when a call names none. */
   agent?: string | undefined;
+  /** The principal (tenant, user) put in audit records and shared quota keys when a call names none. */
+  principal?: string | undefined;
   /** Longest exposed tool name (56-128: room for a 40-character server name and a hash suffix). @default 64 */
   maxToolNameLength?: number | undefined;
   /** Results longer than this are cut with a visible notice. @default 100 000 */
@@ -223,6 +225,7 @@ export class MCPClientManager implements ToolInvoker {
       events: this.#events,
       maxResultChars: this.#maxResultChars,
       agent: this.#agent,
+      principal: options.principal,
       redactor: this.#http.redactor,
       nextCallId: () => ++this.#callIds,
     };

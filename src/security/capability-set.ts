@@ -18,14 +18,16 @@ import {
 import { DEFAULT_MATCH_CACHE_SIZE, type Match, RuleIndex } from './rule-index.js';
 import {
   type CompiledRule,
+  chargeQuota,
   compileRule,
   isProblem,
   isValidRuleId,
+  quotaUsed,
   type RuleInfo,
   type RuleOptions,
   type RuleSpec,
 } from './rules.js';
-import type { CheckContext, Decision } from './types.js';
+import type { CheckContext, Decision, QuotaCounter } from './types.js';
 
 /** Options of a {@link CapabilitySet}. */
 export interface CapabilitySetOptions {
@@ -41,6 +43,13 @@ export interface CapabilitySetOptions {
    * revoke; decisions themselves are never cached). 0 turns it off. @default DEFAULT_MATCH_CACHE_SIZE (4096)
    */
   matchCacheSize?: number | undefined;
+  /**
+   * Counts `maxCalls` quotas here instead of in this process, so they hold across every process sharing it: a
+   * `StateStore` from `mcp-interlock/state` (Redis). Keys are the rule id, the agent and the principal; give
+   * quota rules explicit ids. The gate charges the counter after deciding; if the counter cannot answer, the
+   * call is denied (fails closed). Derived sets use their parent's. @default quotas count in this process
+   */
+  quotaCounter?: QuotaCounter | undefined;
 }
 
 /** The default clock. */
@@ -56,6 +65,13 @@ type ApprovedEntry = (
   action: string,
   context?: CheckContext,
 ) => Decision;
+/** Quota units a decision still has to take from a shared counter (keyed by the decision object). */
+interface SharedCharges {
+  counter: QuotaCounter;
+  charges: readonly { rule: CompiledRule; key: string; limit: number; windowMs: number | undefined }[];
+}
+const sharedCharges = new WeakMap<Decision, SharedCharges>();
+
 // Set by a static block of the class: reachable from this module (the gate), never from the public API.
 let approvedEntry: ApprovedEntry;
 let recheckEntry: ApprovedEntry;
@@ -67,6 +83,7 @@ export class CapabilitySet {
   #parent: CapabilitySet | undefined;
   readonly #index: RuleIndex;
   readonly #matchCacheSize: number;
+  readonly #quotaCounter: QuotaCounter | undefined;
   #seq = 0;
   #revision = 0;
 
@@ -74,6 +91,7 @@ export class CapabilitySet {
     this.#clock = options.clock ?? DEFAULT_CLOCK;
     this.#warn = options.onWarning ?? DEFAULT_ON_WARNING;
     this.#matchCacheSize = options.matchCacheSize ?? DEFAULT_MATCH_CACHE_SIZE;
+    this.#quotaCounter = options.quotaCounter;
     this.#index = new RuleIndex(this.#matchCacheSize);
   }
 
@@ -147,7 +165,7 @@ export class CapabilitySet {
     const rule = this.#index.get(ruleId);
     return rule?.maxCalls === undefined
       ? undefined
-      : Object.freeze({ used: rule.used, maxCalls: rule.maxCalls });
+      : Object.freeze({ used: quotaUsed(rule, this.#clock()), maxCalls: rule.maxCalls });
   }
 
   /** The decision for `action` on `resource`. Side-effect free: consumes no quota. */
@@ -201,7 +219,7 @@ export class CapabilitySet {
       if (!applies(rule, action, now)) continue;
       if (rule.effect === 'deny') {
         if (rule.condition === undefined) return false;
-      } else if (rule.maxCalls === undefined || rule.used < rule.maxCalls) {
+      } else if (rule.maxCalls === undefined || quotaUsed(rule, now) < rule.maxCalls) {
         possible = true;
       }
     }
@@ -221,6 +239,7 @@ export class CapabilitySet {
       clock: this.#clock,
       onWarning: options.onWarning ?? this.#warn,
       matchCacheSize: this.#matchCacheSize,
+      quotaCounter: this.#quotaCounter,
     });
     child.#parent = this;
     if (typeof rules === 'function') {
@@ -254,6 +273,7 @@ export class CapabilitySet {
         ...(info.description !== undefined ? { description: info.description } : {}),
         ...(info.expiresAt !== undefined ? { expiresAt: new Date(info.expiresAt).toISOString() } : {}),
         ...(info.maxCalls !== undefined ? { maxCalls: info.maxCalls } : {}),
+        ...(info.per !== undefined ? { per: info.per } : {}),
         ...(info.when !== undefined ? { when: structuredClone(info.when) } : {}),
       };
     });
@@ -276,9 +296,27 @@ export class CapabilitySet {
     const decision = this.#decide(resource, action, context, approved, quotas, false);
     if (!decision.allowed || quotas.length === 0) return decision;
     // A condition may have re-entered and used the last unit meanwhile: decide again if so.
-    if (quotas.some((q) => q.used >= (q.maxCalls ?? 0)))
+    const counter = this.#quotaCounter;
+    if (counter !== undefined) {
+      // Shared: the gate charges the counter. A fresh object carries the charges (rule decisions are shared).
+      const pending = Object.freeze({ ...decision });
+      const agent = context?.agent ?? '';
+      const principal = context?.principal ?? '';
+      sharedCharges.set(pending, {
+        counter,
+        charges: quotas.map((q) => ({
+          rule: q,
+          key: `${q.id}\u001f${agent}\u001f${principal}`,
+          limit: q.maxCalls ?? 0,
+          windowMs: q.windowMs,
+        })),
+      });
+      return pending;
+    }
+    const now = context?.now ?? this.#clock();
+    if (quotas.some((q) => quotaUsed(q, now) >= (q.maxCalls ?? 0)))
       return this.#authorize(resource, action, context, approved);
-    for (const q of quotas) q.used++;
+    for (const q of quotas) chargeQuota(q, now);
     return decision;
   }
 
@@ -414,7 +452,7 @@ export class CapabilitySet {
   #covers(child: CompiledRule, now: number): boolean {
     for (const p of this.#index.values()) {
       if (p.effect === 'deny' || (p.expiresAt !== undefined && now >= p.expiresAt)) continue;
-      if (p.maxCalls !== undefined && p.used >= p.maxCalls) continue;
+      if (p.maxCalls !== undefined && quotaUsed(p, now) >= p.maxCalls) continue;
       const actionsOk =
         p.anyAction || (!child.anyAction && [...child.actions].every((a) => p.actions.has(a)));
       if (actionsOk && patternCovers(p.pattern, child.pattern)) return true;
@@ -450,4 +488,51 @@ export function recheckAuthorized(
   context?: CheckContext,
 ): Decision {
   return recheckEntry(set, resource, action, context);
+}
+
+/**
+ * For the gate only: takes the shared quota units an allowing decision still owes. Returns the decision when
+ * every counter granted its unit, or a default deny naming the quota (used up across processes, or not
+ * checkable because the counter failed: fails closed).
+ */
+export function chargeSharedQuotas(
+  decision: Decision,
+  resource: string,
+  action: string,
+): Decision | Promise<Decision> {
+  const owed = sharedCharges.get(decision);
+  if (owed === undefined) return decision; // no promise, no extra turn, for every call without a shared quota
+  sharedCharges.delete(decision);
+  return charge(decision, owed, resource, action);
+}
+
+async function charge(
+  decision: Decision,
+  owed: SharedCharges,
+  resource: string,
+  action: string,
+): Promise<Decision> {
+  const what = `'${display(action)}' on '${display(resource)}'`;
+  for (const charge of owed.charges) {
+    const per = charge.rule.info.per === undefined ? '' : ` per ${charge.rule.info.per}`;
+    let granted: boolean;
+    try {
+      granted = (await owed.counter.consume(charge.key, charge.limit, charge.windowMs)).allowed;
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      return Object.freeze({
+        allowed: false,
+        effect: 'default-deny',
+        reason: `Rule '${charge.rule.id}' allows ${what} within a shared quota of ${charge.limit} calls${per}, but the quota could not be checked (${why}), so the call is denied (default deny, fails closed).`,
+      });
+    }
+    if (!granted) {
+      return Object.freeze({
+        allowed: false,
+        effect: 'default-deny',
+        reason: `Rule '${charge.rule.id}' allowed ${what} but its quota of ${charge.limit} calls${per}, shared by every process, is used up (default deny).`,
+      });
+    }
+  }
+  return decision;
 }

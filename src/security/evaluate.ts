@@ -4,7 +4,7 @@
  */
 import { type ConditionInput, ERRORED, FAILS_TO_HOLD, HOLDS } from './conditions.js';
 import { display, trimStop } from './pattern.js';
-import type { CompiledRule } from './rules.js';
+import { type CompiledRule, quotaUsed } from './rules.js';
 import type { CheckContext, Decision } from './types.js';
 
 /** Unexpired and for this action (the pattern already matched). */
@@ -70,7 +70,7 @@ class Scan {
         if (this.ask === undefined || rule.seq < this.ask.seq) this.ask = rule;
       } else if (rule.maxCalls === undefined) {
         if (this.allow === undefined || rule.seq < this.allow.seq) this.allow = rule;
-      } else if (rule.used < rule.maxCalls) {
+      } else if (quotaUsed(rule, this.now) < rule.maxCalls) {
         if (this.quota === undefined || rule.seq < this.quota.seq) this.quota = rule;
       } else if (this.spent === undefined || rule.seq < this.spent.seq) {
         this.spent = rule;
@@ -124,7 +124,8 @@ function defaultDeny(
       if (reason === undefined) {
         const what = `'${display(action)}' on '${display(resource)}'`;
         if (spent !== undefined) {
-          reason = `Rule '${spent.id}' allowed ${what} but its quota of ${spent.maxCalls} calls is used up, and no other rule allows it (default deny).`;
+          const per = spent.info.per === undefined ? '' : ` per ${spent.info.per}`;
+          reason = `Rule '${spent.id}' allowed ${what} but its quota of ${spent.maxCalls} calls${per} is used up, and no other rule allows it (default deny).`;
         } else if (unmet !== undefined) {
           // Tell the caller (often a model) which rule would allow it, so it can change its arguments.
           const note = unmet.deciding.description;

@@ -4,7 +4,12 @@
  * means deny), writes one audit record per decision, and throws when the call may not proceed.
  */
 import { AuditError, PermissionDeniedError } from '../errors.js';
-import { authorizeApproved, type CapabilitySet, recheckAuthorized } from './capability-set.js';
+import {
+  authorizeApproved,
+  type CapabilitySet,
+  chargeSharedQuotas,
+  recheckAuthorized,
+} from './capability-set.js';
 import type { AccessRequest, Approver, AuditRecord, AuditSink, Decision } from './types.js';
 
 /** What to do when the audit sink fails. */
@@ -90,6 +95,10 @@ export class CapabilityGate {
     if (decision.effect === 'ask') {
       [decision, approved] = await this.#approve(request, decision);
     }
+    if (decision.allowed) {
+      const charged = chargeSharedQuotas(decision, resource, action);
+      decision = isPromise(charged) ? await charged : charged;
+    }
     if (this.#audit !== undefined) {
       const written = this.#write(request, decision, approved);
       // A synchronous sink costs no promise and no extra turn.
@@ -163,6 +172,7 @@ export class CapabilityGate {
       record = Object.freeze({
         time: isoTime(request.context?.now ?? this.#clock()),
         agent: request.context?.agent,
+        ...(request.context?.principal === undefined ? {} : { principal: request.context.principal }),
         resource: request.resource,
         action: request.action,
         effect: decision.effect,

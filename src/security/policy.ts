@@ -39,6 +39,11 @@ export const PolicyRuleSchema = z.strictObject({
   expiresAt: z.iso.datetime({ offset: true }).optional(),
   /** Allow rules only: how many calls `authorize` lets through this rule. */
   maxCalls: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+  /** With `maxCalls`: the window the quota counts in (`'30s'`, `'1m'`, `'1h'`, `'1d'`). */
+  per: z
+    .string()
+    .regex(/^[1-9][0-9]{0,8}(?:ms|s|m|h|d)$/, { message: "a window such as '30s', '5m', '1h' or '1d'" })
+    .optional(),
   when: RuleConditionSchema.optional(),
 });
 

@@ -94,7 +94,8 @@ export class RuleIndex {
     }
     this.#byId.set(rule.id, rule);
     this.#changed();
-    if (rule.expiresAt !== undefined || rule.condition !== undefined) this.#timed = true;
+    if (rule.expiresAt !== undefined || rule.condition !== undefined || rule.windowMs !== undefined)
+      this.#timed = true;
   }
 
   remove(rule: CompiledRule): void {

@@ -29,6 +29,11 @@ export interface RuleOptions {
   ttlMs?: number | undefined;
   /** Allow rules only: how many calls `authorize` lets through this rule. @default unlimited */
   maxCalls?: number | undefined;
+  /**
+   * With `maxCalls`: the window the quota counts in, such as `'30s'`, `'1m'`, `'1h'` or `'1d'` (windows are
+   * aligned to the clock, so every process sharing a store shares them). @default the quota never resets
+   */
+  per?: string | undefined;
 }
 
 /** A rule as callers see it: frozen, with nothing that could widen access if changed. */
@@ -41,6 +46,8 @@ export interface RuleInfo {
   /** Ms since the epoch; the rule applies while `now < expiresAt`. */
   readonly expiresAt?: number | undefined;
   readonly maxCalls?: number | undefined;
+  /** The quota's window, as written (`'1m'`). */
+  readonly per?: string | undefined;
   /** What kind of condition the rule has. */
   readonly condition: 'none' | 'declarative' | 'function';
   /** The declarative condition, deep-frozen. */
@@ -59,8 +66,11 @@ export interface CompiledRule {
   readonly actions: ReadonlySet<string>;
   readonly expiresAt: number | undefined;
   readonly maxCalls: number | undefined;
-  /** Calls let through so far (allow rules with `maxCalls`). The only mutable field. */
+  /** The quota's window in ms (`per`); undefined when the quota never resets. */
+  readonly windowMs: number | undefined;
+  /** Calls let through so far in window `window` (allow rules with `maxCalls`). Mutable, with `window`. */
   used: number;
+  window: number;
   readonly condition: Evaluator | undefined;
   readonly info: RuleInfo;
   readonly deciding: DecidingRule;
@@ -87,7 +97,7 @@ export interface RuleProblem {
   readonly cause?: unknown;
 }
 
-const OPTION_KEYS = new Set(['id', 'description', 'when', 'expiresAt', 'ttlMs', 'maxCalls']);
+const OPTION_KEYS = new Set(['id', 'description', 'when', 'expiresAt', 'ttlMs', 'maxCalls', 'per']);
 const ACTION_RE = /^(?:\*|[A-Za-z][A-Za-z0-9_.-]{0,63})$/;
 
 function deepFreeze<T>(value: T): T {
@@ -179,6 +189,14 @@ export function compileRule(
       return { field: 'maxCalls', message: 'maxCalls must be a positive integer' };
     }
   }
+  let windowMs: number | undefined;
+  if (options.per !== undefined) {
+    if (maxCalls === undefined) return { field: 'per', message: 'per needs maxCalls: it is the window of a quota' };
+    windowMs = parseWindow(options.per);
+    if (windowMs === undefined) {
+      return { field: 'per', message: "per is a window such as '30s', '5m', '1h' or '1d' (at most 366 days)" };
+    }
+  }
   let condition: Evaluator | undefined;
   let kind: RuleInfo['condition'] = 'none';
   let when: RuleCondition | undefined;
@@ -211,6 +229,7 @@ export function compileRule(
     ...(description !== undefined ? { description } : {}),
     ...(expiresAt !== undefined ? { expiresAt } : {}),
     ...(maxCalls !== undefined ? { maxCalls } : {}),
+    ...(options.per !== undefined ? { per: options.per } : {}),
     condition: kind,
     ...(when !== undefined ? { when } : {}),
   });
@@ -247,7 +266,9 @@ export function compileRule(
     actions: new Set(actions),
     expiresAt,
     maxCalls,
+    windowMs,
     used: 0,
+    window: 0,
     condition,
     info,
     deciding,
@@ -265,4 +286,33 @@ export function isProblem(value: CompiledRule | RuleProblem): value is RuleProbl
 /** True when `id` can name a rule (no ':', so `revoke` never confuses it with a pattern). */
 export function isValidRuleId(id: unknown): id is string {
   return typeof id === 'string' && RULE_ID_RE.test(id);
+}
+
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `'30s'` -> 30 000; undefined for anything else, or outside 1 ms .. 366 days. */
+export function parseWindow(text: unknown): number | undefined {
+  if (typeof text !== 'string') return undefined;
+  const m = /^([1-9][0-9]{0,8})(ms|s|m|h|d)$/.exec(text);
+  if (m === null) return undefined;
+  const ms = Number(m[1]) * (UNIT_MS[m[2] as string] as number);
+  return ms <= 366 * 86_400_000 ? ms : undefined;
+}
+
+/** Calls a quota rule let through in the window `now` falls in. */
+export function quotaUsed(rule: CompiledRule, now: number): number {
+  if (rule.windowMs === undefined) return rule.used;
+  return Math.floor(now / rule.windowMs) === rule.window ? rule.used : 0;
+}
+
+/** Counts one call against a quota rule, starting a new window when `now` left the last one. */
+export function chargeQuota(rule: CompiledRule, now: number): void {
+  if (rule.windowMs !== undefined) {
+    const window = Math.floor(now / rule.windowMs);
+    if (window !== rule.window) {
+      rule.window = window;
+      rule.used = 0;
+    }
+  }
+  rule.used += 1;
 }

@@ -24,6 +24,11 @@ export interface CheckContext {
   readonly args?: Readonly<Record<string, unknown>> | undefined;
   /** The agent on whose behalf the call is made. */
   readonly agent?: string | undefined;
+  /**
+   * Who the agent acts for (a tenant, a user, a downstream client), set by the application. Shared quotas count
+   * per rule, agent and principal.
+   */
+  readonly principal?: string | undefined;
   /** Milliseconds since the epoch; defaults to the set's clock. */
   readonly now?: number | undefined;
   /** The tool's annotations, untrusted. */
@@ -62,6 +67,8 @@ export interface AuditRecord {
   /** ISO 8601 time of the decision. */
   readonly time: string;
   readonly agent?: string | undefined;
+  /** The principal the call was made for, when the application set one. */
+  readonly principal?: string | undefined;
   readonly resource: string;
   readonly action: string;
   /** The final effect after approval: `allow` when an ask was approved. */
@@ -85,3 +92,16 @@ export interface AuditSink {
   write(record: AuditRecord): void | Promise<void>;
   close?(): Promise<void>;
 }
+
+/**
+ * Where quotas are counted when they must hold across processes: a `StateStore` from `mcp-interlock/state`
+ * (Redis) fits. `consume` takes one unit of `key` if fewer than `limit` were taken in the current window.
+ */
+export interface QuotaCounter {
+  consume(
+    key: string,
+    limit: number,
+    windowMs?: number,
+  ): Promise<{ readonly allowed: boolean; readonly used: number }>;
+}
+

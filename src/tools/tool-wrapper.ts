@@ -43,6 +43,8 @@ export interface ToolCallOptions {
   timeoutMs?: number | undefined;
   /** The agent on whose behalf the call is made (for conditions and audit). */
   agent?: string | undefined;
+  /** Who the agent acts for (a tenant or user; for shared quotas and audit). */
+  principal?: string | undefined;
   /**
    * Total time the call may take, even while the server reports progress (progress resets `timeoutMs`).
    * Defaults to the server's `maxTotalTimeoutMs`.

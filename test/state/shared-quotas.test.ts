@@ -1,0 +1,148 @@
+/**
+ * Quotas that hold across processes (issue 16): `maxCalls` with an optional `per` window, counted in a shared
+ * store (a real redis-server), per rule, agent and principal; when the store is away, quota checks fail closed.
+ */
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PolicyError } from '../../src/errors.js';
+import { MCPClientManager } from '../../src/interop/manager.js';
+import { MemoryAuditSink } from '../../src/security/audit.js';
+import { CapabilitySet } from '../../src/security/capability-set.js';
+import { CapabilityGate } from '../../src/security/gate.js';
+import { MemoryStateStore } from '../../src/state/memory.js';
+import { RedisStateStore } from '../../src/state/redis.js';
+import { createFixtureLog, nodeFixture } from '../helpers/fixtures.js';
+import { type RedisServer, startRedis } from '../helpers/redis.js';
+
+const WORKER = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/state/quota-worker.ts');
+
+let redis: RedisServer;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.close();
+});
+
+function runWorker(prefix: string, limit: number, calls: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', WORKER, redis.url, prefix, String(limit), String(calls)],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('exit', (code) => (code === 0 ? resolve(Number(out.trim())) : reject(new Error(err))));
+  });
+}
+
+describe('quota windows (per)', () => {
+  it('a quota per window starts over when the clock enters the next window', () => {
+    let now = Date.UTC(2026, 0, 1, 12, 0, 0);
+    const caps = new CapabilitySet({ clock: () => now });
+    caps.grant('mcp:s:t', 'execute', { id: 'q', maxCalls: 2, per: '1m' });
+    expect(caps.authorize('mcp:s:t', 'execute').allowed).toBe(true);
+    expect(caps.authorize('mcp:s:t', 'execute').allowed).toBe(true);
+    const spent = caps.authorize('mcp:s:t', 'execute');
+    expect(spent.allowed).toBe(false);
+    expect(spent.reason).toContain('quota of 2 calls per 1m is used up');
+    now += 60_000;
+    expect(caps.usage('q')).toEqual({ used: 0, maxCalls: 2 });
+    expect(caps.authorize('mcp:s:t', 'execute').allowed).toBe(true);
+  });
+
+  it('policies carry per, and refuse it without maxCalls or in a bad form', () => {
+    const policy = {
+      version: 1,
+      rules: [{ id: 'q', effect: 'allow', resource: 'mcp:s:*', actions: 'execute', maxCalls: 5, per: '30s' }],
+    };
+    expect(CapabilitySet.fromPolicy(policy).toJSON().rules[0]).toMatchObject({ maxCalls: 5, per: '30s' });
+    expect(() =>
+      CapabilitySet.fromPolicy({
+        version: 1,
+        rules: [{ effect: 'allow', resource: 'mcp:s:*', actions: 'execute', per: '1m' }],
+      }),
+    ).toThrow(/per needs maxCalls/);
+    expect(() =>
+      CapabilitySet.fromPolicy({
+        version: 1,
+        rules: [{ effect: 'allow', resource: 'mcp:s:*', actions: 'execute', maxCalls: 1, per: 'a minute' }],
+      }),
+    ).toThrow(PolicyError);
+  });
+});
+
+describe('shared quotas on Redis', () => {
+  it('4 processes making 200 concurrent calls under a quota of 23 get exactly 23 between them', async () => {
+    const granted = await Promise.all([1, 2, 3, 4].map(() => runWorker('fleet-q:', 23, 50)));
+    expect(granted.reduce((a, b) => a + b, 0)).toBe(23);
+  });
+
+  it('counts per agent and principal, and audits the principal', async () => {
+    await using store = await RedisStateStore.connect({ url: redis.url, keyPrefix: 'per-principal:' });
+    const caps = new CapabilitySet({ quotaCounter: store });
+    caps.grant('mcp:s:t', 'execute', { id: 'two-each', maxCalls: 2 });
+    const audit = new MemoryAuditSink();
+    const gate = new CapabilityGate({ capabilities: caps, audit });
+    const call = (principal: string) =>
+      gate.authorize({ resource: 'mcp:s:t', action: 'execute', context: { agent: 'a', principal } }).then(
+        () => true,
+        () => false,
+      );
+    expect(
+      await Promise.all([call('acme'), call('acme'), call('acme'), call('globex'), call('globex')]),
+    ).toEqual([true, true, false, true, true]);
+    expect(audit.records.filter((r) => r.principal === 'acme')).toHaveLength(3);
+    expect(audit.records.at(2)?.reason).toContain('shared by every process, is used up');
+  });
+
+  it('fails closed, at once, while Redis is down: no call is allowed through a quota it cannot check', async () => {
+    await using store = await RedisStateStore.connect({
+      url: redis.url,
+      keyPrefix: 'down-q:',
+      commandTimeoutMs: 500,
+    });
+    const caps = new CapabilitySet({ quotaCounter: store });
+    caps.grant('mcp:s:limited', 'execute', { id: 'limited', maxCalls: 100 });
+    caps.grant('mcp:s:free', 'execute');
+    const gate = new CapabilityGate({ capabilities: caps });
+    await expect(gate.authorize({ resource: 'mcp:s:limited', action: 'execute' })).resolves.toMatchObject({
+      allowed: true,
+    });
+    await redis.stop();
+    try {
+      await expect(gate.authorize({ resource: 'mcp:s:limited', action: 'execute' })).rejects.toMatchObject({
+        code: 'CAPABILITY_DENIED',
+        message: expect.stringContaining('could not be checked'),
+      });
+      // Rules without shared state go on.
+      await expect(gate.authorize({ resource: 'mcp:s:free', action: 'execute' })).resolves.toMatchObject({
+        allowed: true,
+      });
+    } finally {
+      await redis.start();
+    }
+  });
+
+  it('a manager with a shared quota sends exactly the quota to a real server', async () => {
+    await using log = createFixtureLog();
+    const store = new MemoryStateStore();
+    const caps = new CapabilitySet({ quotaCounter: store });
+    caps.grant('mcp:echo:echo', 'execute', { id: 'echo-3', maxCalls: 3 });
+    await using manager = new MCPClientManager({ capabilities: caps, agent: 'bot' });
+    await manager.connectServer({ name: 'echo', transport: 'stdio', ...nodeFixture('echo'), env: log.env });
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) => manager.executeTool('mcp__echo__echo', { text: String(i) })),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+    expect(log.toolCalls('echo')).toHaveLength(3);
+    expect(await store.used('echo-3\u001fbot\u001f')).toBe(3);
+  });
+});
