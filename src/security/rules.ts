@@ -191,10 +191,14 @@ export function compileRule(
   }
   let windowMs: number | undefined;
   if (options.per !== undefined) {
-    if (maxCalls === undefined) return { field: 'per', message: 'per needs maxCalls: it is the window of a quota' };
+    if (maxCalls === undefined)
+      return { field: 'per', message: 'per needs maxCalls: it is the window of a quota' };
     windowMs = parseWindow(options.per);
     if (windowMs === undefined) {
-      return { field: 'per', message: "per is a window such as '30s', '5m', '1h' or '1d' (at most 366 days)" };
+      return {
+        field: 'per',
+        message: "per is a window such as '30s', '5m', '1h' or '1d' (at most 366 days)",
+      };
     }
   }
   let condition: Evaluator | undefined;

@@ -104,4 +104,3 @@ export interface QuotaCounter {
     windowMs?: number,
   ): Promise<{ readonly allowed: boolean; readonly used: number }>;
 }
-
