@@ -81,7 +81,8 @@ export class CapabilitySet {
   readonly #clock: () => number;
   readonly #warn: (message: string, code: string) => void;
   #parent: CapabilitySet | undefined;
-  readonly #index: RuleIndex;
+  #index: RuleIndex;
+  #policyRevision: string | undefined;
   readonly #matchCacheSize: number;
   readonly #quotaCounter: QuotaCounter | undefined;
   #seq = 0;
@@ -114,6 +115,35 @@ export class CapabilitySet {
     const set = new CapabilitySet(options);
     set.#addPolicyRules(parsed.rules, 'rules');
     return set;
+  }
+
+  /**
+   * Replaces every rule with those of `policy`, at once: the new rules are compiled and checked first (a bad
+   * policy throws `PolicyError` and changes nothing), then swapped in. The revision moves, so calls waiting to
+   * be sent are decided again. `policyRevision` labels the policy (a version from a shared store) in audit records.
+   * Quota counts in this process start over; shared quotas live in their counter.
+   */
+  replaceRules(policy: unknown, options: { policyRevision?: string | undefined } = {}): void {
+    const parsed = parsePolicy(policy);
+    const fresh =
+      this.#parent === undefined
+        ? new CapabilitySet({
+            clock: this.#clock,
+            onWarning: this.#warn,
+            matchCacheSize: this.#matchCacheSize,
+            quotaCounter: this.#quotaCounter,
+          })
+        : this.#parent.derive([], { onWarning: this.#warn });
+    fresh.#addPolicyRules(parsed.rules, 'rules');
+    this.#index = fresh.#index;
+    this.#seq = fresh.#seq;
+    this.#policyRevision = options.policyRevision;
+    this.#revision++;
+  }
+
+  /** The label of the policy last loaded with {@link replaceRules} (a shared policy's version), if any. */
+  get policyRevision(): string | undefined {
+    return this.#policyRevision;
   }
 
   /** Allows `actions` on resources matching `pattern`. Returns the rule id. */

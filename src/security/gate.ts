@@ -173,6 +173,7 @@ export class CapabilityGate {
         time: isoTime(request.context?.now ?? this.#clock()),
         agent: request.context?.agent,
         ...(request.context?.principal === undefined ? {} : { principal: request.context.principal }),
+        policyRevision: this.#caps.policyRevision ?? String(this.#caps.revision),
         resource: request.resource,
         action: request.action,
         effect: decision.effect,

@@ -69,6 +69,11 @@ export interface AuditRecord {
   readonly agent?: string | undefined;
   /** The principal the call was made for, when the application set one. */
   readonly principal?: string | undefined;
+  /**
+   * The policy that decided: the version of a shared policy (`policyRevision`), else the set's local revision
+   * number as a string.
+   */
+  readonly policyRevision?: string | undefined;
   readonly resource: string;
   readonly action: string;
   /** The final effect after approval: `allow` when an ask was approved. */

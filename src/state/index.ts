@@ -10,6 +10,7 @@ export {
   type RedisStateStoreOptions,
   RedisStateStoreOptionsSchema,
 } from './redis.js';
+export { DEFAULT_POLICY_POLL_MS, SharedPolicy, type SharedPolicyOptions } from './shared-policy.js';
 export {
   DEFAULT_LOCK_TTL_MS,
   DEFAULT_LOCK_WAIT_MS,

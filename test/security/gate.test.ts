@@ -56,6 +56,7 @@ describe('CapabilityGate', () => {
         argumentKeys: ['content', 'path'],
         definitionHash: 'ab'.repeat(32),
         approved: undefined,
+        policyRevision: String(caps.revision),
       },
     ]);
     expect(JSON.stringify(audit.records)).not.toContain('secret text');
