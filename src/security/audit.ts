@@ -199,6 +199,8 @@ export function auditAttributes(record: AuditRecord): Attributes {
   if (record.tool !== undefined) a['interlock.tool'] = record.tool;
   if (record.definitionHash !== undefined) a['interlock.definition_hash'] = record.definitionHash;
   if (record.approved !== undefined) a['interlock.approved'] = record.approved;
+  if (record.principal !== undefined) a['interlock.principal'] = record.principal;
+  if (record.policyRevision !== undefined) a['interlock.policy_revision'] = record.policyRevision;
   return a;
 }
 

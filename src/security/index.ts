@@ -15,6 +15,11 @@ export {
   type OpenTelemetryAuditSinkOptions,
 } from './audit.js';
 export {
+  DECISION_LOG_EVENT,
+  OpenTelemetryLogAuditSink,
+  type OpenTelemetryLogAuditSinkOptions,
+} from './audit-log.js';
+export {
   CapabilitySet,
   type CapabilitySetOptions,
   DEFAULT_CLOCK,
@@ -79,6 +84,7 @@ export type {
   CheckContext,
   Decision,
   DecisionEffect,
+  QuotaCounter,
   RuleEffect,
   ToolHints,
 } from './types.js';
