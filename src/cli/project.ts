@@ -18,6 +18,7 @@ import { JsonLinesAuditSink } from '../security/audit.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { PinStore } from '../security/pinning.js';
 import type { Approver } from '../security/types.js';
+import type { StateStore } from '../state/types.js';
 import { UsageError } from './exit.js';
 import { closeWithin, interruptible } from './interrupt.js';
 import { type CliIO, type Printer, visible } from './io.js';
@@ -60,6 +61,7 @@ export class Project {
   readonly pins: PinStore;
   readonly outcomes = new Map<string, ServerOutcome>();
   readonly #audit: JsonLinesAuditSink | undefined;
+  readonly #state: StateStore | undefined;
   readonly #pinsBefore: string;
   readonly #ctx: CommandContext;
   #closing: Promise<void> | undefined;
@@ -69,6 +71,7 @@ export class Project {
     config: InterlockConfig,
     pins: PinStore,
     http: HttpOptions | undefined,
+    state: StateStore | undefined,
     approver?: Approver,
   ) {
     this.#ctx = ctx;
@@ -76,10 +79,13 @@ export class Project {
     this.pins = pins;
     this.#pinsBefore = JSON.stringify(pins.toJSON());
     const warn = (message: string) => ctx.printer.warn(message);
+    this.#state = state;
+    // With a `state` section, maxCalls quotas count in Redis and hold across every process and host.
+    const setOptions = { onWarning: warn, quotaCounter: state };
     this.capabilities =
       config.policy === undefined
-        ? new CapabilitySet({ onWarning: warn })
-        : CapabilitySet.fromPolicy(config.policy, { onWarning: warn });
+        ? new CapabilitySet(setOptions)
+        : CapabilitySet.fromPolicy(config.policy, setOptions);
     this.#audit = config.auditFile === undefined ? undefined : new JsonLinesAuditSink(config.auditFile);
     this.manager = new MCPClientManager({
       capabilities: this.capabilities,
@@ -112,7 +118,12 @@ export class Project {
     }
     const pins = await PinStore.load(config.pinsFile);
     const http = await httpOptionsFromConfig(config.http);
-    return new Project(ctx, config, pins, http, options.approver);
+    // Loaded only when the file asks for it: other commands never load the Redis client.
+    const state =
+      config.state === undefined
+        ? undefined
+        : await (await import('../state/redis.js')).RedisStateStore.connect(config.state.redis);
+    return new Project(ctx, config, pins, http, state, options.approver);
   }
 
   /** The server a tool name belongs to, when it is an exposed name of a configured server. */
@@ -191,6 +202,7 @@ export class Project {
     this.#closing ??= (async () => {
       await this.manager.close();
       await this.#audit?.close();
+      await this.#state?.close();
     })();
     return closeWithin(this.#ctx.io.signal, this.#closing);
   }

@@ -37,10 +37,14 @@ import {
   DEFAULT_PINS_FILE,
   InterlockConfigSchema,
   ProjectFileShapeSchema,
+  StateConfigSchema,
 } from './schema.js';
 import { collectSecrets, collectSecretValues } from './secrets.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+/** The project file's `state` section, validated. */
+export type StateConfig = z.output<typeof StateConfigSchema>;
 
 /** Options of {@link loadInterlockConfig}. */
 export interface LoadInterlockConfigOptions {
@@ -69,6 +73,8 @@ export interface InterlockConfig {
   readonly network: NetworkConfig | undefined;
   /** The HTTP stack (`http`): proxy, certificates (file paths absolute), pooling. */
   readonly http: HttpConfig | undefined;
+  /** Shared state (`state`): the Redis server quotas are counted in, or `undefined` to count in this process. */
+  readonly state: StateConfig | undefined;
   /**
    * Every value a variable puts anywhere in a server entry or a section, URL passwords, and literal values of
    * secret-looking `env` and `headers` keys.
@@ -180,6 +186,7 @@ class Loader {
     const agent =
       data.agent === undefined ? DEFAULT_AGENT : (this.#string(data.agent, 'agent') ?? DEFAULT_AGENT);
     const network = this.#section(data.network, 'network', NetworkConfigSchema);
+    const state = this.#section(data.state, 'state', StateConfigSchema);
     const httpSection = this.#section(data.http, 'http', HttpConfigSchema);
     const http =
       httpSection?.tls === undefined
@@ -197,6 +204,7 @@ class Loader {
       agent,
       network,
       http,
+      state,
       secrets: Object.freeze([...this.#secrets]),
     });
   }

@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { HttpConfigSchema, MCPServerConfigSchema, NetworkConfigSchema } from '../interop/config.js';
+import { RedisStateStoreOptionsSchema } from '../state/options.js';
 import { PolicyDocSchema } from './policy-docs.js';
 
 /** The project file format version. */
@@ -189,6 +190,17 @@ const ServerName = z
 
 const FilePath = z.string().min(1, 'must not be empty');
 
+/** `state`: where quotas shared by many processes are counted. */
+export const StateConfigSchema = z
+  .strictObject({
+    redis: RedisStateStoreOptionsSchema.describe(
+      'A Redis (or Valkey) server: `url` (redis:// or rediss://), `keyPrefix`, `tls` ({ ca, cert, key, servername }), `connectTimeoutMs`, `commandTimeoutMs`. Write the password as ${VAR}.',
+    ),
+  })
+  .describe(
+    'Shared state for many processes and hosts: maxCalls quotas of the policy are counted there, so they hold across every process that uses the same Redis and keyPrefix.',
+  );
+
 /** `{ file }`: a policy kept in its own JSON or YAML file. */
 export const PolicyFileRefSchema = z
   .strictObject({
@@ -200,7 +212,7 @@ function projectSchema(
   entries: z.ZodType,
   policy: z.ZodType,
   name: z.ZodString,
-  sections: { network: z.ZodType; http: z.ZodType },
+  sections: { network: z.ZodType; http: z.ZodType; state: z.ZodType },
 ) {
   return z
     .strictObject({
@@ -238,6 +250,7 @@ function projectSchema(
         .describe('Where the audit trail of capability decisions goes.'),
       network: sections.network.optional(),
       http: sections.http.optional(),
+      state: sections.state.optional(),
       agent: z
         .string()
         .min(1)
@@ -257,13 +270,14 @@ export const InterlockConfigSchema = projectSchema(
   ServerEntrySchema,
   z.union([PolicyDocSchema, PolicyFileRefSchema]),
   ServerName,
-  { network: NetworkConfigSchema, http: HttpConfigSchema },
+  { network: NetworkConfigSchema, http: HttpConfigSchema, state: StateConfigSchema },
 );
 
 /** The file as validated at the top level; server entries and the policy are checked by their own parsers. */
 export const ProjectFileShapeSchema = projectSchema(z.unknown(), z.unknown(), z.string(), {
   network: z.unknown(),
   http: z.unknown(),
+  state: z.unknown(),
 });
 
 /** What a project file holds, as written. */

@@ -6,10 +6,10 @@ export {
   DEFAULT_KEY_PREFIX,
   DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
   DEFAULT_REDIS_CONNECT_TIMEOUT_MS,
-  RedisStateStore,
   type RedisStateStoreOptions,
   RedisStateStoreOptionsSchema,
-} from './redis.js';
+} from './options.js';
+export { RedisStateStore } from './redis.js';
 export { DEFAULT_POLICY_POLL_MS, SharedPolicy, type SharedPolicyOptions } from './shared-policy.js';
 export {
   DEFAULT_LOCK_TTL_MS,

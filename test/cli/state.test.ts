@@ -1,0 +1,73 @@
+/**
+ * The project file's `state` section through the CLI as real processes: a maxCalls quota counted in a real
+ * redis-server holds across separate `interlock call` runs, and an unreachable Redis is a clear error.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { fixture } from '../helpers/fixtures.js';
+import { type RedisServer, startRedis } from '../helpers/redis.js';
+import { runCli, type TempProject, tempProject } from './helpers.js';
+
+let redis: RedisServer;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.close();
+});
+const projects: TempProject[] = [];
+afterEach(() => {
+  for (const p of projects.splice(0)) p.close();
+});
+
+function project(): TempProject {
+  const p = tempProject();
+  projects.push(p);
+  p.write('interlock.config.yaml', {
+    mcpServers: { echo: { command: process.execPath, args: [fixture('echo')], env: { FIXTURE_LOG: p.log } } },
+    state: { redis: { url: '${REDIS_URL}', keyPrefix: 'cli-test:' } },
+    policy: {
+      version: 1,
+      rules: [
+        {
+          id: 'echo-twice',
+          effect: 'allow',
+          resource: 'mcp:echo:echo',
+          actions: 'execute',
+          maxCalls: 2,
+          per: '1h',
+        },
+      ],
+    },
+    audit: { file: 'audit.jsonl' },
+  });
+  return p;
+}
+
+describe('state: { redis } in the project file', () => {
+  it('counts a quota across separate CLI runs: the third call in a new process is denied', async () => {
+    const p = project();
+    const env = { REDIS_URL: redis.url };
+    const args = ['call', 'mcp__echo__echo', '--args', '{"text":"hi"}'];
+    const first = await runCli(args, { cwd: p.dir, env });
+    const second = await runCli(args, { cwd: p.dir, env });
+    const third = await runCli(args, { cwd: p.dir, env });
+    expect([first.code, second.code, third.code]).toEqual([0, 0, 3]);
+    expect(third.stderr + third.stdout).toMatch(
+      /quota of 2 calls per 1h, shared by every process, is used up/,
+    );
+    const records = readFileSync(`${p.dir}/audit.jsonl`, 'utf8').trim().split('\n');
+    expect(records).toHaveLength(3);
+  });
+
+  it('reports an unreachable Redis clearly, with exit code 1', async () => {
+    const p = project();
+    const result = await runCli(['call', 'mcp__echo__echo', '--args', '{"text":"hi"}'], {
+      cwd: p.dir,
+      env: { REDIS_URL: 'redis://127.0.0.1:1' },
+    });
+    expect(result.code).toBe(1);
+    // The URL came from a variable, so the CLI masks it like every expanded value.
+    expect(result.stderr).toMatch(/Cannot reach Redis at \*\*\*: /);
+  });
+});
