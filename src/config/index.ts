@@ -8,6 +8,8 @@ export {
   type InterlockConfig,
   type LoadInterlockConfigOptions,
   loadInterlockConfig,
+  loadPolicyFile,
+  type StateConfig,
 } from './load.js';
 export {
   CONFIG_VERSION,
@@ -19,3 +21,9 @@ export {
   ServerEntrySchema,
 } from './schema.js';
 export { createMasker, MIN_SECRET_LENGTH } from './secrets.js';
+export {
+  POLICY_WATCH_DEBOUNCE_MS,
+  type PolicyWatch,
+  type WatchPolicyFileOptions,
+  watchPolicyFile,
+} from './watch.js';

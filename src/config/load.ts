@@ -445,3 +445,22 @@ function nameIssue(issue: ConfigIssue, prefix: string): ConfigIssue {
   }
   return issue;
 }
+
+/**
+ * Reads a policy file (JSON or YAML, `${VAR}` expanded) and validates it: throws `ConfigError` listing every
+ * problem with its line.
+ */
+export async function loadPolicyFile(
+  path: string,
+  options: { env?: Readonly<Record<string, string | undefined>> } = {},
+): Promise<Policy> {
+  const doc = await readConfigDocument(path, 'policy file');
+  const issues: ConfigIssue[] = [];
+  const expanded = expandEnv(doc.data, { env: options.env ?? process.env }, '', issues);
+  const policy = issues.length > 0 ? undefined : validatePolicy(expanded, '', issues);
+  if (issues.length > 0 || policy === undefined) {
+    const explained = issues.map((i) => explainIssue(i, doc, (p) => keysAt(PolicyDocSchema, p)));
+    throw fileError('policy file', doc.file, dedupe(explained));
+  }
+  return policy;
+}
