@@ -23,19 +23,22 @@ export interface WatchPolicyFileOptions {
 
 /** A running watch; `close()` stops it. */
 export interface PolicyWatch extends AsyncDisposable {
+  /** The policy the file held when watching started. */
+  readonly initial: Policy;
   close(): Promise<void>;
 }
 
 /**
- * Watches `path`. The directory is watched, not the file, so editors that replace the file (write a new one and
- * rename it over) keep being followed.
+ * Reads `path` (it must hold a valid policy: `ConfigError` otherwise), then watches it. The directory is watched,
+ * not the file, so editors that replace the file (write a new one and rename it over) keep being followed.
  */
-export function watchPolicyFile(path: string, options: WatchPolicyFileOptions): PolicyWatch {
+export async function watchPolicyFile(path: string, options: WatchPolicyFileOptions): Promise<PolicyWatch> {
   const file = resolve(path);
   const name = basename(file);
   const onError = options.onError ?? (() => {});
   let timer: NodeJS.Timeout | undefined;
-  let last: string | undefined;
+  const initial = await loadPolicyFile(file, { env: options.env });
+  let last = JSON.stringify(initial);
   let closed = false;
   const reload = async () => {
     try {
@@ -48,12 +51,6 @@ export function watchPolicyFile(path: string, options: WatchPolicyFileOptions): 
       if (!closed) onError(err);
     }
   };
-  void loadPolicyFile(file, { env: options.env }).then(
-    (policy) => {
-      last ??= JSON.stringify(policy);
-    },
-    () => {},
-  );
   const watcher: FSWatcher = watch(dirname(file), (_event, changed) => {
     if (changed !== null && changed !== name) return;
     if (timer !== undefined) clearTimeout(timer);
@@ -65,5 +62,5 @@ export function watchPolicyFile(path: string, options: WatchPolicyFileOptions): 
     if (timer !== undefined) clearTimeout(timer);
     watcher.close();
   };
-  return { close, [Symbol.asyncDispose]: close };
+  return { initial, close, [Symbol.asyncDispose]: close };
 }

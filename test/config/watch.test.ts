@@ -23,10 +23,11 @@ describe('watchPolicyFile', () => {
     writeFileSync(file, yaml('read_file'));
     const caps = new CapabilitySet();
     const errors: unknown[] = [];
-    await using _watch = watchPolicyFile(file, {
+    await using watch = await watchPolicyFile(file, {
       onPolicy: (p) => caps.replaceRules(p),
       onError: (e) => errors.push(e),
     });
+    expect(watch.initial.rules[0]?.resource).toBe('mcp:fs:read_file');
     writeFileSync(file, yaml('write_file'));
     await waitUntil(() => caps.has('mcp:fs:write_file', 'execute'));
     expect(caps.has('mcp:fs:read_file', 'execute')).toBe(false);
