@@ -21,6 +21,7 @@ import type { SecretRedactor } from '../redact.js';
 import { AUDIT_SPAN_EVENT } from '../security/audit.js';
 import type { CapabilityGate } from '../security/gate.js';
 import type { Decision } from '../security/types.js';
+import { type ArgumentLimits, argumentLimitIssue } from '../tools/limits.js';
 import { type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
 import type { ToolCallOptions } from '../tools/tool-wrapper.js';
 import type { CatalogEntry, ToolCatalog } from './catalog.js';
@@ -38,6 +39,8 @@ export interface CallPathDeps {
   maxResultChars: number;
   agent: string | undefined;
   principal?: string | undefined;
+  /** Caps on argument size and depth, checked before validation. */
+  argumentLimits?: ArgumentLimits | undefined;
   /** Masks secrets out of errors built from what a server sent. */
   redactor: SecretRedactor;
   nextCallId(): number;
@@ -176,6 +179,8 @@ async function callInSpan(
   // A span that records nothing (no OpenTelemetry SDK) gets no attributes built for it.
   if (span.isRecording()) span.addEvent(DECISION_EVENT, decisionAttributes(resource, decision));
 
+  const tooBig = argumentLimitIssue(input, deps.argumentLimits);
+  if (tooBig !== undefined) throw new ToolInputError(name, [tooBig], { server });
   const issues = deps.catalog.validatorOf(entry)(input);
   if (issues.length > 0) throw new ToolInputError(name, issues, { server });
   if (connection === undefined || (entry.wrapper.offline && connection.state !== 'ready')) {

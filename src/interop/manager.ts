@@ -13,6 +13,7 @@ import { z } from 'zod';
 import {
   ClosedError,
   ConfigError,
+  ConnectionError,
   InteropError,
   NotConnectedError,
   ToolDefinitionChangedError,
@@ -22,6 +23,7 @@ import { CapabilitySet } from '../security/capability-set.js';
 import { CapabilityGate } from '../security/gate.js';
 import { PinStore } from '../security/pinning.js';
 import type { Approver, AuditSink, CheckContext } from '../security/types.js';
+import type { ArgumentLimits } from '../tools/limits.js';
 import {
   DEFAULT_MAX_TOOL_NAME_LENGTH,
   MAX_TOOL_NAME_LENGTH_LIMIT,
@@ -64,6 +66,11 @@ export interface MCPClientManagerOptions {
   agent?: string | undefined;
   /** The principal (tenant, user) put in audit records and shared quota keys when a call names none. */
   principal?: string | undefined;
+  /**
+   * Caps on each call's arguments, checked before validation and before anything is sent: text size, nesting
+   * and number of values. @default DEFAULT_MAX_ARGUMENT_BYTES (4 MiB), _DEPTH (64), _NODES (100 000)
+   */
+  argumentLimits?: ArgumentLimits | undefined;
   /** Longest exposed tool name (56-128: room for a 40-character server name and a hash suffix). @default 64 */
   maxToolNameLength?: number | undefined;
   /** Results longer than this are cut with a visible notice. @default 100 000 */
@@ -144,6 +151,14 @@ const OptionsSchema = z.object({
   maxResultChars: z.number().int().min(100).optional(),
   auditFailure: z.enum(['block', 'continue']).optional(),
   agent: z.string().min(1).optional(),
+  principal: z.string().min(1).max(256).optional(),
+  argumentLimits: z
+    .strictObject({
+      maxBytes: z.number().int().positive().optional(),
+      maxDepth: z.number().int().positive().max(10_000).optional(),
+      maxNodes: z.number().int().positive().optional(),
+    })
+    .optional(),
   clientInfo: z.object({ name: z.string().min(1), version: z.string().min(1) }).optional(),
 });
 
@@ -226,6 +241,7 @@ export class MCPClientManager implements ToolInvoker {
       maxResultChars: this.#maxResultChars,
       agent: this.#agent,
       principal: options.principal,
+      argumentLimits: options.argumentLimits,
       redactor: this.#http.redactor,
       nextCallId: () => ++this.#callIds,
     };
@@ -372,8 +388,18 @@ export class MCPClientManager implements ToolInvoker {
         },
         this.#closeController.signal,
       )
-      .then(() => {
-        this.#mergeLive(connection, false);
+      .then(async () => {
+        try {
+          this.#mergeLive(connection, false);
+        } catch (err) {
+          // Either connected with its tools, or failed and closed: never ready with a live process and no tools.
+          await connection.close().catch(() => {});
+          this.#catalog.removeServer(config.name);
+          throw new ConnectionError(
+            `Server '${config.name}' connected, but its tool list cannot be used (${(err as Error).message.replace(/\.$/, '')}; a tool schema nested too deeply does this). The server was closed.`,
+            { server: config.name, cause: err },
+          );
+        }
         this.#events.emit('connected', {
           server: config.name,
           transport: connection.transport,

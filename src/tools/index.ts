@@ -1,4 +1,12 @@
 // Public API of the tools area. Any name added here becomes public API.
+
+export {
+  type ArgumentLimits,
+  argumentLimitIssue,
+  DEFAULT_MAX_ARGUMENT_BYTES,
+  DEFAULT_MAX_ARGUMENT_DEPTH,
+  DEFAULT_MAX_ARGUMENT_NODES,
+} from './limits.js';
 export {
   DEFAULT_MAX_TOOL_NAME_LENGTH,
   MAX_ORIGINAL_TOOL_NAME_LENGTH,

@@ -71,10 +71,42 @@ function engine(kind: Engine): { ajv: AjvInstance; compilations: number } {
           ? new Ajv2019(options)
           : new Ajv(options);
     ajvFormats.default(ajv);
+    // Ajv compares array items pairwise for `uniqueItems`: quadratic, seconds for a few thousand objects that a
+    // model (or an attacker steering it) can send. This version is linear in the size of the array.
+    ajv.removeKeyword('uniqueItems');
+    ajv.addKeyword({
+      keyword: 'uniqueItems',
+      type: 'array',
+      schemaType: 'boolean',
+      validate: (unique: boolean, data: unknown[]) => !unique || allDistinct(data),
+      errors: false,
+    });
     entry = { ajv, compilations: 0 };
     engines.set(kind, entry);
   }
   return entry;
+}
+
+/** JSON with object keys sorted: equal JSON values (in the JSON Schema sense) give equal strings. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** Whether no two items of `items` are equal JSON values: one canonical form per item, one set. */
+function allDistinct(items: readonly unknown[]): boolean {
+  const seen = new Set<string>();
+  for (const item of items) {
+    const key =
+      typeof item === 'object' && item !== null ? canonical(item) : `${typeof item}:${String(item)}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+  }
+  return true;
 }
 
 /**
@@ -272,6 +304,8 @@ function toIssue(error: ErrorObject): ToolInputIssue {
       return { field: error.instancePath, message: `must be one of ${shortJson(params.allowedValues)}` };
     case 'const':
       return { field: error.instancePath, message: `must be ${shortJson(params.allowedValue)}` };
+    case 'uniqueItems':
+      return { field: error.instancePath, message: 'must not hold the same item twice' };
     default:
       return { field: error.instancePath, message: error.message ?? `fails '${error.keyword}'` };
   }

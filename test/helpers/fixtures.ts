@@ -15,7 +15,8 @@ export type FixtureName =
   | 'hang-initialize'
   | 'no-tools'
   | 'faulty'
-  | 'faulty-http';
+  | 'faulty-http'
+  | 'hostile-schemas';
 
 /** Absolute path of a fixture server; `name` may carry the `.mjs` suffix or not. */
 export function fixture(name: FixtureName | `${FixtureName}.mjs`): string {
