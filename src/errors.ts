@@ -237,11 +237,17 @@ export class ToolDefinitionChangedError extends InteropError {
   readonly pinnedHash: string;
   readonly currentHash: string;
 
-  constructor(toolName: string, pinnedHash: string, currentHash: string, options: InteropErrorOptions = {}) {
+  constructor(
+    toolName: string,
+    pinnedHash: string,
+    currentHash: string,
+    options: InteropErrorOptions & { message?: string | undefined } = {},
+  ) {
     super(
       ErrorCode.TOOL_DEFINITION_CHANGED,
-      `Tool '${toolName}' changed its definition since it was pinned (${pinnedHash.slice(0, 12)} -> ${currentHash.slice(0, 12)}). ` +
-        `Review the change and approve it with manager.approveToolChange('${toolName}') or set onToolChange for the server.`,
+      options.message ??
+        `Tool '${toolName}' changed its definition since it was pinned (${pinnedHash.slice(0, 12)} -> ${currentHash.slice(0, 12)}). ` +
+          `Review the change (manager.blockedTools shows a diff) and approve what you reviewed with manager.approveToolChange('${toolName}', '${currentHash.slice(0, 12)}'), or set onToolChange for the server.`,
       options,
     );
     this.toolName = toolName;

@@ -20,7 +20,7 @@ Examples:
   $ interlock check mcp__notes__write_note --args '{"id":"team/x","text":"hi"}'
   $ interlock call mcp__notes__read_note --args '{"id":"drafts/welcome"}'
   $ interlock call mcp__notes__write_note --args-file args.json --json
-  $ interlock pins --approve mcp__notes__read_note
+  $ interlock pins --approve mcp__notes__read_note --hash 3f2a9c0d1e4b
   $ interlock login                       sign in to every OAuth server (browser, or client credentials)
   $ interlock login --status              show stored sign-ins: scope and expiry, nothing contacted
   $ interlock logout crm                  revoke and forget the tokens of one server
@@ -143,9 +143,13 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   program
     .command('pins')
     .description('show pinned tool definitions and which changed; approve a reviewed change')
-    .option('--approve <tool>', 'pin the current definition of a changed tool and save the pin file')
+    .option('--approve <tool>', 'pin the reviewed definition of a changed tool and save the pin file')
+    .option(
+      '--hash <hash>',
+      'with --approve: the hash of the definition you reviewed (shown by interlock pins)',
+    )
     .action(
-      run(async (ctx, options: { approve?: string }) =>
+      run(async (ctx, options: { approve?: string; hash?: string }) =>
         (await import('./commands/pins.js')).pinsCommand(ctx, options),
       ),
     );

@@ -71,7 +71,7 @@ function showError(printer: Printer, error: unknown, exitCode: number): void {
   if (error instanceof ToolDefinitionChangedError) {
     printer.lineErr(`${printer.style('red', 'blocked:', 'err')} ${message}`);
     printer.lineErr(
-      `  review it with: interlock pins; approve it with: interlock pins --approve ${error.toolName}`,
+      `  review the change with: interlock pins; then approve what you reviewed: interlock pins --approve ${error.toolName} --hash ${error.currentHash.slice(0, 12)}`,
     );
     return;
   }

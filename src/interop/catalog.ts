@@ -4,7 +4,13 @@
  * handed out before a reconnect keeps working after it.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { type PinStore, toolDefinitionHash } from '../security/pinning.js';
+import { ToolDefinitionChangedError } from '../errors.js';
+import {
+  type PinnedToolDefinition,
+  type PinStore,
+  pinnedPartsOf,
+  toolDefinitionHash,
+} from '../security/pinning.js';
 import { ToolNameRegistry, unsafeToolNameReason } from '../tools/names.js';
 import {
   type ToolAnnotations,
@@ -21,8 +27,8 @@ export interface CatalogEntry {
   wrapper: ToolWrapper;
   /** SHA-256 of the tool's canonical definition as the server sent it (see security/pinning). */
   hash: string;
-  /** Set while a changed definition awaits approval (`onToolChange: 'block'`). */
-  blocked: { pinned: string; current: string } | undefined;
+  /** Set while a changed definition awaits approval (`onToolChange: 'block'`), with what changed. */
+  blocked: { pinned: string; current: string; definition: PinnedToolDefinition } | undefined;
   /** Compiled lazily at the first call: servers may list many tools that are never called. */
   validator: InputValidator | undefined;
 }
@@ -131,7 +137,7 @@ export class ToolCatalog {
       const hash = toolDefinitionHash(raw);
       const blocked = options.offline
         ? undefined
-        : this.#checkPin(server, registered.name, raw.name, hash, options, change);
+        : this.#checkPin(server, registered.name, raw, hash, options, change);
       next.add(registered.name);
       const existing = this.#entries.get(registered.name);
       if (existing === undefined) {
@@ -171,25 +177,30 @@ export class ToolCatalog {
   #checkPin(
     server: string,
     name: string,
-    tool: string,
+    raw: RawTool,
     hash: string,
     options: MergeOptions,
     change: CatalogChange,
   ): CatalogEntry['blocked'] {
     const pins = options.pins;
     if (pins === undefined) return undefined;
+    const tool = raw.name;
     const pinned = pins.get(server, tool);
     if (pinned === undefined) {
-      pins.set(server, tool, hash);
+      pins.set(server, tool, hash, raw);
       return undefined;
     }
-    if (pinned === hash) return undefined;
+    if (pinned === hash) {
+      // Pins from older files carry no definition: keep this one, which the hash says is the pinned one.
+      if (pins.definition(server, tool) === undefined) pins.set(server, tool, hash, raw);
+      return undefined;
+    }
     const mode = options.onToolChange ?? 'block';
     if (mode === 'block') {
       change.pinChanges.push({ name, tool, pinned, current: hash, action: 'blocked' });
-      return { pinned, current: hash };
+      return { pinned, current: hash, definition: pinnedPartsOf(raw) };
     }
-    pins.set(server, tool, hash);
+    pins.set(server, tool, hash, raw);
     change.pinChanges.push({
       name,
       tool,
@@ -200,11 +211,22 @@ export class ToolCatalog {
     return undefined;
   }
 
-  /** Approves a blocked definition change: re-pins the current definition. False when nothing was blocked. */
-  approve(name: string, pins: PinStore): boolean {
+  /**
+   * Approves a blocked definition change, bound to what was reviewed: `hash` (or a prefix of at least 12 hex
+   * digits) must be the blocked definition's. Re-pins it and keeps it as the pinned definition. False when
+   * nothing was blocked; throws `TOOL_DEFINITION_CHANGED` when the definition now differs from the one reviewed.
+   */
+  approve(name: string, pins: PinStore, hash: string): boolean {
     const entry = this.#entries.get(name);
-    if (entry?.blocked === undefined) return false;
-    pins.set(entry.wrapper.server, entry.wrapper.tool, entry.blocked.current);
+    const blocked = entry?.blocked;
+    if (entry === undefined || blocked === undefined) return false;
+    if (!(typeof hash === 'string' && hash.length >= 12 && blocked.current.startsWith(hash.toLowerCase()))) {
+      throw new ToolDefinitionChangedError(name, blocked.pinned, blocked.current, {
+        server: entry.wrapper.server,
+        message: `The definition of '${name}' awaiting approval is ${blocked.current.slice(0, 12)}, not the ${String(hash).slice(0, 12)} that was reviewed: it changed again, or the hash is wrong. Review the change again and approve the hash it shows.`,
+      });
+    }
+    pins.set(entry.wrapper.server, entry.wrapper.tool, blocked.current, blocked.definition);
     entry.blocked = undefined;
     return true;
   }

@@ -57,6 +57,7 @@ export {
 } from './http.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
 export {
+  type BlockedToolChange,
   type CapabilityView,
   type CapabilityViewOptions,
   CLIENT_VERSION,

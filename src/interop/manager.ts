@@ -21,7 +21,7 @@ import {
 } from '../errors.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { CapabilityGate } from '../security/gate.js';
-import { PinStore } from '../security/pinning.js';
+import { type PinnedToolDefinition, PinStore, toolChangeDiff } from '../security/pinning.js';
 import type { Approver, AuditSink, CheckContext } from '../security/types.js';
 import type { ArgumentLimits } from '../tools/limits.js';
 import {
@@ -161,6 +161,23 @@ const OptionsSchema = z.object({
     .optional(),
   clientInfo: z.object({ name: z.string().min(1), version: z.string().min(1) }).optional(),
 });
+
+/** A tool whose definition changed since it was pinned, with what changed: calls are blocked until approved. */
+export interface BlockedToolChange {
+  name: string;
+  server: string;
+  tool: string;
+  /** The hash pinned (and approved) before. */
+  pinnedHash: string;
+  /** The hash of the definition awaiting approval: give it to `approveToolChange`. */
+  currentHash: string;
+  /** The pinned definition, when the pin store kept it (pin files written by older versions did not). */
+  previous: PinnedToolDefinition | undefined;
+  /** The definition awaiting approval (its pinned parts). */
+  current: PinnedToolDefinition;
+  /** A line diff of description, schemas and annotations: `- ` pinned, `+ ` new. */
+  diff: string[];
+}
 
 /** The package version reported to servers. */
 export const CLIENT_VERSION = '0.1.0';
@@ -509,36 +526,36 @@ export class MCPClientManager implements ToolInvoker {
   }
 
   /** Tools whose definition changed since it was pinned and whose calls are blocked until approved. */
-  get blockedTools(): {
-    name: string;
-    server: string;
-    tool: string;
-    pinnedHash: string;
-    currentHash: string;
-  }[] {
+  get blockedTools(): BlockedToolChange[] {
     return this.#catalog.wrappers().flatMap((wrapper) => {
       const blocked = this.#catalog.get(wrapper.name)?.blocked;
-      return blocked === undefined
-        ? []
-        : [
-            {
-              name: wrapper.name,
-              server: wrapper.server,
-              tool: wrapper.tool,
-              pinnedHash: blocked.pinned,
-              currentHash: blocked.current,
-            },
-          ];
+      if (blocked === undefined) return [];
+      const previous = this.#pins.definition(wrapper.server, wrapper.tool);
+      return [
+        {
+          name: wrapper.name,
+          server: wrapper.server,
+          tool: wrapper.tool,
+          pinnedHash: blocked.pinned,
+          currentHash: blocked.current,
+          previous,
+          current: blocked.definition,
+          diff: toolChangeDiff(previous, blocked.definition),
+        },
+      ];
     });
   }
 
   /**
-   * Approves a changed tool definition: pins the current one and unblocks calls. Returns false when the tool
-   * was not blocked. Save `manager.pins` afterwards for the approval to survive a restart.
+   * Approves a changed tool definition, bound to what was reviewed: `hash` is the `currentHash` shown by
+   * {@link blockedTools} (at least its first 12 hex digits). Pins that definition and unblocks calls. Returns
+   * false when the tool was not blocked; throws `TOOL_DEFINITION_CHANGED` when the definition awaiting approval
+   * is not the one reviewed (it changed again). Save `manager.pins` afterwards for the approval to survive a
+   * restart.
    */
-  approveToolChange(name: string): boolean {
-    const approved = this.#catalog.approve(name, this.#pins);
-    if (approved) this.#logger.info(`approved the new definition of '${name}'`);
+  approveToolChange(name: string, hash: string): boolean {
+    const approved = this.#catalog.approve(name, this.#pins, hash);
+    if (approved) this.#logger.info(`approved the new definition of '${name}' (${hash.slice(0, 12)})`);
     return approved;
   }
 
@@ -819,7 +836,7 @@ export class MCPClientManager implements ToolInvoker {
       if (p.action !== 'accepted') {
         const what =
           p.action === 'blocked'
-            ? `calls are blocked until manager.approveToolChange('${p.name}')`
+            ? `calls are blocked until the change is reviewed and approved (manager.approveToolChange('${p.name}', '${p.current.slice(0, 12)}'))`
             : 'the new definition was pinned (onToolChange: warn)';
         this.#logger.warn(`tool '${p.name}' changed its definition; ${what}`, { server });
         this.#events.emit('warning', {

@@ -56,6 +56,8 @@ export {
   type PinnedToolDefinition,
   type PinStatus,
   PinStore,
+  pinnedPartsOf,
+  toolChangeDiff,
   toolDefinitionHash,
 } from './pinning.js';
 export {

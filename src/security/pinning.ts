@@ -99,23 +99,104 @@ export interface PinEntry {
 /** How a definition compares with its pin. */
 export type PinStatus = 'new' | 'unchanged' | 'changed';
 
-/** The pin file: `{ version: 1, pins: { [server]: { [tool]: hash } } }`. */
+/**
+ * The pin file: `{ version: 1, pins: { [server]: { [tool]: hash } }, definitions?: { [server]: { [tool]: def } } }`.
+ * `definitions` keeps what each pin was taken from, so a change can be shown as a diff before it is approved.
+ */
 export interface PinFile {
   version: typeof PIN_FILE_VERSION;
   pins: Record<string, Record<string, string>>;
+  definitions?: Record<string, Record<string, PinnedToolDefinition>>;
+}
+
+/** The pinned parts of a tool definition (what the hash covers), as plain data. */
+export function pinnedPartsOf(tool: PinnedToolDefinition): PinnedToolDefinition {
+  return JSON.parse(
+    JSON.stringify({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+      outputSchema: tool.outputSchema,
+      annotations: tool.annotations,
+    }),
+  ) as PinnedToolDefinition;
+}
+
+/** Lines of a definition part for a diff: pretty JSON with sorted keys, or nothing when absent. */
+function linesOf(value: unknown): string[] {
+  if (value === undefined) return [];
+  if (typeof value === 'string') return value.split('\n');
+  return JSON.stringify(JSON.parse(canonicalJson(value)), null, 2).split('\n');
+}
+
+/** Most lines a diff shows per part; the rest is summed up. */
+const MAX_DIFF_LINES = 200;
+
+/**
+ * A readable line diff of two definitions, part by part (description, input schema, output schema,
+ * annotations): lines starting with `- ` were pinned, `+ ` are new, `  ` are unchanged context. Parts that did
+ * not change are left out. With no previous definition (an older pin file), every line is `+ `.
+ */
+export function toolChangeDiff(
+  previous: PinnedToolDefinition | undefined,
+  current: PinnedToolDefinition,
+): string[] {
+  const out: string[] = [];
+  for (const part of ['description', 'inputSchema', 'outputSchema', 'annotations'] as const) {
+    const before = linesOf(previous?.[part]);
+    const after = linesOf(current[part]);
+    if (before.join('\n') === after.join('\n')) continue;
+    out.push(`${part}:`);
+    const lines = lineDiff(before, after);
+    out.push(...lines.slice(0, MAX_DIFF_LINES));
+    if (lines.length > MAX_DIFF_LINES) out.push(`  ... ${lines.length - MAX_DIFF_LINES} more lines`);
+  }
+  return out;
+}
+
+/** A longest-common-subsequence line diff (definitions are small; inputs are capped). */
+function lineDiff(a: readonly string[], b: readonly string[]): string[] {
+  const n = Math.min(a.length, 2_000);
+  const m = Math.min(b.length, 2_000);
+  const lcs: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+    }
+  }
+  const out: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < n && j < m) {
+    if (a[i] === b[j]) {
+      out.push(`  ${a[i]}`);
+      i++;
+      j++;
+    } else if (lcs[i + 1]![j]! >= lcs[i]![j + 1]!) out.push(`- ${a[i++]}`);
+    else out.push(`+ ${b[j++]}`);
+  }
+  while (i < n) out.push(`- ${a[i++]}`);
+  while (j < m) out.push(`+ ${b[j++]}`);
+  return out;
 }
 
 /** Pinned definition hashes by server and tool. Maps inside, so no name can touch a prototype. */
 export class PinStore {
   readonly #pins = new Map<string, Map<string, string>>();
+  readonly #definitions = new Map<string, PinnedToolDefinition>();
 
   /** The pinned hash, or `undefined`. */
   get(server: string, tool: string): string | undefined {
     return this.#pins.get(server)?.get(tool);
   }
 
-  /** Pins (or re-pins, after approval) a tool's definition hash. */
-  set(server: string, tool: string, hash: string): void {
+  /** What the pin of `tool` was taken from, when the store kept it. */
+  definition(server: string, tool: string): PinnedToolDefinition | undefined {
+    return this.#definitions.get(`${server}\u0000${tool}`);
+  }
+
+  /** Pins (or re-pins, after approval) a tool's definition hash, keeping the definition when given. */
+  set(server: string, tool: string, hash: string, definition?: PinnedToolDefinition): void {
     if (typeof server !== 'string' || typeof tool !== 'string' || !HASH_RE.test(hash)) {
       throw new ConfigError(
         `A pin needs a server, a tool and a lowercase hex SHA-256; got hash '${String(hash)}'.`,
@@ -127,12 +208,16 @@ export class PinStore {
       this.#pins.set(server, tools);
     }
     tools.set(tool, hash);
+    const key = `${server}\u0000${tool}`;
+    if (definition !== undefined) this.#definitions.set(key, pinnedPartsOf(definition));
+    else this.#definitions.delete(key);
   }
 
   /** Removes a pin; returns whether there was one. */
   delete(server: string, tool: string): boolean {
     const tools = this.#pins.get(server);
     const had = tools?.delete(tool) ?? false;
+    this.#definitions.delete(`${server}\u0000${tool}`);
     if (tools?.size === 0) this.#pins.delete(server);
     return had;
   }
@@ -157,6 +242,7 @@ export class PinStore {
   /** The pin file contents. Objects have no prototype, so a tool named `__proto__` stays data. */
   toJSON(): PinFile {
     const pins = Object.create(null) as Record<string, Record<string, string>>;
+    const definitions = Object.create(null) as Record<string, Record<string, PinnedToolDefinition>>;
     for (const { server, tool, hash } of this.entries()) {
       let tools = pins[server];
       if (tools === undefined) {
@@ -164,8 +250,15 @@ export class PinStore {
         pins[server] = tools;
       }
       tools[tool] = hash;
+      const definition = this.definition(server, tool);
+      if (definition !== undefined) {
+        definitions[server] ??= Object.create(null) as Record<string, PinnedToolDefinition>;
+        (definitions[server] as Record<string, PinnedToolDefinition>)[tool] = definition;
+      }
     }
-    return { version: PIN_FILE_VERSION, pins };
+    return Object.keys(definitions).length === 0
+      ? { version: PIN_FILE_VERSION, pins }
+      : { version: PIN_FILE_VERSION, pins, definitions };
   }
 
   /** Reads a pin file. A missing file is an empty store; a malformed one throws `ConfigError` naming it. */
@@ -209,7 +302,21 @@ export class PinStore {
         if (typeof hash !== 'string' || !HASH_RE.test(hash)) {
           throw bad(`pins.${server}.${tool} must be a lowercase hex SHA-256`);
         }
-        store.set(server, tool, hash);
+        const definition = (file.definitions as Record<string, Record<string, unknown>> | undefined)?.[
+          server
+        ]?.[tool];
+        // A kept definition counts only if it is the one the hash was taken from.
+        const usable =
+          typeof definition === 'object' &&
+          definition !== null &&
+          (() => {
+            try {
+              return toolDefinitionHash(definition as PinnedToolDefinition) === hash;
+            } catch {
+              return false;
+            }
+          })();
+        store.set(server, tool, hash, usable ? (definition as PinnedToolDefinition) : undefined);
       }
     }
     return store;

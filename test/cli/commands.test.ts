@@ -293,19 +293,42 @@ describe('interlock pins', () => {
       expect(changed.stdout).toMatch(
         /mcp__echo__echo\s+changed\s+[0-9a-f]{12}\s+now [0-9a-f]{12}: calls blocked/,
       );
-      expect(changed.stdout).toContain('interlock pins --approve <tool>');
+      // The change is shown as a diff of the description before anything is approved.
+      expect(changed.stdout).toMatch(/mcp__echo__echo changed \([0-9a-f]{12} -> [0-9a-f]{12}\):/);
+      expect(changed.stdout).toMatch(/^ {2}- .*Echoes/m);
+      expect(changed.stdout).toMatch(/^ {2}\+ .*Echoes.*\(changed\)/m);
+      const shown = /interlock pins --approve mcp__echo__echo --hash ([0-9a-f]{12})/.exec(
+        changed.stdout,
+      )?.[1];
+      expect(shown).toBeDefined();
+      const changedJson = json<{ pins: { name: string; currentHash: string; diff?: string[] }[] }>(
+        await run(['pins', '--json']),
+      ).pins.find((p) => p.name === 'mcp__echo__echo');
+      expect(changedJson?.diff?.some((l) => l.startsWith('+ ') && l.includes('(changed)'))).toBe(true);
       const blocked = await run(['call', 'mcp__echo__echo', '--args', '{"text":"x"}']);
       expect(blocked.code).toBe(3);
       expect(blocked.stderr).toContain('blocked:');
-      expect(blocked.stderr).toContain('interlock pins --approve mcp__echo__echo');
+      expect(blocked.stderr).toContain(`interlock pins --approve mcp__echo__echo --hash ${shown}`);
 
-      const approve = await run(['pins', '--approve', 'mcp__echo__echo']);
+      // Approval binds what was reviewed: no hash, or the hash of another definition, approves nothing.
+      const noHash = await run(['pins', '--approve', 'mcp__echo__echo']);
+      expect(noHash.code).toBe(2);
+      expect(noHash.stderr).toContain(`--hash ${shown}`);
+      const stale = await run(['pins', '--approve', 'mcp__echo__echo', '--hash', '0123456789ab']);
+      expect(stale.code).toBe(2);
+      expect(stale.stderr).toContain('review it again');
+      pins.write('interlock.config.yaml', config(' (changed again)'));
+      const moved = await run(['pins', '--approve', 'mcp__echo__echo', '--hash', shown as string]);
+      expect(moved.code).toBe(2);
+      pins.write('interlock.config.yaml', config(' (changed)'));
+
+      const approve = await run(['pins', '--approve', 'mcp__echo__echo', '--hash', shown as string]);
       expect(approve.code).toBe(0);
       expect(approve.stdout).toContain('Approved the new definition of mcp__echo__echo');
       const after = await run(['call', 'mcp__echo__echo', '--args', '{"text":"approved"}']);
       expect(after.code).toBe(0);
       expect(after.stdout).toBe('approved\n');
-      const again = await run(['pins', '--approve', 'mcp__echo__echo']);
+      const again = await run(['pins', '--approve', 'mcp__echo__echo', '--hash', shown as string]);
       expect(again.code).toBe(2);
       expect(again.stderr).toContain('no changed definition to approve');
       expect(await allGone(pins.fixturePids())).toEqual([]);

@@ -117,7 +117,7 @@ export async function checkCommand(
     }
     if (blocked) {
       printer.line(
-        `${label('pin')}${printer.style('red', 'definition changed since pinned: calls are blocked')} (interlock pins --approve ${name})`,
+        `${label('pin')}${printer.style('red', 'definition changed since pinned: calls are blocked')} (review it with interlock pins)`,
       );
     }
     return exitCode;

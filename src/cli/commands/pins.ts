@@ -4,11 +4,14 @@
  */
 import { UsageError } from '../exit.js';
 import { type Cell, renderTable } from '../format.js';
+import { visible } from '../io.js';
 import { type CommandContext, Project } from '../project.js';
 import { connectFor } from './shared.js';
 
 export interface PinsOptions {
   approve?: string | undefined;
+  /** The hash that was reviewed (the NOW column of `interlock pins`, 12 hex digits or more). */
+  hash?: string | undefined;
 }
 
 type PinState = 'ok' | 'new' | 'changed' | 'missing';
@@ -22,8 +25,21 @@ export async function pinsCommand(ctx: CommandContext, options: PinsOptions): Pr
       const name = options.approve;
       const tool = await connectFor(project, name);
       const blocked = project.manager.blockedTools.find((b) => b.name === name);
-      if (blocked === undefined || !project.manager.approveToolChange(name)) {
+      if (blocked === undefined) {
         throw new UsageError(`Tool '${name}' has no changed definition to approve; its pin is current.`);
+      }
+      if (options.hash === undefined) {
+        throw new UsageError(
+          `Approving binds the definition you reviewed: run 'interlock pins' to see the change, then 'interlock pins --approve ${name} --hash ${blocked.currentHash.slice(0, 12)}'.`,
+        );
+      }
+      try {
+        project.manager.approveToolChange(name, options.hash);
+      } catch (err) {
+        throw new UsageError(
+          `The definition of ${name} awaiting approval is ${blocked.currentHash.slice(0, 12)}, not ${options.hash.slice(0, 12)}: it changed since you reviewed it, or the hash is mistyped. Run 'interlock pins' and review it again.`,
+          { cause: err },
+        );
       }
       await project.savePins();
       if (printer.json) {
@@ -61,6 +77,9 @@ export async function pinsCommand(ctx: CommandContext, options: PinsOptions): Pr
         state,
         hash: entry.hash,
         currentHash: change?.currentHash ?? (live.has(key) ? entry.hash : null),
+        ...(change === undefined
+          ? {}
+          : { diff: change.diff, previous: change.previous ?? null, current: change.current }),
       };
     });
     if (printer.json) {
@@ -76,11 +95,22 @@ export async function pinsCommand(ctx: CommandContext, options: PinsOptions): Pr
         p.state === 'changed' ? `now ${p.currentHash?.slice(0, 12)}: calls blocked until approved` : '',
       ]);
       printer.line(renderTable(printer, ['TOOL', 'STATE', 'PINNED', 'NOTE'], rows));
-      const changed = pins.filter((p) => p.state === 'changed');
-      if (changed.length > 0) {
+      for (const p of pins) {
+        if (p.state !== 'changed' || p.diff === undefined) continue;
         printer.line();
         printer.line(
-          `Review the changed definitions, then approve each with: interlock pins --approve <tool>`,
+          `${p.name ?? p.tool} changed (${p.hash.slice(0, 12)} -> ${p.currentHash?.slice(0, 12)}):`,
+        );
+        if (p.previous === null)
+          printer.line('  (the pin file predates kept definitions: the whole new definition)');
+        for (const line of p.diff) {
+          const style = line.startsWith('+ ') ? 'green' : line.startsWith('- ') ? 'red' : undefined;
+          printer.line(
+            style === undefined ? `  ${visible(line)}` : printer.style(style, `  ${visible(line)}`),
+          );
+        }
+        printer.line(
+          `  approve what you reviewed: interlock pins --approve ${p.name ?? p.tool} --hash ${p.currentHash?.slice(0, 12)}`,
         );
       }
     }
