@@ -29,6 +29,7 @@ import { toolMatchesAny } from './config.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import { mapRequestError } from './request-errors.js';
+import { requestSignal } from './signals.js';
 
 /** What the call path needs from the manager. */
 export interface CallPathDeps {
@@ -206,10 +207,12 @@ async function callInSpan(
     onprogress: options.onProgress ?? noop,
     resetTimeoutOnProgress: true,
     ...(maxTotal === undefined ? {} : { maxTotalTimeout: maxTotal }),
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
   };
 
   const release = await connection.limiter.acquire(options.signal);
+  // The SDK leaves a listener on the signal it gets: give it one of this call's own (see signals.ts).
+  const perCall = options.signal === undefined ? undefined : requestSignal(options.signal);
+  if (perCall !== undefined) Object.assign(requestOptions, { signal: perCall.signal });
   try {
     for (let attempt = 1; ; attempt++) {
       const client = await connection.acquireClient(timeoutMs, options.signal);
@@ -277,6 +280,7 @@ async function callInSpan(
       }
     }
   } finally {
+    perCall?.dispose();
     release();
   }
 }

@@ -26,6 +26,7 @@ import {
 import type { SecretRedactor } from '../redact.js';
 import type { MCPServerConfig, ReconnectOptions } from './config.js';
 import { CallLimiter } from './limiter.js';
+import { requestSignal } from './signals.js';
 import { CallStats } from './stats.js';
 import { ProcessStdioTransport } from './stdio-transport.js';
 import { type OpenClient, type OpenClientOptions, openClient } from './transport.js';
@@ -509,12 +510,15 @@ export class ServerConnection {
     if (this.#state === 'connecting' || this.#state === 'reconnecting') {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, timeoutMs);
+        // One listener per caller signal however many calls wait on it (see signals.ts).
+        const follow = signal === undefined ? undefined : requestSignal(signal);
         function done() {
           clearTimeout(timer);
-          signal?.removeEventListener('abort', done);
+          follow?.dispose();
           resolve();
         }
-        signal?.addEventListener('abort', done, { once: true });
+        if (follow?.signal.aborted) done();
+        else follow?.signal.addEventListener('abort', done, { once: true });
         this.#waiters.add(done);
       });
       const after = this.client;

@@ -1,5 +1,6 @@
 /** Bounds calls in flight per server, with a bounded wait queue; beyond it calls fail fast with `OVERLOADED`. */
 import { OverloadedError, RequestCancelledError } from '../errors.js';
+import { requestSignal } from './signals.js';
 
 /** A counting semaphore with a bounded FIFO queue. `max` undefined means no limit (and no queue). */
 export class CallLimiter {
@@ -35,15 +36,18 @@ export class CallLimiter {
       );
     }
     return new Promise((resolve, reject) => {
+      // One listener per caller signal however many calls wait on it (see signals.ts).
+      const follow = signal === undefined ? undefined : requestSignal(signal);
       const waiter = {
         grant: () => {
-          signal?.removeEventListener('abort', onAbort);
+          follow?.dispose();
           this.#active += 1;
           resolve(this.#release());
         },
         cancel: reject,
       };
       const onAbort = () => {
+        follow?.dispose();
         const i = this.#queue.indexOf(waiter);
         if (i !== -1) this.#queue.splice(i, 1);
         reject(
@@ -52,7 +56,11 @@ export class CallLimiter {
           }),
         );
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (follow?.signal.aborted) {
+        onAbort();
+        return;
+      }
+      follow?.signal.addEventListener('abort', onAbort, { once: true });
       this.#queue.push(waiter);
     });
   }

@@ -47,6 +47,7 @@ import { createHttpClient, type HttpClient, type HttpOptions, serverHttpOverride
 import { type Logger, silentLogger } from './logger.js';
 import type { NetworkPolicy } from './network.js';
 import { mapRequestError } from './request-errors.js';
+import { requestSignal } from './signals.js';
 import type { ClientIdentity, ServerAuthFactory } from './transport.js';
 
 /** Options of {@link MCPClientManager}. */
@@ -740,10 +741,11 @@ export class MCPClientManager implements ToolInvoker {
     }
     const timeoutMs = options.timeoutMs ?? connection.config.timeoutMs;
     const client = await connection.acquireClient(timeoutMs, options.signal);
+    const perCall = options.signal === undefined ? undefined : requestSignal(options.signal);
     try {
       return await send(client, {
         timeout: timeoutMs,
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        ...(perCall === undefined ? {} : { signal: perCall.signal }),
       });
     } catch (err) {
       throw mapRequestError(err, {
@@ -753,6 +755,8 @@ export class MCPClientManager implements ToolInvoker {
         signal: options.signal,
         redactor: this.#http.redactor,
       });
+    } finally {
+      perCall?.dispose();
     }
   }
 

@@ -68,6 +68,7 @@ export class ProcessStdioTransport implements Transport {
   #chunks: Buffer[] = [];
   #pendingBytes = 0;
   #stderrPending = '';
+  #closing: Promise<void> | undefined;
 
   constructor(options: ProcessStdioOptions) {
     this.#options = options;
@@ -209,7 +210,14 @@ export class ProcessStdioTransport implements Transport {
   }
 
   /** Ends stdin, then SIGTERM to the group, then SIGKILL; resolves once the process is gone. Safe twice. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    // One shutdown however often close() is called: each call would otherwise add listeners to the process.
+    if (this.#child === undefined) return Promise.resolve();
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
     const child = this.#child;
     if (child === undefined) return;
     const grace = this.#options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;

@@ -267,6 +267,8 @@ function closestNames(query: string, candidates: Iterable<string>, limit: number
   if (q.length === 0) return [];
   const scored: { name: string; score: number }[] = [];
   for (const candidate of candidates) {
+    // Never the very name asked for: suggesting it back helps nobody.
+    if (candidate === query) continue;
     const score = similarity(q, candidate);
     if (score !== undefined) scored.push({ name: candidate, score });
   }
