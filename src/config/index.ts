@@ -19,6 +19,7 @@ export {
   type InterlockConfigInput,
   InterlockConfigSchema,
   ServerEntrySchema,
+  StateConfigSchema,
 } from './schema.js';
 export { createMasker, MIN_SECRET_LENGTH } from './secrets.js';
 export {
