@@ -19,6 +19,9 @@ import {
   startMtlsServer,
 } from './net-fixtures.js';
 
+/** These tests are about the network, not the policy: allowAll()'s loud warning is expected here. */
+const ignoreWarning = (): void => {};
+
 const track = closesAfterEach();
 
 /** A resolver that knows only the names given and counts its calls. */
@@ -190,7 +193,12 @@ describe('SSRF guard', () => {
 
   it('refuses a loopback MCP server for a manager with network: {} and connects once it is allowed', async () => {
     const fixture = track(await startHttpFixture({ transport: 'http' }));
-    const refusing = track(new MCPClientManager({ network: {}, capabilities: CapabilitySet.allowAll() }));
+    const refusing = track(
+      new MCPClientManager({
+        network: {},
+        capabilities: CapabilitySet.allowAll({ onWarning: ignoreWarning }),
+      }),
+    );
     const err = await refusing
       .connectServer({
         name: 'echo',
@@ -205,7 +213,7 @@ describe('SSRF guard', () => {
     const allowing = track(
       new MCPClientManager({
         network: { allowHosts: ['127.0.0.1'] },
-        capabilities: CapabilitySet.allowAll(),
+        capabilities: CapabilitySet.allowAll({ onWarning: ignoreWarning }),
       }),
     );
     await allowing.connectServer({ name: 'echo', transport: 'http', url: fixture.endpoint });
@@ -220,7 +228,7 @@ describe('proxy', () => {
     const manager = track(
       new MCPClientManager({
         http: { proxy: { http: proxy.url, https: proxy.url } },
-        capabilities: CapabilitySet.allowAll(),
+        capabilities: CapabilitySet.allowAll({ onWarning: ignoreWarning }),
       }),
     );
     await manager.connectServer({ name: 'echo', transport: 'http', url: fixture.endpoint });

@@ -16,6 +16,9 @@ import { startHttpFixture } from '../helpers/index.js';
 import { closesAfterEach, policyError } from './cleanup.js';
 import { hasOpenssl, makePki, startCountingProxy, startHttp, startMtlsServer } from './net-fixtures.js';
 
+/** These tests are about the network, not the policy: allowAll()'s loud warning is expected here. */
+const ignoreWarning = (): void => {};
+
 const track = closesAfterEach();
 
 /** A resolver that knows only the names given. */
@@ -95,7 +98,7 @@ describe("proxyTarget: 'address'", () => {
       new MCPClientManager({
         network: { allowHosts: ['mcp.test', 'direct.test'], resolve },
         http: { proxy: { http: proxy.url, noProxy: 'direct.test' }, proxyTarget: 'address' },
-        capabilities: CapabilitySet.allowAll(),
+        capabilities: CapabilitySet.allowAll({ onWarning: ignoreWarning }),
       }),
     );
     const results = await manager.connectAll([

@@ -18,6 +18,9 @@ import { startHttpFixture, waitUntil } from '../helpers/index.js';
 import { closesAfterEach } from './cleanup.js';
 import { hasOpenssl, makePki, startCountingProxy, startMtlsMcpServer, type TestPki } from './net-fixtures.js';
 
+/** These tests are about the network, not the policy: allowAll()'s loud warning is expected here. */
+const ignoreWarning = (): void => {};
+
 const track = closesAfterEach();
 
 const dir = mkdtempSync(join(tmpdir(), 'interlock-server-tls-'));
@@ -44,7 +47,7 @@ function loopbackManager(): MCPClientManager {
     new MCPClientManager({
       network: loopback,
       http: { proxy: 'none' },
-      capabilities: CapabilitySet.allowAll(),
+      capabilities: CapabilitySet.allowAll({ onWarning: ignoreWarning }),
     }),
   );
 }
@@ -102,7 +105,7 @@ describe.skipIf(!hasOpenssl())('per-server TLS', () => {
       new MCPClientManager({
         network: loopback,
         http: { proxy: 'none', tls: { ca: a.ca } },
-        capabilities: CapabilitySet.allowAll(),
+        capabilities: CapabilitySet.allowAll({ onWarning: ignoreWarning }),
       }),
     );
     await manager.connectServer({
@@ -198,7 +201,7 @@ describe('per-server proxy', () => {
       new MCPClientManager({
         network: loopback,
         http: { proxy: { http: proxy.url, https: proxy.url } },
-        capabilities: CapabilitySet.allowAll(),
+        capabilities: CapabilitySet.allowAll({ onWarning: ignoreWarning }),
       }),
     );
     await manager.connectServer({ name: 'direct', transport: 'http', url: fixture.endpoint, proxy: 'none' });
@@ -242,8 +245,16 @@ describe('a shared HTTP client', () => {
   it('serves several managers; closing one leaves the client working for the others', async () => {
     const fixture = track(await startHttpFixture({ transport: 'http' }));
     const httpClient = track(createHttpClient({ network: loopback, http: { proxy: 'none' } }));
-    const first = new MCPClientManager({ httpClient, capabilities: CapabilitySet.allowAll() });
-    const second = track(new MCPClientManager({ httpClient, capabilities: CapabilitySet.allowAll() }));
+    const first = new MCPClientManager({
+      httpClient,
+      capabilities: CapabilitySet.allowAll({ onWarning: ignoreWarning }),
+    });
+    const second = track(
+      new MCPClientManager({
+        httpClient,
+        capabilities: CapabilitySet.allowAll({ onWarning: ignoreWarning }),
+      }),
+    );
     await first.connectServer({ name: 'echo', transport: 'http', url: fixture.endpoint });
     await second.connectServer({ name: 'echo', transport: 'http', url: fixture.endpoint });
     await first.close();
@@ -253,7 +264,12 @@ describe('a shared HTTP client', () => {
   it("applies the shared client's guard to every manager", async () => {
     const fixture = track(await startHttpFixture({ transport: 'http' }));
     const httpClient = track(createHttpClient({ network: {}, http: { proxy: 'none' } }));
-    const manager = track(new MCPClientManager({ httpClient, capabilities: CapabilitySet.allowAll() }));
+    const manager = track(
+      new MCPClientManager({
+        httpClient,
+        capabilities: CapabilitySet.allowAll({ onWarning: ignoreWarning }),
+      }),
+    );
     const err = await manager
       .connectServer({
         name: 'echo',
