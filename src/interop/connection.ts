@@ -25,6 +25,7 @@ import {
 } from '../errors.js';
 import type { SecretRedactor } from '../redact.js';
 import type { MCPServerConfig, ReconnectOptions } from './config.js';
+import { connectReason } from './describe-error.js';
 import { CallLimiter } from './limiter.js';
 import { requestSignal } from './signals.js';
 import { CallStats } from './stats.js';
@@ -259,10 +260,7 @@ export class ServerConnection {
   }
 
   #connectError(err: unknown, open: OpenClient | undefined): Error {
-    const base = (oauthErrorMessage(err) ?? (err instanceof Error ? err.message : String(err))).replace(
-      /\.$/,
-      '',
-    );
+    const base = (oauthErrorMessage(err) ?? connectReason(err)).replace(/\.$/, '');
     const stderr = this.#stderr.slice(-5).join('\n');
     const exit = open?.transport instanceof ProcessStdioTransport ? open.transport.describeExit() : undefined;
     const detail = stderr === '' ? '' : `\nLast stderr lines:\n${stderr}`;
