@@ -70,6 +70,16 @@ export type ConnectOptions = Omit<OpenClientOptions, 'signal' | 'timeoutMs' | 'o
   redactor?: SecretRedactor | undefined;
 };
 
+/** The first stderr line that names a problem (`Error: Cannot find module ...`), trimmed. */
+function stderrFault(lines: readonly string[]): string | undefined {
+  const line = lines.find((l) =>
+    /\b(?:[A-Z][A-Za-z]*Error|Error|error|ERR_[A-Z_]+|Cannot|cannot|not found|No such)\b/.test(l),
+  );
+  if (line === undefined) return undefined;
+  const trimmed = line.trim().replace(/\.$/, '');
+  return trimmed.length > 300 ? `${trimmed.slice(0, 300)}…` : trimmed;
+}
+
 /** The delay before reconnect attempt `attempt` (1-based). `random` is injectable for tests. */
 export function reconnectDelay(
   options: ReconnectOptions,
@@ -273,11 +283,18 @@ export class ServerConnection {
       this.config.transport === 'stdio' && /ENOENT/.test(base)
         ? ` Is '${this.config.command}' installed and on PATH?`
         : '';
-    const exited = exit === undefined ? '' : ` (the server ${exit})`;
-    const error = new ConnectionError(
-      `Server '${this.name}' failed to connect: ${base}${exited}.${hint}${detail}`,
-      { cause: err, server: this.name },
-    );
+    // When the process died, that is the news, with the stderr line that names the problem (a stack trace's
+    // last lines rarely do): not the write EPIPE or 'Connection closed' it caused.
+    const died = exit ?? (err as { serverExit?: string }).serverExit;
+    const fault = died === undefined ? undefined : stderrFault(this.#stderr);
+    const what =
+      died !== undefined && fault !== undefined
+        ? `the server ${died}: ${fault}`
+        : `${base}${exit === undefined ? '' : ` (the server ${exit})`}`;
+    const error = new ConnectionError(`Server '${this.name}' failed to connect: ${what}.${hint}${detail}`, {
+      cause: err,
+      server: this.name,
+    });
     return redactor?.maskError(error) ?? error;
   }
 

@@ -164,7 +164,7 @@ async function openWith(
     const exit = transport instanceof ProcessStdioTransport ? transport.describeExit() : undefined;
     if (exit !== undefined) {
       const message = err instanceof Error ? err.message : String(err);
-      throw new Error(`${message} (the server ${exit})`, { cause: err });
+      throw Object.assign(new Error(`${message} (the server ${exit})`, { cause: err }), { serverExit: exit });
     }
     throw err;
   }

@@ -1,0 +1,49 @@
+/**
+ * Issue 18, item 6: a stdio server that dies while connecting is reported by its exit and the stderr line that
+ * names the problem, not by the EPIPE or "Connection closed" its death caused.
+ */
+import { describe, expect, it } from 'vitest';
+import { MCPClientManager } from '../../src/interop/manager.js';
+import { CapabilitySet } from '../../src/security/capability-set.js';
+
+describe('a stdio server that fails to start', () => {
+  it('says "the server exited with code 1: Error: Cannot find module ..." first', async () => {
+    await using manager = new MCPClientManager({ capabilities: new CapabilitySet() });
+    const err = await manager
+      .connectServer({
+        name: 'missing',
+        transport: 'stdio',
+        command: process.execPath,
+        args: ['./no-such-file.js'],
+        reconnect: { enabled: false },
+      })
+      .then(
+        () => new Error('connected'),
+        (e: unknown) => e as Error,
+      );
+    const [first] = err.message.split('\n');
+    expect(first).toMatch(
+      /failed to connect: the server exited with code 1: Error: Cannot find module '.*no-such-file\.js'/,
+    );
+    expect(first).not.toMatch(/EPIPE|Connection closed/);
+    // The tail is still there for the rest of the story.
+    expect(err.message).toContain('Last stderr lines:');
+  });
+
+  it('keeps the protocol error when the server dies without saying why', async () => {
+    await using manager = new MCPClientManager({ capabilities: new CapabilitySet() });
+    const err = await manager
+      .connectServer({
+        name: 'quiet',
+        transport: 'stdio',
+        command: process.execPath,
+        args: ['-e', 'process.exit(3)'],
+        reconnect: { enabled: false },
+      })
+      .then(
+        () => new Error('connected'),
+        (e: unknown) => e as Error,
+      );
+    expect(err.message).toMatch(/exited with code 3/);
+  });
+});
