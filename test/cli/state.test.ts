@@ -3,18 +3,12 @@
  * redis-server holds across separate `interlock call` runs, and an unreachable Redis is a clear error.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { fixture } from '../helpers/fixtures.js';
-import { type RedisServer, startRedis } from '../helpers/redis.js';
+import { redisForFile } from '../helpers/redis.js';
 import { runCli, type TempProject, tempProject } from './helpers.js';
 
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.close();
-});
+const redisServer = redisForFile();
 const projects: TempProject[] = [];
 afterEach(() => {
   for (const p of projects.splice(0)) p.close();
@@ -47,7 +41,7 @@ function project(): TempProject {
 describe('state: { redis } in the project file', () => {
   it('counts a quota across separate CLI runs: the third call in a new process is denied', async () => {
     const p = project();
-    const env = { REDIS_URL: redis.url };
+    const env = { REDIS_URL: redisServer.current.url };
     const args = ['call', 'mcp__echo__echo', '--args', '{"text":"hi"}'];
     const first = await runCli(args, { cwd: p.dir, env });
     const second = await runCli(args, { cwd: p.dir, env });

@@ -3,6 +3,9 @@
  * persistence, no mock. `stop()` and `start()` kill and restart it on the same port, for failure tests.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
 import { freePort, waitForPort } from './net.js';
 import { waitForExit } from './processes.js';
 
@@ -60,4 +63,43 @@ export async function startRedis(): Promise<RedisServer> {
   };
   await start();
   return { port, url: `redis://127.0.0.1:${port}`, stop, start, close: stop, [Symbol.asyncDispose]: stop };
+}
+
+/** One redis-server for the test file: started before its tests, stopped after. Read `.current` inside tests. */
+export function redisForFile(): { readonly current: RedisServer } {
+  let server: RedisServer | undefined;
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  return {
+    get current(): RedisServer {
+      if (server === undefined) throw new Error('redis-server is not started yet (use it inside a test)');
+      return server;
+    },
+  };
+}
+
+const STATE_FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/state');
+
+/** Runs one fleet worker (test/fixtures/state/<name>.ts) as its own Node process; resolves to its stdout. */
+export function runStateWorker(name: string, args: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(STATE_FIXTURES, `${name}.ts`), ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr?.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${name} exited with ${code}: ${err}`)),
+    );
+  });
 }

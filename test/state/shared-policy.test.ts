@@ -5,25 +5,19 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilityGate } from '../../src/security/gate.js';
 import type { Policy } from '../../src/security/policy.js';
 import { MemoryStateStore } from '../../src/state/memory.js';
 import { RedisStateStore } from '../../src/state/redis.js';
 import { SharedPolicy } from '../../src/state/shared-policy.js';
-import { type RedisServer, startRedis } from '../helpers/redis.js';
+import { redisForFile } from '../helpers/redis.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const WORKER = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/state/policy-worker.ts');
 
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.close();
-});
+const redisServer = redisForFile();
 
 const POLICY: Policy = {
   version: 1,
@@ -34,7 +28,7 @@ const POLICY: Policy = {
 };
 
 function worker(prefix: string): { child: ChildProcess; lines: string[] } {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, redis.url, prefix], {
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, redisServer.current.url, prefix], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines: string[] = [];
@@ -50,7 +44,7 @@ function worker(prefix: string): { child: ChildProcess; lines: string[] } {
 
 describe('SharedPolicy', () => {
   it('a revoke in one process stops the next call in three others', async () => {
-    await using store = await RedisStateStore.connect({ url: redis.url, keyPrefix: 'revoke:' });
+    await using store = await RedisStateStore.connect({ url: redisServer.current.url, keyPrefix: 'revoke:' });
     await using admin = await SharedPolicy.open(store, { initial: POLICY, pollMs: 0 });
     const workers = [1, 2, 3].map(() => worker('revoke:'));
     try {

@@ -2,10 +2,7 @@
  * Quotas that hold across processes (issue 16): `maxCalls` with an optional `per` window, counted in a shared
  * store (a real redis-server), per rule, agent and principal; when the store is away, quota checks fail closed.
  */
-import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PolicyError } from '../../src/errors.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';
@@ -14,33 +11,18 @@ import { CapabilityGate } from '../../src/security/gate.js';
 import { MemoryStateStore } from '../../src/state/memory.js';
 import { RedisStateStore } from '../../src/state/redis.js';
 import { createFixtureLog, nodeFixture } from '../helpers/fixtures.js';
-import { type RedisServer, startRedis } from '../helpers/redis.js';
+import { redisForFile, runStateWorker } from '../helpers/redis.js';
 
-const WORKER = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/state/quota-worker.ts');
+const redisServer = redisForFile();
 
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.close();
-});
-
-function runWorker(prefix: string, limit: number, calls: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', WORKER, redis.url, prefix, String(limit), String(calls)],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('exit', (code) => (code === 0 ? resolve(Number(out.trim())) : reject(new Error(err))));
-  });
+async function runWorker(prefix: string, limit: number, calls: number): Promise<number> {
+  const out = await runStateWorker('quota-worker', [
+    redisServer.current.url,
+    prefix,
+    String(limit),
+    String(calls),
+  ]);
+  return Number(out.trim());
 }
 
 describe('quota windows (per)', () => {
@@ -86,7 +68,10 @@ describe('shared quotas on Redis', () => {
   });
 
   it('counts per agent and principal, and audits the principal', async () => {
-    await using store = await RedisStateStore.connect({ url: redis.url, keyPrefix: 'per-principal:' });
+    await using store = await RedisStateStore.connect({
+      url: redisServer.current.url,
+      keyPrefix: 'per-principal:',
+    });
     const caps = new CapabilitySet({ quotaCounter: store });
     caps.grant('mcp:s:t', 'execute', { id: 'two-each', maxCalls: 2 });
     const audit = new MemoryAuditSink();
@@ -105,7 +90,7 @@ describe('shared quotas on Redis', () => {
 
   it('fails closed, at once, while Redis is down: no call is allowed through a quota it cannot check', async () => {
     await using store = await RedisStateStore.connect({
-      url: redis.url,
+      url: redisServer.current.url,
       keyPrefix: 'down-q:',
       commandTimeoutMs: 500,
     });
@@ -116,7 +101,7 @@ describe('shared quotas on Redis', () => {
     await expect(gate.authorize({ resource: 'mcp:s:limited', action: 'execute' })).resolves.toMatchObject({
       allowed: true,
     });
-    await redis.stop();
+    await redisServer.current.stop();
     try {
       await expect(gate.authorize({ resource: 'mcp:s:limited', action: 'execute' })).rejects.toMatchObject({
         code: 'CAPABILITY_DENIED',
@@ -127,7 +112,7 @@ describe('shared quotas on Redis', () => {
         allowed: true,
       });
     } finally {
-      await redis.start();
+      await redisServer.current.start();
     }
   });
 

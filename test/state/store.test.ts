@@ -2,34 +2,23 @@
  * The state store (issue 16): one contract for the in-process store and the Redis store (a real redis-server on a
  * loopback port), then what only Redis can show: several processes sharing one quota, and a server that dies.
  */
-import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { CapabilityGate } from '../../src/security/gate.js';
 import { StreamAuditSink } from '../../src/state/audit-stream.js';
 import { MemoryStateStore } from '../../src/state/memory.js';
 import { RedisStateStore } from '../../src/state/redis.js';
 import type { StateStore } from '../../src/state/types.js';
-import { type RedisServer, startRedis } from '../helpers/redis.js';
+import { redisForFile, runStateWorker } from '../helpers/redis.js';
 import { waitUntil } from '../helpers/wait.js';
 
-const WORKER = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/state/consume-worker.ts');
-
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.close();
-});
+const redisServer = redisForFile();
 
 let prefixes = 0;
 /** Each test gets its own key prefix, so tests never see each other's state. */
 const makers: [string, () => Promise<StateStore>][] = [
   ['memory', async () => new MemoryStateStore()],
-  ['redis', () => RedisStateStore.connect({ url: redis.url, keyPrefix: `t${++prefixes}:` })],
+  ['redis', () => RedisStateStore.connect({ url: redisServer.current.url, keyPrefix: `t${++prefixes}:` })],
 ];
 
 describe.each(makers)('%s state store', (_name, make) => {
@@ -125,27 +114,22 @@ describe.each(makers)('%s state store', (_name, make) => {
 describe('Redis state store across processes', () => {
   it('4 processes firing 200 concurrent consumes get exactly the limit between them', async () => {
     const limit = 37;
-    const runs = Array.from(
-      { length: 4 },
-      () =>
-        new Promise<number>((resolve, reject) => {
-          const child = spawn(
-            process.execPath,
-            ['--import', 'tsx', WORKER, redis.url, 'fleet:', 'q', String(limit), '50'],
-            {
-              stdio: ['ignore', 'pipe', 'pipe'],
-            },
-          );
-          let out = '';
-          let err = '';
-          child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-          child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-          child.on('exit', (code) => (code === 0 ? resolve(Number(out.trim())) : reject(new Error(err))));
-        }),
+    const runs = Array.from({ length: 4 }, async () =>
+      Number(
+        (
+          await runStateWorker('consume-worker', [
+            redisServer.current.url,
+            'fleet:',
+            'q',
+            String(limit),
+            '50',
+          ])
+        ).trim(),
+      ),
     );
     const granted = await Promise.all(runs);
     expect(granted.reduce((a, b) => a + b, 0)).toBe(limit);
-    await using store = await RedisStateStore.connect({ url: redis.url, keyPrefix: 'fleet:' });
+    await using store = await RedisStateStore.connect({ url: redisServer.current.url, keyPrefix: 'fleet:' });
     expect(await store.used('q', 60_000)).toBe(limit);
   });
 });
@@ -153,15 +137,15 @@ describe('Redis state store across processes', () => {
 describe('Redis state store when the server fails', () => {
   it('fails fast with STATE_UNAVAILABLE while Redis is down, and works again after it restarts', async () => {
     await using store = await RedisStateStore.connect({
-      url: redis.url,
+      url: redisServer.current.url,
       keyPrefix: 'down:',
       commandTimeoutMs: 500,
     });
     expect((await store.consume('k', 10)).allowed).toBe(true);
-    await redis.stop();
+    await redisServer.current.stop();
     await expect(store.consume('k', 10)).rejects.toMatchObject({ code: 'STATE_UNAVAILABLE' });
     await expect(store.get('x')).rejects.toMatchObject({ code: 'STATE_UNAVAILABLE' });
-    await redis.start();
+    await redisServer.current.start();
     // Reconnects by itself; the restarted server is empty.
     const after = await waitUntil(
       async () => {
