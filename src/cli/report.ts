@@ -76,6 +76,9 @@ function showError(printer: Printer, error: unknown, exitCode: number): void {
     return;
   }
   printer.lineErr(`${printer.style('red', 'error:', 'err')} ${message}`);
+  if (error instanceof ToolNotFoundError && !error.toolName.startsWith('mcp__')) {
+    printer.lineErr("  tools are named mcp__{server}__{tool}; 'interlock tools' lists them");
+  }
   if (
     exitCode === ExitCode.USAGE &&
     !(error instanceof ConfigError) &&

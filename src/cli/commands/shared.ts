@@ -89,9 +89,13 @@ export async function connectFor(project: Project, name: string): Promise<ToolWr
     );
   }
   project.warnFailed();
+  // A tool's own name (`echo`) finds its exposed names (`mcp__echo__echo`): the form people try first.
+  const tools = project.manager.tools;
+  const byTool = tools.filter((t) => t.tool.toLowerCase() === name.toLowerCase()).map((t) => t.name);
   const near = closestKey(
     name,
-    project.manager.tools.map((t) => t.name),
+    tools.map((t) => t.name),
   );
-  throw new ToolNotFoundError(name, near === undefined ? [] : [near]);
+  const suggestions = byTool.length > 0 ? byTool.slice(0, 3) : near === undefined ? [] : [near];
+  throw new ToolNotFoundError(name, suggestions);
 }
