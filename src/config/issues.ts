@@ -3,22 +3,30 @@
  * (YAML), what was expected and what was found. Found values come from the file as written, before
  * `${VAR}` expansion, and never from `env` or `headers`, so a secret cannot reach a message.
  */
+import { distance } from 'fastest-levenshtein';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import type { ConfigDocument, PathSegment } from './document.js';
 
 /** A config issue with its place in the file. */
 export interface FileIssue extends ConfigIssue {
+  /** The file the issue is in, when it is not the project file (an `mcpConfig` or `policy.file`). */
+  file?: string | undefined;
   /** 1-based line of the field (or its nearest parent) in a YAML file. */
   line?: number | undefined;
   column?: number | undefined;
 }
 
-/** Splits `mcpServers.notes.args[1]` into `['mcpServers', 'notes', 'args', 1]`; `(root)` is `[]`. */
+/**
+ * Splits `mcpServers.notes.args[1]` into `['mcpServers', 'notes', 'args', 1]` and `mcpServers["my.server"]` into
+ * `['mcpServers', 'my.server']`; `(root)` is `[]`.
+ */
 export function parsePath(path: string): PathSegment[] {
   if (path === '(root)' || path === '(file)' || path === '') return [];
   const out: PathSegment[] = [];
-  for (const match of path.matchAll(/\[(\d+)\]|([^.[\]]+)/g)) {
-    out.push(match[1] !== undefined ? Number(match[1]) : (match[2] as string));
+  for (const match of path.matchAll(/\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]|([^.[\]]+)/g)) {
+    if (match[1] !== undefined) out.push(Number(match[1]));
+    else if (match[2] !== undefined) out.push(JSON.parse(match[2]) as string);
+    else out.push(match[3] as string);
   }
   return out;
 }
@@ -75,7 +83,7 @@ export function closestKey(key: string, known: Iterable<string>): string | undef
   const lower = key.toLowerCase();
   for (const candidate of known) {
     const c = candidate.toLowerCase();
-    const score = c.startsWith(lower) || lower.startsWith(c) ? 1 : editDistance(lower, c);
+    const score = c.startsWith(lower) || lower.startsWith(c) ? 1 : distance(lower, c);
     const limit = Math.max(2, Math.floor(Math.max(lower.length, c.length) / 3));
     if (score < bestScore && score <= limit) {
       best = candidate;
@@ -83,20 +91,6 @@ export function closestKey(key: string, known: Iterable<string>): string | undef
     }
   }
   return best;
-}
-
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 8) return Number.POSITIVE_INFINITY;
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      row[j] = Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost);
-    }
-    prev = row;
-  }
-  return prev[b.length] ?? Number.POSITIVE_INFINITY;
 }
 
 /**
@@ -137,7 +131,9 @@ export function explainIssue(
   } else if (invalidOption !== null) {
     message = `expected ${invalidOption[1]}, found ${shown}`;
   } else if (
-    !/environment variable|forbidden key|not supported|duplicate|server name|mcpConfig|found/.test(message) &&
+    !/environment variable|forbidden key|not supported|duplicate|server name|mcpConfig|has no server|found/.test(
+      message,
+    ) &&
     path.length > 0
   ) {
     message = `${message}; found ${shown}`;
@@ -146,9 +142,10 @@ export function explainIssue(
   return { path: issue.path, message, ...(pos === undefined ? {} : { line: pos.line, column: pos.column }) };
 }
 
-/** Formats one issue as `path (line 3, column 5): message`. */
+/** Formats one issue as `path (line 3, column 5): message` (a problem of the whole file: its position and message). */
 export function formatIssue(issue: FileIssue): string {
   const where = issue.line === undefined ? '' : ` (line ${issue.line}, column ${issue.column ?? 1})`;
+  if (issue.path === '(file)') return `${where === '' ? '' : `${where.slice(2, -1)}: `}${issue.message}`;
   return `${issue.path}${where}: ${issue.message}`;
 }
 
@@ -163,6 +160,12 @@ export function withoutConsequences(issues: readonly FileIssue[]): FileIssue[] {
   const causes = new Set(issues.map((i) => i.path));
   const seen = new Set<string>();
   return issues.filter((i) => {
+    if (i.file !== undefined) {
+      const key = `${i.file}\u0000${i.path}\u0000${i.message}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    }
     if (unset.has(i.path) && !i.message.startsWith('environment variable')) return false;
     if (i.path.endsWith('.transport') && !i.message.startsWith('expected')) {
       const server = i.path.slice(0, -'.transport'.length);
@@ -182,7 +185,47 @@ export function fileError(
   issues: readonly FileIssue[],
   cause?: unknown,
 ): ConfigError {
+  return filesError(file, new Map([[file, what]]), issues, cause);
+}
+
+/**
+ * A `ConfigError` listing every issue at once: those of the project file and of the files it names (the
+ * `mcpConfig` and the policy file; an issue's `file` says which). Issues of several files are grouped by file;
+ * the error's `file` is the one file with problems, or the project file when there are several.
+ *
+ * @param kinds what each file is ("config file", "MCP config", "policy file"), by file as shown
+ */
+export function filesError(
+  projectFile: string,
+  kinds: ReadonlyMap<string, string>,
+  issues: readonly FileIssue[],
+  cause?: unknown,
+): ConfigError {
+  const byFile = new Map<string, FileIssue[]>();
+  for (const issue of issues) {
+    const file = issue.file ?? projectFile;
+    byFile.set(file, [...(byFile.get(file) ?? []), issue]);
+  }
   const count = issues.length === 1 ? '1 problem' : `${issues.length} problems`;
-  const list = issues.map((i) => `  - ${formatIssue(i)}`).join('\n');
-  return new ConfigError(`Invalid ${what} ${file} (${count}):\n${list}`, { file, issues, cause });
+  const list = (items: readonly FileIssue[], indent: string) =>
+    items.map((i) => `${indent}- ${formatIssue(i)}`).join('\n');
+  const [only] = byFile.keys();
+  if (byFile.size <= 1) {
+    const file = only ?? projectFile;
+    const what = kinds.get(file) ?? 'config file';
+    return new ConfigError(`Invalid ${what} ${file} (${count}):\n${list(issues, '  ')}`, {
+      file,
+      issues,
+      cause,
+    });
+  }
+  const groups = [...byFile].map(
+    ([file, items]) =>
+      `  ${file}${file === projectFile ? '' : ` (${kinds.get(file) ?? 'file'})`}:\n${list(items, '    ')}`,
+  );
+  return new ConfigError(`Invalid configuration (${count} in ${byFile.size} files):\n${groups.join('\n')}`, {
+    file: projectFile,
+    issues,
+    cause,
+  });
 }

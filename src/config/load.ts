@@ -9,6 +9,7 @@ import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { z } from 'zod';
 import { ConfigError, type ConfigIssue, PolicyError } from '../errors.js';
 import {
+  appendPath,
   type HttpConfig,
   HttpConfigSchema,
   type MCPServerConfig,
@@ -23,10 +24,12 @@ import { CapabilitySet } from '../security/capability-set.js';
 import { type Policy, PolicySchema } from '../security/policy.js';
 import { type ConfigDocument, readConfigDocument } from './document.js';
 import {
+  closestKey,
   withoutConsequences as dedupe,
   explainIssue,
   type FileIssue,
   fileError,
+  filesError,
   parsePath,
 } from './issues.js';
 import { keysAt } from './keys.js';
@@ -128,7 +131,10 @@ export async function loadInterlockConfig(
 }
 
 class Loader {
+  /** Every problem found, in the project file and in the files it names, reported together at the end. */
   readonly #issues: FileIssue[] = [];
+  /** What each file with problems is ("MCP config", "policy file"), by its name in messages. */
+  readonly #kinds = new Map<string, string>();
   readonly #dir: string;
   readonly #secrets = new Set<string>();
 
@@ -138,17 +144,32 @@ class Loader {
     readonly doc: ConfigDocument,
   ) {
     this.#dir = dirname(doc.path);
+    this.#kinds.set(doc.file, 'config file');
   }
 
-  /** Explains issues of `doc` (whose fields `shape` describes); those of the project file are kept. */
+  /** Explains issues of `doc` (whose fields `shape` describes) and keeps them, marked with their file. */
   #add(
     issues: readonly ConfigIssue[],
     doc: ConfigDocument = this.doc,
     shape: z.ZodType = InterlockConfigSchema,
-  ): FileIssue[] {
-    const out = issues.map((i) => explainIssue(i, doc, (path) => keysAt(shape, path)));
-    if (doc === this.doc) this.#issues.push(...out);
-    return out;
+  ): void {
+    for (const issue of issues) {
+      const explained = explainIssue(issue, doc, (path) => keysAt(shape, path));
+      this.#issues.push(doc === this.doc ? explained : { file: doc.file, ...explained });
+    }
+  }
+
+  /** Reads a file the project file names; a missing or unparsable file becomes an issue of that file. */
+  async #read(path: string, what: string): Promise<ConfigDocument | undefined> {
+    const file = shown(path, this.cwd);
+    this.#kinds.set(file, what);
+    try {
+      return await readConfigDocument(path, what, file);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      this.#issues.push(...err.issues.map((issue) => ({ file, ...issue })));
+      return undefined;
+    }
   }
 
   /** Expands variables in one string field; a problem becomes an issue and the result `undefined`. */
@@ -193,7 +214,7 @@ class Loader {
         ? httpSection
         : { ...httpSection, tls: tlsPaths(httpSection.tls, this.#dir) };
 
-    if (this.#issues.length > 0) throw fileError('config file', this.doc.file, dedupe(this.#issues));
+    if (this.#issues.length > 0) throw filesError(this.doc.file, this.#kinds, dedupe(this.#issues));
     return Object.freeze({
       file: this.doc.path,
       servers: Object.freeze(servers),
@@ -244,20 +265,23 @@ class Loader {
         },
       ]);
     }
-    if (!isObject(inline)) return [];
     const base = await this.#mcpConfig(data.mcpConfig);
-    const baseByName = new Map(base.map((c) => [c.name, c]));
+    if (!isObject(inline)) return base.servers;
+    const baseByName = new Map(base.servers.map((c) => [c.name, c]));
     const full: Record<string, unknown> = {};
-    const configs: MCPServerConfig[] = [...base];
+    const configs: MCPServerConfig[] = [...base.servers];
     const prefix = key ?? 'mcpServers';
     for (const [name, entry] of Object.entries(inline)) {
       const previous = baseByName.get(name);
       if (previous === undefined) {
+        // Options for a server of an mcp.json that failed to load: its problems are reported already.
+        const optionsOnly = isObject(entry) && entry.command === undefined && entry.url === undefined;
+        if (optionsOnly && base.failed && (base.names?.has(name) ?? true)) continue;
         full[name] = entry;
         continue;
       }
       const index = configs.indexOf(previous);
-      const merged = this.#overlay(previous, entry, `${prefix}.${name}`);
+      const merged = this.#overlay(previous, entry, appendPath(prefix, name));
       if (merged !== undefined) configs[index] = merged;
     }
     collectSecrets(full, this.env, this.#secrets);
@@ -271,34 +295,56 @@ class Loader {
     return configs;
   }
 
-  /** Servers of the `mcpConfig` file; its problems throw a `ConfigError` naming that file. */
-  async #mcpConfig(value: unknown): Promise<MCPServerConfig[]> {
-    const path = this.#path(value, 'mcpConfig');
-    if (path === undefined) return [];
-    const doc = await readConfigDocument(path, 'MCP config', shown(path, this.cwd));
-    collectSecrets(
-      isObject(doc.data) ? (doc.data.mcpServers ?? doc.data.servers) : undefined,
-      this.env,
-      this.#secrets,
+  /**
+   * Servers of the `mcpConfig` file (a path, or `{ path, rename }`), renamed as asked. Its problems are issues
+   * of that file; `failed` says there were some.
+   */
+  async #mcpConfig(
+    value: unknown,
+  ): Promise<{ servers: MCPServerConfig[]; failed: boolean; names?: ReadonlySet<string> }> {
+    const none = { servers: [], failed: false };
+    if (value === undefined) return none;
+    const ref = isObject(value) ? value : { path: value };
+    const path = this.#path(ref.path, isObject(value) ? 'mcpConfig.path' : 'mcpConfig');
+    if (path === undefined) return none;
+    const rename = isObject(ref.rename) ? (ref.rename as Record<string, unknown>) : {};
+    const safe = Object.fromEntries(
+      Object.entries(rename).filter((e): e is [string, string] => typeof e[1] === 'string'),
     );
+    const doc = await this.#read(path, 'MCP config');
+    if (doc === undefined) return { servers: [], failed: true };
+    const map = isObject(doc.data) ? (doc.data.mcpServers ?? doc.data.servers) : undefined;
+    collectSecrets(map, this.env, this.#secrets);
+    if (isObject(map)) {
+      const names = Object.keys(map);
+      for (const written of Object.keys(rename).filter((n) => !Object.hasOwn(map, n))) {
+        const near = closestKey(written, names);
+        this.#add([
+          {
+            path: appendPath('mcpConfig.rename', written),
+            message: `${doc.file} has no server ${JSON.stringify(written)}${near === undefined ? '' : ` (did you mean ${JSON.stringify(near)}?)`}`,
+          },
+        ]);
+      }
+    }
     try {
-      return parseMCPConfig(doc.data, { env: this.env, file: doc.file }).map((c) =>
-        withCwd(c, dirname(path)),
-      );
+      const servers = parseMCPConfig(doc.data, { env: this.env, file: doc.file, rename: safe });
+      return { servers: servers.map((c) => withCwd(c, dirname(path))), failed: false };
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       const prefix = isObject(doc.data) && doc.data.mcpServers === undefined ? 'servers' : 'mcpServers';
-      throw fileError(
-        'MCP config',
-        doc.file,
-        dedupe(
-          this.#add(
-            err.issues.map((i) => nameIssue(i, prefix)),
-            doc,
-          ),
-        ),
-        err,
-      );
+      const written = typeof ref.path === 'string' ? ref.path : doc.file;
+      const renamed = (issue: ConfigIssue) => {
+        const at = parsePath(issue.path);
+        return at.length === 3 && at[2] === 'name' && Object.hasOwn(rename, String(at[1]));
+      };
+      // A bad new name is reported at mcpConfig.rename in the project file, by the project file's schema.
+      const issues = err.issues
+        .filter((i) => !renamed(i))
+        .map((i) => nameIssue(i, prefix, { file: this.doc.file, path: written }));
+      this.#add(issues, doc);
+      const names = isObject(map) ? Object.keys(map).map((n) => safe[n] ?? n) : [];
+      return { servers: [], failed: true, names: new Set(names) };
     }
   }
 
@@ -374,12 +420,14 @@ class Loader {
           this.#add([{ path: 'policy.file', message: 'expected a file path' }]);
         return { policy: undefined, policyFile: undefined };
       }
-      const doc = await readConfigDocument(path, 'policy file', shown(path, this.cwd));
+      const doc = await this.#read(path, 'policy file');
+      if (doc === undefined) return { policy: undefined, policyFile: undefined };
       const issues: ConfigIssue[] = [];
       const expanded = expandEnv(doc.data, { env: this.env }, '', issues);
       const policy = issues.length > 0 ? undefined : validatePolicy(expanded, '', issues);
       if (issues.length > 0 || policy === undefined) {
-        throw fileError('policy file', doc.file, dedupe(this.#add(issues, doc, PolicyDocSchema)));
+        this.#add(issues, doc, PolicyDocSchema);
+        return { policy: undefined, policyFile: undefined };
       }
       return { policy, policyFile: path };
     }
@@ -434,14 +482,20 @@ function tlsPaths(tls: ServerTlsConfig, dir: string): ServerTlsConfig {
   };
 }
 
-/** An issue on a server's `name` is about the key the server is listed under. */
-function nameIssue(issue: ConfigIssue, prefix: string): ConfigIssue {
+/**
+ * An issue on a server's `name` is about the key the server is listed under. For a server of an mcp.json
+ * (`mapTo`), the fix is a new name in the project file rather than an edit of a file other clients read.
+ */
+function nameIssue(issue: ConfigIssue, prefix: string, mapTo?: { file: string; path: string }): ConfigIssue {
   const path = parsePath(issue.path);
   if (path.length === 3 && path[0] === prefix && path[2] === 'name') {
-    return {
-      path: `${prefix}.${String(path[1])}`,
-      message: `the server name ${JSON.stringify(path[1])} ${issue.message}`,
-    };
+    const written = String(path[1]);
+    let message = `the server name ${JSON.stringify(written)} ${issue.message}`;
+    if (mapTo !== undefined) {
+      const rename = `{ ${JSON.stringify(written)}: ${JSON.stringify(safeName(written))} }`;
+      message += `; give it a safe name in ${mapTo.file}: mcpConfig: { path: ${JSON.stringify(mapTo.path)}, rename: ${rename} }`;
+    }
+    return { path: appendPath(prefix, written), message };
   }
   return issue;
 }
@@ -463,4 +517,15 @@ export async function loadPolicyFile(
     throw fileError('policy file', doc.file, dedupe(explained));
   }
   return policy;
+}
+
+/** A name close to `name` that is a valid server name: other characters become `_`, no `__`, at most 40. */
+export function safeName(name: string): string {
+  const out = name
+    .replace(/[^A-Za-z0-9_-]/g, '_')
+    .replace(/_{2,}/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 40)
+    .replace(/_+$/, '');
+  return out === '' ? 'server' : out;
 }

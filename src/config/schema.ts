@@ -9,7 +9,12 @@
  * editors (the shipped JSON Schema) and for the reference page.
  */
 import { z } from 'zod';
-import { HttpConfigSchema, MCPServerConfigSchema, NetworkConfigSchema } from '../interop/config.js';
+import {
+  HttpConfigSchema,
+  MCPServerConfigSchema,
+  NetworkConfigSchema,
+  ServerNameSchema,
+} from '../interop/config.js';
 import { RedisStateStoreOptionsSchema } from '../state/options.js';
 import { PolicyDocSchema } from './policy-docs.js';
 
@@ -208,6 +213,19 @@ export const PolicyFileRefSchema = z
   })
   .describe('A policy kept in a separate JSON or YAML file.');
 
+/** `{ path, rename }`: an existing mcp.json, with names Interlock cannot use mapped to ones it can. */
+export const McpConfigRefSchema = z
+  .strictObject({
+    path: FilePath.describe('Path of the mcp.json, relative to this file.'),
+    rename: z
+      .record(z.string().min(1), ServerNameSchema)
+      .optional()
+      .describe(
+        'New names for servers of that file, by the name written there: { "my.server": "my_server" }. The new name is the one policies, tool names (mcp__my_server__echo) and option entries in mcpServers use.',
+      ),
+  })
+  .describe('An existing mcp.json, with some of its servers renamed.');
+
 function projectSchema(
   entries: z.ZodType,
   policy: z.ZodType,
@@ -226,9 +244,12 @@ function projectSchema(
         .record(name, entries)
         .optional()
         .describe("Servers by name, in VS Code's mcp.json shape (use this or mcpServers, not both)."),
-      mcpConfig: FilePath.optional().describe(
-        'An existing mcp.json (Claude Desktop, Cursor, .mcp.json or VS Code) whose servers are used too, relative to this file. An entry in mcpServers with the same name and no command or url adds options to that server.',
-      ),
+      mcpConfig: z
+        .union([FilePath, McpConfigRefSchema])
+        .optional()
+        .describe(
+          'An existing mcp.json (Claude Desktop, Cursor, .mcp.json or VS Code) whose servers are used too: its path relative to this file, or { path, rename }. An entry in mcpServers with the same name and no command or url adds options to that server.',
+        ),
       policy: policy
         .optional()
         .describe(

@@ -5,7 +5,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import { type MCPServerConfig, parseServerConfig } from './config.js';
+import {
+  appendPath,
+  joinPath,
+  type MCPServerConfig,
+  MCPServerConfigSchema,
+  parseServerConfig,
+} from './config.js';
 
 /** Options for {@link loadMCPConfig} and {@link expandEnv}. */
 export interface LoadMCPConfigOptions {
@@ -52,15 +58,15 @@ export function expandEnv(
 ): unknown {
   const env = options.env ?? process.env;
   if (typeof value === 'string') return expandString(value, path === '' ? '(root)' : path, env, issues);
-  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, options, `${path}[${i}]`, issues));
+  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, options, appendPath(path, i), issues));
   if (typeof value === 'object' && value !== null) {
     const out: Record<string, unknown> = {};
     for (const [key, v] of Object.entries(value)) {
       if (key === '__proto__' || key === 'constructor' || key === 'prototype') {
-        issues.push({ path: path === '' ? key : `${path}.${key}`, message: 'forbidden key' });
+        issues.push({ path: appendPath(path, key), message: 'forbidden key' });
         continue;
       }
-      out[key] = expandEnv(v, options, path === '' ? key : `${path}.${key}`, issues);
+      out[key] = expandEnv(v, options, appendPath(path, key), issues);
     }
     return out;
   }
@@ -98,10 +104,24 @@ function translateEntry(name: string, entry: unknown, path: string, issues: Conf
     else if (typeof type === 'string' && HTTP_TYPES[type] !== undefined) out.transport = HTTP_TYPES[type];
     else issues.push({ path: `${path}.type`, message: `expected 'http' or 'sse', found '${String(type)}'` });
   } else {
-    issues.push({ path, message: 'expected "command" (stdio server) or "url" (remote server)' });
+    // `comand: node` is a typo, not a server without a command: name the unknown field (the project file
+    // loader adds the "did you mean").
+    const unknown = Object.keys(rest).filter((key) => !ENTRY_KEYS.has(key));
+    issues.push(
+      unknown.length > 0
+        ? { path, message: `unknown field(s) ${unknown.map((k) => `'${k}'`).join(', ')}` }
+        : { path, message: 'expected "command" (stdio server) or "url" (remote server)' },
+    );
   }
   return out;
 }
+
+/** Every field a server entry may have, over all transports. */
+const ENTRY_KEYS: ReadonlySet<string> = new Set([
+  'type',
+  'disabled',
+  ...MCPServerConfigSchema.options.flatMap((o) => Object.keys(o.shape)),
+]);
 
 /**
  * Turns a parsed `mcp.json`-style object into validated server configs. Accepts `mcpServers` (Claude Desktop,
@@ -109,7 +129,14 @@ function translateEntry(name: string, entry: unknown, path: string, issues: Conf
  */
 export function parseMCPConfig(
   input: unknown,
-  options: LoadMCPConfigOptions & { file?: string } = {},
+  options: LoadMCPConfigOptions & {
+    file?: string;
+    /**
+     * Names to use instead of the file's keys (`{ "my.server": "my_server" }`), for files written for clients
+     * that accept names Interlock cannot (a dot, a space, `__`). Error paths keep the key as written.
+     */
+    rename?: Readonly<Record<string, string>>;
+  } = {},
 ): MCPServerConfig[] {
   const where = options.file === undefined ? 'MCP config' : `MCP config ${options.file}`;
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
@@ -133,8 +160,10 @@ export function parseMCPConfig(
   }
   const issues: ConfigIssue[] = [];
   const configs: MCPServerConfig[] = [];
-  for (const [name, entry] of Object.entries(map)) {
-    const path = `${key}.${name}`;
+  const rename = options.rename ?? {};
+  for (const [written, entry] of Object.entries(map)) {
+    const name = Object.hasOwn(rename, written) ? (rename[written] as string) : written;
+    const path = appendPath(key, written);
     const expanded = expandEnv(entry, options, path, issues);
     const translated = translateEntry(name, expanded, path, issues);
     if (translated === undefined) continue;
@@ -142,8 +171,16 @@ export function parseMCPConfig(
       configs.push(parseServerConfig(translated));
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      for (const issue of err.issues) issues.push({ path: `${path}.${issue.path}`, message: issue.message });
+      for (const issue of err.issues)
+        issues.push({ path: joinPath(path, issue.path), message: issue.message });
     }
+  }
+  const seen = new Set<string>();
+  for (const config of configs) {
+    if (seen.has(config.name)) {
+      issues.push({ path: key, message: `two servers are named '${config.name}' after renaming` });
+    }
+    seen.add(config.name);
   }
   if (issues.length > 0) {
     throw new ConfigError(`Invalid ${where}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {

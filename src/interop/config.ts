@@ -340,21 +340,38 @@ export type NetworkConfig = z.output<typeof NetworkConfigSchema>;
 export type HttpConfig = z.output<typeof HttpConfigSchema>;
 export type TransportKind = MCPServerConfig['transport'];
 
-/** Formats a zod path like `args[1]` or `headers.Authorization`. */
+/** A key that reads unambiguously after a dot in a path; any other key is quoted (`mcpServers["my.server"]`). */
+const PLAIN_KEY = /^[A-Za-z0-9_$-]+$/;
+
+/** `path` followed by one key or index: `a.b`, `a[1]`, `a["my.server"]`. */
+export function appendPath(path: string, key: PropertyKey): string {
+  if (typeof key === 'number') return `${path}[${key}]`;
+  const name = String(key);
+  if (!PLAIN_KEY.test(name)) return `${path}[${JSON.stringify(name)}]`;
+  return path === '' ? name : `${path}.${name}`;
+}
+
+/** `path` followed by a path formatted by {@link formatPath} (`''` and `(root)` add nothing). */
+export function joinPath(path: string, rest: string): string {
+  if (rest === '' || rest === '(root)') return path;
+  if (path === '') return rest;
+  return rest.startsWith('[') ? `${path}${rest}` : `${path}.${rest}`;
+}
+
+/**
+ * Formats a zod path like `args[1]` or `headers.Authorization`; a key that is not plain (a dot, a space) is
+ * quoted: `mcpServers["my.server"].name`.
+ */
 export function formatPath(path: readonly PropertyKey[]): string {
   let out = '';
-  for (const key of path) {
-    if (typeof key === 'number') out += `[${key}]`;
-    else out += out === '' ? String(key) : `.${String(key)}`;
-  }
+  for (const key of path) out = appendPath(out, key);
   return out;
 }
 
 /** Turns zod issues into ours, prefixing each path; messages never contain the offending values. */
 export function toConfigIssues(error: z.ZodError, prefix = ''): ConfigIssue[] {
   return error.issues.map((issue) => {
-    const path = formatPath(issue.path);
-    const full = prefix === '' ? path : path === '' ? prefix : `${prefix}.${path}`;
+    const full = joinPath(prefix, formatPath(issue.path));
     let message = issue.message;
     if (issue.code === 'unrecognized_keys')
       message = `unknown field(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}`;

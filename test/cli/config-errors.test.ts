@@ -3,6 +3,7 @@
  * and says which file, which field (and line), what was expected and what was found. Never a secret.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EVERYTHING_BIN } from '../helpers/http-fixtures.js';
 import { type CliResult, json, runCli, type TempProject, tempProject } from './helpers.js';
 
 let project: TempProject;
@@ -17,7 +18,7 @@ interface ErrorJson {
     file?: string;
     message: string;
     exitCode: number;
-    issues: { path: string; message: string; line?: number }[];
+    issues: { path: string; message: string; line?: number; file?: string }[];
   };
 }
 
@@ -120,7 +121,7 @@ describe('a bad project file exits 2 and says what is wrong', () => {
     const error = configError(result);
     expect(error.issues.map((i) => i.path)).toEqual([
       'mcpServers.api.timeoutMs',
-      'mcpServers.api.headers.bad header',
+      'mcpServers.api.headers["bad header"]',
     ]);
     expect(result.stdout + result.stderr).not.toContain(secret);
   });
@@ -137,7 +138,7 @@ describe('a bad project file exits 2 and says what is wrong', () => {
     );
     expect(error.issues).toContainEqual(
       expect.objectContaining({
-        path: 'mcpServers.two words',
+        path: 'mcpServers["two words"]',
         message: expect.stringContaining('the server name'),
       }),
     );
@@ -169,5 +170,129 @@ describe('a bad project file exits 2 and says what is wrong', () => {
     );
     expect(policy.file).toBe('policy.yaml');
     expect(policy.issues).toEqual([expect.objectContaining({ path: 'version', line: 1 })]);
+  });
+});
+
+describe('every problem at once, in every file the project names', () => {
+  it('lists the mistakes of the project file, its mcp.json and its policy file in one error, with did-you-mean', async () => {
+    project.write('.mcp.json', { mcpServers: { 'my.server': { command: 'node', agrs: [] } } });
+    project.write(
+      'policy.yaml',
+      'version: 1\nrules:\n  - effect: allow\n    resourse: mcp:a:b\n    actions: execute\n',
+    );
+    const result = await check(
+      [
+        'mcpConfig: ./.mcp.json',
+        'mcpServers:',
+        '  notes:',
+        '    comand: node',
+        '  other:',
+        '    command: node',
+        '    timeoutMs: fast',
+        'polcy: {}',
+        'policy:',
+        '  file: policy.yaml',
+        '',
+      ].join('\n'),
+    );
+    const error = configError(result);
+    expect(error.file).toBe('interlock.config.yaml');
+    expect(error.issues).toEqual([
+      expect.objectContaining({ path: '(root)', message: "unknown field 'polcy' (did you mean 'policy'?)" }),
+      {
+        file: '.mcp.json',
+        path: 'mcpServers["my.server"]',
+        message:
+          'the server name "my.server" must be 1-40 characters of A-Z, a-z, 0-9, _ and -; give it a safe name in interlock.config.yaml: mcpConfig: { path: "./.mcp.json", rename: { "my.server": "my_server" } }',
+      },
+      {
+        file: '.mcp.json',
+        path: 'mcpServers["my.server"]',
+        message: "unknown field 'agrs' (did you mean 'args'?)",
+      },
+      expect.objectContaining({
+        path: 'mcpServers.notes',
+        message: "unknown field 'comand' (did you mean 'command'?)",
+        line: 4,
+      }),
+      expect.objectContaining({
+        path: 'mcpServers.other.timeoutMs',
+        message: 'expected number, found "fast"',
+      }),
+      expect.objectContaining({
+        file: 'policy.yaml',
+        path: 'rules[0].resource',
+        message: 'required: expected string, found nothing',
+      }),
+      expect.objectContaining({
+        file: 'policy.yaml',
+        path: 'rules[0]',
+        message: "unknown field 'resourse' (did you mean 'resource'?)",
+        line: 4,
+      }),
+    ]);
+    expect(error.message).toMatch(
+      /^Invalid configuration \(7 problems in 3 files\):\n {2}interlock\.config\.yaml:\n/,
+    );
+    expect(error.message).toContain('\n  .mcp.json (MCP config):\n    - mcpServers["my.server"]: ');
+    expect(error.message).toContain(
+      '\n  policy.yaml (policy file):\n    - rules[0].resource (line 3, column 5): ',
+    );
+  });
+
+  it('says which referenced file is missing while still reporting the project file', async () => {
+    const error = configError(
+      await check({ mcpConfig: './nope.json', mcpServers: { a: { command: 'x', timout: 1 } } }),
+    );
+    expect(error.issues).toEqual([
+      { file: 'nope.json', path: '(file)', message: 'the file does not exist' },
+      expect.objectContaining({
+        path: 'mcpServers.a',
+        message: "unknown field 'timout' (did you mean 'timeoutMs'?)",
+      }),
+    ]);
+  });
+});
+
+describe('an mcp.json whose server names Interlock cannot use', () => {
+  it('runs a server renamed in the project file, and the policy names it by its new name', async () => {
+    project.write('.mcp.json', {
+      mcpServers: { 'my.server': { command: process.execPath, args: [EVERYTHING_BIN] } },
+    });
+    project.write('interlock.config.yaml', {
+      mcpConfig: { path: './.mcp.json', rename: { 'my.server': 'my_server' } },
+      mcpServers: { my_server: { tools: { allow: ['echo'] } } },
+      policy: {
+        version: 1,
+        rules: [{ effect: 'allow', resource: 'mcp:my_server:echo', actions: 'execute' }],
+      },
+    });
+    const result = await runCli(
+      ['call', 'mcp__my_server__echo', '--args', '{"message":"hi from the alias"}', '--json'],
+      {
+        cwd: project.dir,
+      },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.stringify(json(result))).toContain('hi from the alias');
+  });
+
+  it('refuses a new name that is not safe, and a rename of a server the file does not have', async () => {
+    project.write('.mcp.json', { mcpServers: { 'my.server': { command: 'x' } } });
+    const error = configError(
+      await check({
+        mcpConfig: { path: './.mcp.json', rename: { 'my.server': 'still.bad', 'my.srver': 'b' } },
+      }),
+    );
+    expect(error.issues).toEqual([
+      expect.objectContaining({
+        path: 'mcpConfig.rename["my.server"]',
+        message: expect.stringContaining('must be 1-40 characters'),
+      }),
+      expect.objectContaining({
+        path: 'mcpConfig.rename["my.srver"]',
+        message: '.mcp.json has no server "my.srver" (did you mean "my.server"?)',
+      }),
+    ]);
   });
 });

@@ -193,9 +193,9 @@ describe('an existing mcp.json and a policy file', () => {
 
   it('names the referenced file when it is missing or invalid', async () => {
     project.write('interlock.config.yaml', { mcpConfig: 'missing.json' });
-    expect((await failure()).message).toContain(
-      'Cannot read MCP config missing.json: the file does not exist',
-    );
+    const missing = await failure();
+    expect(missing.file).toBe('missing.json');
+    expect(missing.message).toBe('Invalid MCP config missing.json (1 problem):\n  - the file does not exist');
 
     project.write('bad.json', { mcpServers: { x: { command: 'node', timeoutMs: -1 } } });
     project.write('interlock.config.yaml', { mcpConfig: 'bad.json' });
@@ -305,7 +305,7 @@ describe('errors', () => {
     );
     expect(issues).toContainEqual(
       expect.objectContaining({
-        path: 'mcpServers.my server',
+        path: 'mcpServers["my server"]',
         message: expect.stringContaining('the server name "my server"'),
       }),
     );

@@ -216,7 +216,7 @@ describe('mcp.json files', () => {
       parseMCPConfig({ mcpServers: { 'bad name': { command: 'x' }, nothing: {}, ok: { command: 'y' } } }),
     );
     const paths = err.issues.map((i) => i.path);
-    expect(paths).toContain('mcpServers.bad name.name');
+    expect(paths).toContain('mcpServers["bad name"].name');
     expect(paths).toContain('mcpServers.nothing');
   });
 
