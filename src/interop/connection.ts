@@ -3,18 +3,16 @@
  * its client, what discovery found, call statistics, and the last lines of its stderr. The manager owns
  * connections; apps read them through `manager.getConnection(name)`.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  type Implementation,
-  type Prompt,
-  type Resource,
-  type ResourceTemplate,
-  type ServerCapabilities,
-  type Tool,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import type {
+  Client,
+  FetchLike,
+  Implementation,
+  Prompt,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+  ServerCapabilities,
+  Tool,
+} from '@modelcontextprotocol/client';
 import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import {
   ClosedError,
@@ -28,6 +26,7 @@ import type { MCPServerConfig, ReconnectOptions } from './config.js';
 import { CallLimiter } from './limiter.js';
 import { CallStats } from './stats.js';
 import { ProcessStdioTransport } from './stdio-transport.js';
+import { httpStatusOf } from './request-errors.js';
 import { type OpenClient, type OpenClientOptions, openClient } from './transport.js';
 
 /** Lifecycle of a connection. */
@@ -302,7 +301,7 @@ export class ServerConnection {
     const opts = { signal, timeout: timeoutMs };
     if (caps.tools !== undefined) {
       this.tools = await this.listAllTools(client, opts, tracer);
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
+      client.setNotificationHandler('notifications/tools/list_changed', () =>
         this.#hooks.onToolListChanged(this),
       );
     } else {
@@ -388,7 +387,7 @@ export class ServerConnection {
     const message = error.message;
     const fatal =
       open.kind !== 'stdio' &&
-      ((error instanceof StreamableHTTPError && error.code === 404) ||
+      (httpStatusOf(error) === 404 ||
         /\(HTTP 404\)|Maximum reconnection attempts|Failed to reconnect|SSE stream disconnected|SSE error/i.test(
           message,
         ));

@@ -5,9 +5,9 @@
  */
 
 import { setMaxListeners } from 'node:events';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/client';
+import type { FetchLike } from '@modelcontextprotocol/client';
+import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
 import { type Tracer, trace } from '@opentelemetry/api';
 import { z } from 'zod';
 import {
