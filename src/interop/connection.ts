@@ -3,15 +3,16 @@
  * its client, what discovery found, call statistics, and the last lines of its stderr. The manager owns
  * connections; apps read them through `manager.getConnection(name)`.
  */
-import type {
-  Client,
-  FetchLike,
-  Implementation,
-  Prompt,
-  Resource,
-  ResourceTemplateType as ResourceTemplate,
-  ServerCapabilities,
-  Tool,
+import {
+  type Client,
+  type FetchLike,
+  type Implementation,
+  OAuthError,
+  type Prompt,
+  type Resource,
+  type ResourceTemplateType as ResourceTemplate,
+  type ServerCapabilities,
+  type Tool,
 } from '@modelcontextprotocol/client';
 import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import {
@@ -103,8 +104,10 @@ export class ServerConnection {
   readonly #stderr: string[] = [];
   readonly #hooks: ConnectionHooks;
 
-  /** What the server said about itself in `initialize`. */
+  /** What the server said about itself in `initialize` or `server/discover`. */
   serverInfo: Implementation | undefined;
+  /** The protocol revision agreed with the server (`2026-07-28`, `2025-11-25`, ...); undefined before connect. */
+  protocolVersion: string | undefined;
   serverCapabilities: ServerCapabilities | undefined;
   instructions: string | undefined;
   /** Discovery results (raw, as the server sent them). */
@@ -289,6 +292,7 @@ export class ServerConnection {
     parent: Span,
   ): Promise<void> {
     this.serverInfo = client.getServerVersion();
+    this.protocolVersion = client.getNegotiatedProtocolVersion();
     this.serverCapabilities = client.getServerCapabilities();
     this.instructions = client.getInstructions();
     if (this.serverInfo !== undefined) {
@@ -576,7 +580,8 @@ const OAUTH_HINTS: Readonly<Record<string, string>> = {
  * authorization server; no credential of ours is in it.
  */
 function oauthErrorMessage(err: unknown): string | undefined {
-  const code = (err as { errorCode?: unknown } | null)?.errorCode;
+  // The v2 SDK's OAuthError carries the OAuth `error` as `code`; older ones as `errorCode`.
+  const code = err instanceof OAuthError ? err.code : (err as { errorCode?: unknown } | null)?.errorCode;
   if (!(err instanceof Error) || typeof code !== 'string' || code === '') return undefined;
   const description = err.message.trim().replace(/\.$/, '');
   const hint = OAUTH_HINTS[code];

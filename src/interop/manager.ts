@@ -127,6 +127,8 @@ export interface CapabilityView extends ToolInvoker {
 export interface ServerHealth {
   state: ServerConnection['state'];
   transport: ServerConnection['transport'];
+  /** The protocol revision agreed with the server, e.g. `2026-07-28` or `2025-11-25`; undefined before connect. */
+  protocolVersion: string | undefined;
   /** When the server entered its current state (ISO 8601). */
   since: string;
   reconnects: number;
@@ -614,6 +616,7 @@ export class MCPClientManager implements ToolInvoker {
       out[connection.name] = {
         state: connection.state,
         transport: connection.transport,
+        protocolVersion: connection.protocolVersion,
         since: new Date(connection.since).toISOString(),
         reconnects: connection.reconnects,
         lastError:

@@ -210,6 +210,13 @@ async function openEra(
     await client.close().catch(() => {});
     // A failed probe leaves the transport outside the client: close it here so no process outlives the attempt.
     await transport.close().catch(() => {});
+    if (isRefusedAfterReauth(err) && auth?.authProvider !== undefined) {
+      const origin = new URL((config as HttpServerConfig).url).origin;
+      throw new Error(
+        `Server '${config.name}' (${origin}) refused the access token again after re-authentication (HTTP 401): the authorization server may issue tokens for another resource (audience) or with too little scope. Check the server's OAuth configuration; no further token is requested.`,
+        { cause: err },
+      );
+    }
     const exit = transport instanceof ProcessStdioTransport ? transport.describeExit() : undefined;
     if (exit !== undefined) {
       const message = err instanceof Error ? err.message : String(err);
@@ -222,6 +229,11 @@ async function openEra(
   const pid = transport instanceof ProcessStdioTransport ? transport.pid : undefined;
   const era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
   return { client, transport, kind, pid, protocolVersion: client.getNegotiatedProtocolVersion(), era };
+}
+
+/** The SDK's transport got a 401 again right after it fetched a new token (it then stops asking). */
+function isRefusedAfterReauth(err: unknown): boolean {
+  return err instanceof SdkError && err.code === SdkErrorCode.ClientHttpAuthentication && httpStatusOf(err) === 401;
 }
 
 /** True for the answers after which the spec says to fall back to SSE: any 4xx but auth challenges. */
