@@ -25,9 +25,9 @@ import {
 import type { SecretRedactor } from '../redact.js';
 import type { MCPServerConfig, ReconnectOptions } from './config.js';
 import { CallLimiter } from './limiter.js';
+import { httpStatusOf } from './request-errors.js';
 import { CallStats } from './stats.js';
 import { ProcessStdioTransport } from './stdio-transport.js';
-import { httpStatusOf } from './request-errors.js';
 import { type OpenClient, type OpenClientOptions, openClient } from './transport.js';
 
 /** Lifecycle of a connection. */
@@ -308,6 +308,9 @@ export class ServerConnection {
       client.setNotificationHandler('notifications/tools/list_changed', () =>
         this.#hooks.onToolListChanged(this),
       );
+      if (client.getProtocolEra() === 'modern' && caps.tools.listChanged === true) {
+        await this.#listenForToolChanges(client, timeoutMs);
+      }
     } else {
       this.tools = [];
     }
@@ -335,6 +338,35 @@ export class ServerConnection {
     this.resources = resources.status === 'fulfilled' ? resources.value : [];
     this.resourceTemplates = templates.status === 'fulfilled' ? templates.value : [];
     this.prompts = prompts.status === 'fulfilled' ? prompts.value : [];
+  }
+
+  /**
+   * Protocol 2026-07-28 servers send change notifications only on a `subscriptions/listen` stream. A stream the
+   * server ends (or that breaks) counts as a lost connection: the reconnect lists the tools again and re-listens,
+   * so no change is missed. A server that refuses the subscription keeps serving; its changes show on reconnect.
+   */
+  async #listenForToolChanges(client: Client, timeoutMs: number): Promise<void> {
+    try {
+      const subscription = await client.listen({ toolsListChanged: true }, { timeout: timeoutMs });
+      void subscription.closed.then((how) => {
+        if (how === 'local' || this.#open?.client !== client) return;
+        this.markLost(
+          new ConnectionLostError(
+            `Server '${this.name}' ended its change subscription (subscriptions/listen).`,
+            {
+              server: this.name,
+            },
+          ),
+        );
+      });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.#hooks.onWarning(
+        this,
+        'LIST_CHANGED_UNAVAILABLE',
+        `Server '${this.name}' refused subscriptions/listen (${message}); tool list changes show after a reconnect.`,
+      );
+    }
   }
 
   /** Lists every tool, following `nextCursor`, in a `tools/list` span. */

@@ -5,9 +5,7 @@
  */
 
 import { setMaxListeners } from 'node:events';
-import type { Client } from '@modelcontextprotocol/client';
-import type { FetchLike } from '@modelcontextprotocol/client';
-import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
+import type { Client, FetchLike, GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
 import { type Tracer, trace } from '@opentelemetry/api';
 import { z } from 'zod';
 import {

@@ -62,10 +62,13 @@ function mapError(err: unknown, ctx: RequestErrorContext): InteropError {
       err.code === SdkErrorCode.SendFailed ||
       err.code === SdkErrorCode.NotConnected
     ) {
-      return new ConnectionLostError(`Connection to server '${server}' was lost during the call to ${what}.`, {
-        server,
-        cause: err,
-      });
+      return new ConnectionLostError(
+        `Connection to server '${server}' was lost during the call to ${what}.`,
+        {
+          server,
+          cause: err,
+        },
+      );
     }
     // A local protocol failure (e.g. an invalid result or too many input rounds): the server's answer was unusable.
     return new ServerRequestError(

@@ -4,15 +4,17 @@
  * (2025-03-26, "Backwards compatibility") describes.
  */
 
-import type { OAuthClientProvider } from '@modelcontextprotocol/client';
-import { UnauthorizedError } from '@modelcontextprotocol/client';
-import { Client, type PriorDiscovery, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
-import { SSEClientTransport } from '@modelcontextprotocol/client';
-import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import type { FetchLike, OAuthClientProvider, Transport } from '@modelcontextprotocol/client';
 import {
+  Client,
+  type PriorDiscovery,
+  SdkError,
+  SdkErrorCode,
+  SSEClientTransport,
   StreamableHTTPClientTransport,
+  UnauthorizedError,
 } from '@modelcontextprotocol/client';
-import type { FetchLike, Transport } from '@modelcontextprotocol/client';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { ConfigError } from '../errors.js';
 import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from './config.js';
 import { httpStatusOf } from './request-errors.js';
@@ -233,7 +235,9 @@ async function openEra(
 
 /** The SDK's transport got a 401 again right after it fetched a new token (it then stops asking). */
 function isRefusedAfterReauth(err: unknown): boolean {
-  return err instanceof SdkError && err.code === SdkErrorCode.ClientHttpAuthentication && httpStatusOf(err) === 401;
+  return (
+    err instanceof SdkError && err.code === SdkErrorCode.ClientHttpAuthentication && httpStatusOf(err) === 401
+  );
 }
 
 /** True for the answers after which the spec says to fall back to SSE: any 4xx but auth challenges. */

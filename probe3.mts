@@ -1,0 +1,15 @@
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+const c = new Client({ name: 'x', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+const t = new StdioClientTransport({ command: process.execPath, args: ['test/fixtures/servers/modern.mjs'], stderr: 'inherit' });
+await c.connect(t);
+const origOn = t.onmessage!; t.onmessage = (m: any, e?: any) => { console.log('<<', JSON.stringify(m).slice(0, 250)); origOn(m, e); };
+const r = await c.callTool({ name: 'progress', arguments: { steps: 2 } }, { onprogress: (p) => console.log('progress', p) });
+console.log(JSON.stringify(r));
+c.setNotificationHandler('notifications/tools/list_changed', () => console.log('LIST CHANGED'));
+console.log('auto sub', c.autoOpenedSubscription);
+const sub = await c.listen({ toolsListChanged: true } as any).catch((e) => console.log('listen err', e.message));
+console.log('sub', sub && (sub as any).honoredFilter);
+await c.callTool({ name: 'add_tool', arguments: { name: 'x1' } });
+await new Promise((r) => setTimeout(r, 1000));
+await c.close();
