@@ -10,37 +10,100 @@ import type { MCPManagerEvents } from '../../src/interop/events.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { nodeFixture } from '../helpers/fixtures.js';
-import { EVERYTHING_BIN } from '../helpers/http-fixtures.js';
-import { isAlive } from '../helpers/processes.js';
+import {
+  EVERYTHING_BIN,
+  type HttpServerProcess,
+  startEverything,
+  startHttpFixture,
+  startModernHttp,
+} from '../helpers/http-fixtures.js';
+
+/** A server the test started (HTTP) or that the manager spawns (stdio). */
+interface Started {
+  config: MCPServerConfigInput;
+  /** Ends the server process the manager talks to, and (HTTP) starts a new one at the same URL. */
+  restart(manager: MCPClientManager): Promise<void>;
+  close(): Promise<void>;
+}
 
 interface Era {
   era: string;
-  /** The server for connect, call, progress, cancellation and restart. */
-  server: MCPServerConfigInput;
+  transport: 'stdio' | 'http';
+  /** The server for connect, call, progress, cancellation and restart, named `srv`. */
+  server(): Promise<Started>;
   echo: { tool: string; args: Record<string, unknown>; says: string };
   progress: { tool: string; args: Record<string, unknown>; steps: number };
   /** A tool that runs until cancelled. */
   hang: { tool: string; args: Record<string, unknown> };
-  /** A server with a tool that adds a tool and announces the change. */
-  listChanged: { server: MCPServerConfigInput; tool: string };
+  /** A server named `lc` with an `add_tool` tool that adds a tool and announces the change. */
+  listChanged(): Promise<Started>;
 }
+
+const killStdio = async (manager: MCPClientManager, name: string) => {
+  process.kill(manager.getConnection(name)?.pid as number, 'SIGKILL');
+};
+
+function stdio(name: string, command: { command: string; args: string[] }): Promise<Started> {
+  return Promise.resolve({
+    config: { name, transport: 'stdio', ...command },
+    restart: (manager) => killStdio(manager, name),
+    close: async () => {},
+  });
+}
+
+function http(name: string, start: (port?: number) => Promise<HttpServerProcess>): Promise<Started> {
+  return start().then((first) => {
+    let current = first;
+    return {
+      config: { name, transport: 'http', url: first.mcpUrl },
+      restart: async () => {
+        await current.close();
+        current = await start(first.port);
+      },
+      close: () => current.close(),
+    };
+  });
+}
+
+const modern = {
+  echo: { tool: 'echo', args: { text: 'ping' }, says: 'ping' },
+  progress: { tool: 'progress', args: { steps: 3 }, steps: 3 },
+  hang: { tool: 'wait', args: {} },
+};
+const legacy = {
+  echo: { tool: 'echo', args: { message: 'ping' }, says: 'ping' },
+  progress: { tool: 'trigger-long-running-operation', args: { duration: 0.3, steps: 3 }, steps: 3 },
+  hang: { tool: 'trigger-long-running-operation', args: { duration: 600, steps: 2 } },
+};
 
 const eras: Era[] = [
   {
     era: '2026-07-28',
-    server: { name: 'srv', transport: 'stdio', ...nodeFixture('modern') },
-    echo: { tool: 'echo', args: { text: 'ping' }, says: 'ping' },
-    progress: { tool: 'progress', args: { steps: 3 }, steps: 3 },
-    hang: { tool: 'wait', args: {} },
-    listChanged: { server: { name: 'lc', transport: 'stdio', ...nodeFixture('modern') }, tool: 'add_tool' },
+    transport: 'stdio',
+    ...modern,
+    server: () => stdio('srv', nodeFixture('modern')),
+    listChanged: () => stdio('lc', nodeFixture('modern')),
+  },
+  {
+    era: '2026-07-28',
+    transport: 'http',
+    ...modern,
+    server: () => http('srv', (port) => startModernHttp({ port })),
+    listChanged: () => http('lc', (port) => startModernHttp({ port })),
   },
   {
     era: '2025-11-25',
-    server: { name: 'srv', transport: 'stdio', command: process.execPath, args: [EVERYTHING_BIN, 'stdio'] },
-    echo: { tool: 'echo', args: { message: 'ping' }, says: 'ping' },
-    progress: { tool: 'trigger-long-running-operation', args: { duration: 0.3, steps: 3 }, steps: 3 },
-    hang: { tool: 'trigger-long-running-operation', args: { duration: 600, steps: 2 } },
-    listChanged: { server: { name: 'lc', transport: 'stdio', ...nodeFixture('echo') }, tool: 'add_tool' },
+    transport: 'stdio',
+    ...legacy,
+    server: () => stdio('srv', { command: process.execPath, args: [EVERYTHING_BIN, 'stdio'] }),
+    listChanged: () => stdio('lc', nodeFixture('echo')),
+  },
+  {
+    era: '2025-11-25',
+    transport: 'http',
+    ...legacy,
+    server: () => http('srv', (port) => startEverything('streamableHttp', { port })),
+    listChanged: () => http('lc', (port) => startHttpFixture({ transport: 'http', port })),
   },
 ];
 
@@ -51,8 +114,9 @@ function once<K extends keyof MCPManagerEvents & string>(
   return new Promise((resolve) => manager.once(event, resolve));
 }
 
-describe.each(eras)('protocol $era', (era) => {
+describe.each(eras)('protocol $era over $transport', (era) => {
   let manager: MCPClientManager | undefined;
+  let started: Started | undefined;
 
   function newManager(): MCPClientManager {
     const capabilities = new CapabilitySet();
@@ -62,14 +126,22 @@ describe.each(eras)('protocol $era', (era) => {
     return manager;
   }
 
+  async function connect(which: 'server' | 'listChanged'): Promise<MCPClientManager> {
+    const m = newManager();
+    started = await era[which]();
+    await expect(m.connectAll([started.config])).resolves.toEqual({ [started.config.name]: true });
+    return m;
+  }
+
   afterEach(async () => {
     await manager?.close();
+    await started?.close();
     manager = undefined;
+    started = undefined;
   });
 
   it('negotiates the era, lists the tools and calls one', async () => {
-    const m = newManager();
-    await expect(m.connectAll([era.server])).resolves.toEqual({ srv: true });
+    const m = await connect('server');
     expect(m.health().srv?.protocolVersion).toBe(era.era);
     expect(m.getConnection('srv')?.protocolVersion).toBe(era.era);
     expect(m.tools.map((t) => t.name)).toContain(`mcp__srv__${era.echo.tool}`);
@@ -79,8 +151,7 @@ describe.each(eras)('protocol $era', (era) => {
   });
 
   it('passes progress notifications to the caller', async () => {
-    const m = newManager();
-    await m.connectServer(era.server);
+    const m = await connect('server');
     const seen: { progress: number; total?: number | undefined }[] = [];
     await m.executeTool(`mcp__srv__${era.progress.tool}`, era.progress.args, {
       onProgress: (p) => seen.push(p),
@@ -91,8 +162,7 @@ describe.each(eras)('protocol $era', (era) => {
   });
 
   it('cancels a running call and stays usable', async () => {
-    const m = newManager();
-    await m.connectServer(era.server);
+    const m = await connect('server');
     const controller = new AbortController();
     const started = once(m, 'tool_call_started');
     const call = m.executeTool(`mcp__srv__${era.hang.tool}`, era.hang.args, { signal: controller.signal });
@@ -104,16 +174,15 @@ describe.each(eras)('protocol $era', (era) => {
     );
   });
 
-  it('reconnects after the server process dies and negotiates the same era again', async () => {
-    const m = newManager();
-    await m.connectServer(era.server);
-    const pid = m.getConnection('srv')?.pid as number;
+  it('reconnects after the server restarts and negotiates the same era again', async () => {
+    const m = await connect('server');
     const reconnected = once(m, 'reconnected');
-    process.kill(pid, 'SIGKILL');
+    await started?.restart(m);
+    if (era.transport === 'http') {
+      // An HTTP client learns of the restart from its next request (2025) or its broken listen stream (2026).
+      await m.executeTool(`mcp__srv__${era.echo.tool}`, era.echo.args).catch(() => {});
+    }
     await reconnected;
-    const next = m.getConnection('srv')?.pid as number;
-    expect(next).not.toBe(pid);
-    expect(isAlive(next)).toBe(true);
     expect(m.health().srv).toMatchObject({ state: 'ready', reconnects: 1, protocolVersion: era.era });
     await expect(m.executeTool(`mcp__srv__${era.echo.tool}`, era.echo.args)).resolves.toContain(
       era.echo.says,
@@ -121,10 +190,9 @@ describe.each(eras)('protocol $era', (era) => {
   });
 
   it('refreshes the tool list when the server announces a change', async () => {
-    const m = newManager();
-    await m.connectServer(era.listChanged.server);
+    const m = await connect('listChanged');
     const changed = once(m, 'tools_changed');
-    await m.executeTool(`mcp__lc__${era.listChanged.tool}`, { name: 'fresh' });
+    await m.executeTool('mcp__lc__add_tool', { name: 'fresh' });
     expect(await changed).toMatchObject({ server: 'lc', added: ['mcp__lc__fresh'] });
     await expect(m.executeTool('mcp__lc__fresh', {})).resolves.toBeTypeOf('string');
   });
