@@ -222,6 +222,7 @@ export class ServerConnection {
           signal: controller.signal,
           timeoutMs,
           onStderr: (line) => this.#pushStderr(line),
+          serverRequests: options.serverRequests,
         });
         if (this.#state === 'closed')
           throw new ClosedError(`Server '${this.name}' was closed while connecting.`);

@@ -43,6 +43,13 @@ import { createHttpClient, type HttpClient, type HttpOptions, serverHttpOverride
 import { type Logger, silentLogger } from './logger.js';
 import type { NetworkPolicy } from './network.js';
 import { mapRequestError } from './request-errors.js';
+import {
+  type ElicitationHandler,
+  type RootsOption,
+  type SamplingHandler,
+  type ServerRequestSupport,
+  serverRequestSupport,
+} from './server-requests.js';
 import type { ClientIdentity, ServerAuthFactory } from './transport.js';
 
 /** Options of {@link MCPClientManager}. */
@@ -100,6 +107,23 @@ export interface MCPClientManagerOptions {
    * registered SDK the spans cost next to nothing. @default trace.getTracer('interlock')
    */
   tracer?: Tracer | undefined;
+  /**
+   * Answers a server's form-mode elicitation (a question for the user). Each request is first decided on
+   * `mcp:{server}:elicitation` / `request`; denied ones are declined without asking. @default none: the
+   * elicitation capability is not declared
+   */
+  onElicitation?: ElicitationHandler | undefined;
+  /**
+   * Answers a server's sampling request (`sampling/createMessage`), decided first on `mcp:{server}:sampling` /
+   * `request` (the request's `maxTokens` and model hints are the condition's `args`); denied ones get an error.
+   * @default none: the sampling capability is not declared
+   */
+  onSampling?: SamplingHandler | undefined;
+  /**
+   * The roots (`file://` URIs) servers may see, decided per request on `mcp:{server}:roots` / `request`; denied
+   * ones get an error. @default none: the roots capability is not declared
+   */
+  roots?: RootsOption | undefined;
 }
 
 /** Options of {@link MCPClientManager.withCapabilities}. */
@@ -145,6 +169,21 @@ const OptionsSchema = z.object({
   auditFailure: z.enum(['block', 'continue']).optional(),
   agent: z.string().min(1).optional(),
   clientInfo: z.object({ name: z.string().min(1), version: z.string().min(1) }).optional(),
+  onElicitation: z
+    .custom<ElicitationHandler>((v) => typeof v === 'function', 'must be a function')
+    .optional(),
+  onSampling: z.custom<SamplingHandler>((v) => typeof v === 'function', 'must be a function').optional(),
+  roots: z
+    .union([
+      z.array(
+        z.object({
+          uri: z.string().startsWith('file://', 'a root must be a file:// URI'),
+          name: z.string().optional(),
+        }),
+      ),
+      z.custom<RootsOption>((v) => typeof v === 'function', 'must be a list of roots or a function'),
+    ])
+    .optional(),
 });
 
 /** The package version reported to servers. */
@@ -167,6 +206,7 @@ export class MCPClientManager implements ToolInvoker {
   readonly #pins: PinStore;
   readonly #tracer: Tracer;
   readonly #serverAuth: ServerAuthFactory | undefined;
+  readonly #serverRequests: ServerRequestSupport | undefined;
   readonly #callPath: CallPathDeps;
   #callIds = 0;
   #closed = false;
@@ -183,6 +223,9 @@ export class MCPClientManager implements ToolInvoker {
       auditFailure: options.auditFailure,
       agent: options.agent,
       clientInfo: options.clientInfo,
+      onElicitation: options.onElicitation,
+      onSampling: options.onSampling,
+      roots: options.roots,
     });
     if (!parsed.success) {
       const issues = toConfigIssues(parsed.error);
@@ -213,6 +256,17 @@ export class MCPClientManager implements ToolInvoker {
       options.httpClient ??
       createHttpClient({ fetch: options.fetch, network: options.network, http: options.http });
     this.#serverAuth = options.serverAuth;
+    this.#serverRequests = serverRequestSupport(
+      { onElicitation: options.onElicitation, onSampling: options.onSampling, roots: options.roots },
+      async (server, kind, args) => {
+        await this.#gate.authorize({
+          resource: `mcp:${server}:${kind}`,
+          action: 'request',
+          context: { args, agent: this.#agent },
+          server,
+        });
+      },
+    );
     this.#maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
     this.#agent = options.agent;
     this.#pins = options.pins ?? new PinStore();
@@ -368,6 +422,7 @@ export class MCPClientManager implements ToolInvoker {
           resolveFetch: this.#resolveFetch(config),
           tracer: this.#tracer,
           serverAuth: this.#serverAuth,
+          serverRequests: this.#serverRequests,
           redactor: this.#http.redactor,
         },
         this.#closeController.signal,

@@ -18,6 +18,7 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { ConfigError } from '../errors.js';
 import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from './config.js';
 import { httpStatusOf } from './request-errors.js';
+import type { ServerRequestSupport } from './server-requests.js';
 import { ProcessStdioTransport } from './stdio-transport.js';
 
 /** Name and version this client reports in `initialize`. */
@@ -62,6 +63,8 @@ export interface OpenClientOptions {
   /** Timeout for the initialize request. */
   timeoutMs: number;
   onStderr: StderrListener;
+  /** Client capabilities and handlers for requests the server sends us. @default none declared */
+  serverRequests?: ServerRequestSupport | undefined;
 }
 
 /** An open client and the transport it runs over. */
@@ -195,13 +198,14 @@ async function openEra(
   prior: PriorDiscovery | undefined,
 ): Promise<OpenClient> {
   const client = new Client(options.identity, {
-    capabilities: {},
+    capabilities: options.serverRequests?.capabilities ?? {},
     versionNegotiation: {
       mode: kind === 'sse' ? 'legacy' : 'auto',
       // A stdio server that ignores the probe is a 2025-era one: leave half the time for `initialize`.
       probe: kind === 'stdio' ? { timeoutMs: Math.max(1, Math.floor(options.timeoutMs / 2)) } : {},
     },
   });
+  options.serverRequests?.install(client, config.name);
   const transport = createTransport(config, kind, options, auth);
   // The SDK's era probe does not watch the signal: closing the transport ends it (and a stdio server with it).
   const onAbort = () => void transport.close().catch(() => {});
