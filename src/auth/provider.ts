@@ -9,15 +9,13 @@
 import { randomBytes } from 'node:crypto';
 import type {
   AddClientAuthentication,
-  OAuthClientProvider,
-  OAuthDiscoveryState,
-} from '@modelcontextprotocol/sdk/client/auth.js';
-import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
-import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
   OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+} from '@modelcontextprotocol/client';
+import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/client';
 import { MemoryTokenStore, type StoredOAuthState, type TokenStore } from './token-store.js';
 
 /** How the client authenticates at the token endpoint. */

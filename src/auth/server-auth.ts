@@ -5,8 +5,8 @@
  * for.
  */
 import { execFile } from 'node:child_process';
-import { extractWWWAuthenticateParams, auth as sdkAuth } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
+import { extractWWWAuthenticateParams, auth as sdkAuth } from '@modelcontextprotocol/client';
 import type { HeadersHelperConfig, MCPServerConfig } from '../interop/config.js';
 import type { ServerAuth, ServerAuthFactory } from '../interop/transport.js';
 import { LoopbackReceiver, openBrowser } from './loopback.js';

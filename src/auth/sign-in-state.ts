@@ -4,13 +4,13 @@
  * first revokes the tokens at the authorization server's `revocation_endpoint` (RFC 7009) when the stored discovery
  * state names one, then forgets the stored state.
  */
-import { selectClientAuthMethod } from '@modelcontextprotocol/sdk/client/auth.js';
-import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+
 import type {
   AuthorizationServerMetadata,
+  FetchLike,
   OAuthClientInformationMixed,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+} from '@modelcontextprotocol/client';
+import { createPrivateKeyJwtAuth, selectClientAuthMethod } from '@modelcontextprotocol/client';
 import { type OAuthProviderOptions, tokenStoreKey } from './provider.js';
 import type { StoredOAuthState, TokenStore } from './token-store.js';
 

@@ -2,8 +2,11 @@
  * Pluggable storage for OAuth state (issue 9): tokens, client registration, PKCE verifier and discovery results,
  * one entry per MCP server URL. Memory by default; {@link FileTokenStore} keeps them in a 0600 file for the CLI.
  */
-import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthDiscoveryState,
+  OAuthTokens,
+} from '@modelcontextprotocol/client';
 import { readPrivateFile, writePrivateFile } from '../private-file.js';
 
 /** What is kept for one server. Secrets: never log an entry. */

@@ -1,6 +1,6 @@
 /** The engine's options and the shapes of what it binds. */
 
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import type { Tracer } from '@opentelemetry/api';
 import type { MCPServerConfigInput } from '../interop/config.js';
 import type { LoadMCPConfigOptions } from '../interop/config-file.js';

@@ -4,7 +4,6 @@
  * within the timeout), the request itself with progress and cancellation, and one automatic re-send only when
  * the call provably never reached the server or the config marks the tool idempotent.
  */
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   type Attributes,
   context as otelContext,
@@ -28,7 +27,7 @@ import type { CatalogEntry, ToolCatalog } from './catalog.js';
 import { toolMatchesAny } from './config.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
-import { mapRequestError } from './request-errors.js';
+import { httpStatusOf, mapRequestError } from './request-errors.js';
 import { requestSignal } from './signals.js';
 
 /** What the call path needs from the manager. */
@@ -231,7 +230,7 @@ async function callInSpan(
       connection.stats.inFlight += 1;
       deps.events.emit('tool_call_started', () => ({ callId, name, server, tool, attempt }));
       try {
-        const raw = await client.callTool(params, undefined, requestOptions);
+        const raw = await client.callTool(params, requestOptions);
         const result = toToolCallResult(raw, { maxResultChars: deps.maxResultChars });
         const durationMs = performance.now() - started;
         connection.stats.record(durationMs, !result.isError);
@@ -293,7 +292,8 @@ function isConnectionFailure(raw: unknown, error: InteropError): boolean {
 
 /** Streamable HTTP / SSE answered 404 for our session: it expired; a new `initialize` is needed. */
 export function sessionGone(err: unknown): boolean {
-  if (err instanceof StreamableHTTPError) return err.code === 404;
+  const status = httpStatusOf(err);
+  if (status !== undefined) return status === 404;
   return err instanceof Error && /\(HTTP 404\)/.test(err.message);
 }
 

@@ -3,7 +3,7 @@
  * out, and how a server's tool list (live or offline) is merged in. Wrappers are kept across refreshes, so one
  * handed out before a reconnect keeps working after it.
  */
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { ToolDefinitionChangedError } from '../errors.js';
 import {
   type PinnedToolDefinition,
@@ -59,10 +59,11 @@ export interface MergeOptions {
 }
 
 /** The shape a tool arrives in, live (`tools/list`) or offline (`registerTools`). */
-export type RawTool = Pick<
-  Tool,
-  'name' | 'description' | 'inputSchema' | 'outputSchema' | 'annotations' | 'title'
->;
+export type RawTool = Pick<Tool, 'name' | 'description' | 'annotations' | 'title'> & {
+  /** JSON Schemas are read loosely here: `normalizeInputSchema` and the validator check them. */
+  inputSchema: { type: 'object'; [key: string]: unknown };
+  outputSchema?: { [key: string]: unknown } | undefined;
+};
 
 export class ToolCatalog {
   readonly #entries = new Map<string, CatalogEntry>();

@@ -3,18 +3,17 @@
  * its client, what discovery found, call statistics, and the last lines of its stderr. The manager owns
  * connections; apps read them through `manager.getConnection(name)`.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  type Client,
+  type FetchLike,
   type Implementation,
+  OAuthError,
   type Prompt,
   type Resource,
-  type ResourceTemplate,
+  type ResourceTemplateType as ResourceTemplate,
   type ServerCapabilities,
   type Tool,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/client';
 import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import {
   ClosedError,
@@ -27,6 +26,7 @@ import type { SecretRedactor } from '../redact.js';
 import type { MCPServerConfig, ReconnectOptions } from './config.js';
 import { connectReason } from './describe-error.js';
 import { CallLimiter } from './limiter.js';
+import { httpStatusOf } from './request-errors.js';
 import { requestSignal } from './signals.js';
 import { CallStats } from './stats.js';
 import { ProcessStdioTransport } from './stdio-transport.js';
@@ -116,8 +116,10 @@ export class ServerConnection {
   readonly #stderr: string[] = [];
   readonly #hooks: ConnectionHooks;
 
-  /** What the server said about itself in `initialize`. */
+  /** What the server said about itself in `initialize` or `server/discover`. */
   serverInfo: Implementation | undefined;
+  /** The protocol revision agreed with the server (`2026-07-28`, `2025-11-25`, ...); undefined before connect. */
+  protocolVersion: string | undefined;
   serverCapabilities: ServerCapabilities | undefined;
   instructions: string | undefined;
   /** Discovery results (raw, as the server sent them). */
@@ -232,6 +234,7 @@ export class ServerConnection {
           signal: controller.signal,
           timeoutMs,
           onStderr: (line) => this.#pushStderr(line),
+          serverRequests: options.serverRequests,
         });
         if (this.#state === 'closed')
           throw new ClosedError(`Server '${this.name}' was closed while connecting.`);
@@ -306,6 +309,7 @@ export class ServerConnection {
     parent: Span,
   ): Promise<void> {
     this.serverInfo = client.getServerVersion();
+    this.protocolVersion = client.getNegotiatedProtocolVersion();
     this.serverCapabilities = client.getServerCapabilities();
     this.instructions = client.getInstructions();
     if (this.serverInfo !== undefined) {
@@ -318,9 +322,12 @@ export class ServerConnection {
     const opts = { signal, timeout: timeoutMs };
     if (caps.tools !== undefined) {
       this.tools = await this.listAllTools(client, opts, tracer);
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
+      client.setNotificationHandler('notifications/tools/list_changed', () =>
         this.#hooks.onToolListChanged(this),
       );
+      if (client.getProtocolEra() === 'modern' && caps.tools.listChanged === true) {
+        await this.#listenForToolChanges(client, timeoutMs);
+      }
     } else {
       this.tools = [];
     }
@@ -348,6 +355,35 @@ export class ServerConnection {
     this.resources = resources.status === 'fulfilled' ? resources.value : [];
     this.resourceTemplates = templates.status === 'fulfilled' ? templates.value : [];
     this.prompts = prompts.status === 'fulfilled' ? prompts.value : [];
+  }
+
+  /**
+   * Protocol 2026-07-28 servers send change notifications only on a `subscriptions/listen` stream. A stream the
+   * server ends (or that breaks) counts as a lost connection: the reconnect lists the tools again and re-listens,
+   * so no change is missed. A server that refuses the subscription keeps serving; its changes show on reconnect.
+   */
+  async #listenForToolChanges(client: Client, timeoutMs: number): Promise<void> {
+    try {
+      const subscription = await client.listen({ toolsListChanged: true }, { timeout: timeoutMs });
+      void subscription.closed.then((how) => {
+        if (how === 'local' || this.#open?.client !== client) return;
+        this.markLost(
+          new ConnectionLostError(
+            `Server '${this.name}' ended its change subscription (subscriptions/listen).`,
+            {
+              server: this.name,
+            },
+          ),
+        );
+      });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.#hooks.onWarning(
+        this,
+        'LIST_CHANGED_UNAVAILABLE',
+        `Server '${this.name}' refused subscriptions/listen (${message}); tool list changes show after a reconnect.`,
+      );
+    }
   }
 
   /** Lists every tool, following `nextCursor`, in a `tools/list` span. */
@@ -404,7 +440,7 @@ export class ServerConnection {
     const message = error.message;
     const fatal =
       open.kind !== 'stdio' &&
-      ((error instanceof StreamableHTTPError && error.code === 404) ||
+      (httpStatusOf(error) === 404 ||
         /\(HTTP 404\)|Maximum reconnection attempts|Failed to reconnect|SSE stream disconnected|SSE error/i.test(
           message,
         ));
@@ -596,7 +632,8 @@ const OAUTH_HINTS: Readonly<Record<string, string>> = {
  * authorization server; no credential of ours is in it.
  */
 function oauthErrorMessage(err: unknown): string | undefined {
-  const code = (err as { errorCode?: unknown } | null)?.errorCode;
+  // The v2 SDK's OAuthError carries the OAuth `error` as `code`; older ones as `errorCode`.
+  const code = err instanceof OAuthError ? err.code : (err as { errorCode?: unknown } | null)?.errorCode;
   if (!(err instanceof Error) || typeof code !== 'string' || code === '') return undefined;
   const description = err.message.trim().replace(/\.$/, '');
   const hint = OAUTH_HINTS[code];

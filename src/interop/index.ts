@@ -77,6 +77,14 @@ export {
   type Resolver,
 } from './network.js';
 export { envProxyRoutes, type ProxyRoutes, proxyFor } from './proxy-tunnel.js';
+export {
+  type ElicitationHandler,
+  REQUEST_REJECTED_CODE,
+  type RootsOption,
+  type SamplingHandler,
+  type ServerRequestContext,
+  type ServerRequestOptions,
+} from './server-requests.js';
 export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_LINE_BYTES } from './stdio-transport.js';
 export {
   type ClientIdentity,

@@ -5,9 +5,7 @@
  */
 
 import { setMaxListeners } from 'node:events';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, FetchLike, GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
 import { type Tracer, trace } from '@opentelemetry/api';
 import { z } from 'zod';
 import {
@@ -47,6 +45,13 @@ import { createHttpClient, type HttpClient, type HttpOptions, serverHttpOverride
 import { type Logger, silentLogger } from './logger.js';
 import type { NetworkPolicy } from './network.js';
 import { mapRequestError } from './request-errors.js';
+import {
+  type ElicitationHandler,
+  type RootsOption,
+  type SamplingHandler,
+  type ServerRequestSupport,
+  serverRequestSupport,
+} from './server-requests.js';
 import { requestSignal } from './signals.js';
 import type { ClientIdentity, ServerAuthFactory } from './transport.js';
 
@@ -110,6 +115,23 @@ export interface MCPClientManagerOptions {
    * registered SDK the spans cost next to nothing. @default trace.getTracer('interlock')
    */
   tracer?: Tracer | undefined;
+  /**
+   * Answers a server's form-mode elicitation (a question for the user). Each request is first decided on
+   * `mcp:{server}:elicitation` / `request`; denied ones are declined without asking. @default none: the
+   * elicitation capability is not declared
+   */
+  onElicitation?: ElicitationHandler | undefined;
+  /**
+   * Answers a server's sampling request (`sampling/createMessage`), decided first on `mcp:{server}:sampling` /
+   * `request` (the request's `maxTokens` and model hints are the condition's `args`); denied ones get an error.
+   * @default none: the sampling capability is not declared
+   */
+  onSampling?: SamplingHandler | undefined;
+  /**
+   * The roots (`file://` URIs) servers may see, decided per request on `mcp:{server}:roots` / `request`; denied
+   * ones get an error. @default none: the roots capability is not declared
+   */
+  roots?: RootsOption | undefined;
 }
 
 /** Options of {@link MCPClientManager.withCapabilities}. */
@@ -135,6 +157,8 @@ export interface CapabilityView extends ToolInvoker {
 export interface ServerHealth {
   state: ServerConnection['state'];
   transport: ServerConnection['transport'];
+  /** The protocol revision agreed with the server, e.g. `2026-07-28` or `2025-11-25`; undefined before connect. */
+  protocolVersion: string | undefined;
   /** When the server entered its current state (ISO 8601). */
   since: string;
   reconnects: number;
@@ -161,6 +185,21 @@ const OptionsSchema = z.object({
     })
     .optional(),
   clientInfo: z.object({ name: z.string().min(1), version: z.string().min(1) }).optional(),
+  onElicitation: z
+    .custom<ElicitationHandler>((v) => typeof v === 'function', 'must be a function')
+    .optional(),
+  onSampling: z.custom<SamplingHandler>((v) => typeof v === 'function', 'must be a function').optional(),
+  roots: z
+    .union([
+      z.array(
+        z.object({
+          uri: z.string().startsWith('file://', 'a root must be a file:// URI'),
+          name: z.string().optional(),
+        }),
+      ),
+      z.custom<RootsOption>((v) => typeof v === 'function', 'must be a list of roots or a function'),
+    ])
+    .optional(),
 });
 
 /** A tool whose definition changed since it was pinned, with what changed: calls are blocked until approved. */
@@ -200,6 +239,7 @@ export class MCPClientManager implements ToolInvoker {
   readonly #pins: PinStore;
   readonly #tracer: Tracer;
   readonly #serverAuth: ServerAuthFactory | undefined;
+  readonly #serverRequests: ServerRequestSupport | undefined;
   readonly #callPath: CallPathDeps;
   #callIds = 0;
   #closed = false;
@@ -216,6 +256,9 @@ export class MCPClientManager implements ToolInvoker {
       auditFailure: options.auditFailure,
       agent: options.agent,
       clientInfo: options.clientInfo,
+      onElicitation: options.onElicitation,
+      onSampling: options.onSampling,
+      roots: options.roots,
     });
     if (!parsed.success) {
       const issues = toConfigIssues(parsed.error);
@@ -246,6 +289,17 @@ export class MCPClientManager implements ToolInvoker {
       options.httpClient ??
       createHttpClient({ fetch: options.fetch, network: options.network, http: options.http });
     this.#serverAuth = options.serverAuth;
+    this.#serverRequests = serverRequestSupport(
+      { onElicitation: options.onElicitation, onSampling: options.onSampling, roots: options.roots },
+      async (server, kind, args) => {
+        await this.#gate.authorize({
+          resource: `mcp:${server}:${kind}`,
+          action: 'request',
+          context: { args, agent: this.#agent },
+          server,
+        });
+      },
+    );
     this.#maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
     this.#agent = options.agent;
     this.#pins = options.pins ?? new PinStore();
@@ -402,6 +456,7 @@ export class MCPClientManager implements ToolInvoker {
           resolveFetch: this.#resolveFetch(config),
           tracer: this.#tracer,
           serverAuth: this.#serverAuth,
+          serverRequests: this.#serverRequests,
           redactor: this.#http.redactor,
         },
         this.#closeController.signal,
@@ -658,6 +713,7 @@ export class MCPClientManager implements ToolInvoker {
       out[connection.name] = {
         state: connection.state,
         transport: connection.transport,
+        protocolVersion: connection.protocolVersion,
         since: new Date(connection.since).toISOString(),
         reconnects: connection.reconnects,
         lastError:

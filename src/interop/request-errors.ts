@@ -2,8 +2,7 @@
  * Maps what the SDK throws for a request into our coded errors: a JSON-RPC error from the server stays a
  * distinct `ServerRequestError`; timeouts, cancellation and lost connections get their own codes.
  */
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError, ErrorCode as RpcCode } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import {
   ConnectionLostError,
   InteropError,
@@ -42,15 +41,27 @@ function mapError(err: unknown, ctx: RequestErrorContext): InteropError {
       cause: err,
     });
   }
-  if (err instanceof McpError) {
-    if (err.code === RpcCode.RequestTimeout) {
+  if (err instanceof SdkHttpError) {
+    return new ServerRequestError(
+      `Server '${server}' answered the call to ${what} with HTTP ${err.status}: ${err.message}`,
+      -1,
+      { httpStatus: err.status },
+      { server, cause: err },
+    );
+  }
+  if (err instanceof SdkError) {
+    if (err.code === SdkErrorCode.RequestTimeout) {
       return new RequestTimeoutError(
         `Call to ${what} on server '${server}' timed out after ${ctx.timeoutMs ?? '?'} ms; raise timeoutMs if it needs longer.`,
         ctx.timeoutMs ?? 0,
         { server, cause: err },
       );
     }
-    if (err.code === RpcCode.ConnectionClosed) {
+    if (
+      err.code === SdkErrorCode.ConnectionClosed ||
+      err.code === SdkErrorCode.SendFailed ||
+      err.code === SdkErrorCode.NotConnected
+    ) {
       return new ConnectionLostError(
         `Connection to server '${server}' was lost during the call to ${what}.`,
         {
@@ -59,21 +70,19 @@ function mapError(err: unknown, ctx: RequestErrorContext): InteropError {
         },
       );
     }
+    // A local protocol failure (e.g. an invalid result or too many input rounds): the server's answer was unusable.
+    return new ServerRequestError(
+      `Server '${server}' gave an unusable answer to the call to ${what} (${err.code}): ${err.message}`,
+      -1,
+      { sdkCode: err.code, data: err.data },
+      { server, cause: err },
+    );
+  }
+  if (err instanceof ProtocolError) {
     return new ServerRequestError(
       `Server '${server}' answered the call to ${what} with an error: ${err.message}`,
       err.code,
       err.data,
-      {
-        server,
-        cause: err,
-      },
-    );
-  }
-  if (err instanceof StreamableHTTPError) {
-    return new ServerRequestError(
-      `Server '${server}' answered the call to ${what} with HTTP ${err.code ?? '?'}: ${err.message}`,
-      -1,
-      { httpStatus: err.code },
       { server, cause: err },
     );
   }
@@ -85,4 +94,9 @@ function mapError(err: unknown, ctx: RequestErrorContext): InteropError {
       cause: err,
     },
   );
+}
+
+/** The HTTP status an SDK transport error carries, if any. */
+export function httpStatusOf(err: unknown): number | undefined {
+  return err instanceof SdkHttpError ? err.status : undefined;
 }

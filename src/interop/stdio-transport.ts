@@ -5,8 +5,7 @@
  * server with a clear error, and every live group is killed when this process exits.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type JSONRPCMessage, parseJSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 import { onExit } from 'signal-exit';
 
 /** How long a server gets after stdin ends, and again after SIGTERM. @default 2 000 ms */
@@ -77,6 +76,14 @@ export class ProcessStdioTransport implements Transport {
   /** The server's process id while it runs. */
   get pid(): number | undefined {
     return this.#child?.pid;
+  }
+
+  /**
+   * Always null: stderr is read line by line into `onStderr`. Present so the SDK recognises this as a stdio
+   * transport when it negotiates the protocol era (a silent probe then means a 2025-era server, not an outage).
+   */
+  get stderr(): null {
+    return null;
   }
 
   /** How the process ended, once it has. */
@@ -165,7 +172,7 @@ export class ProcessStdioTransport implements Transport {
     if (text.trim() === '') return;
     let message: JSONRPCMessage;
     try {
-      message = JSONRPCMessageSchema.parse(JSON.parse(text));
+      message = parseJSONRPCMessage(JSON.parse(text));
     } catch {
       // Servers that log to stdout corrupt nothing here: the line is reported and skipped.
       const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;

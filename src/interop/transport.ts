@@ -4,18 +4,21 @@
  * (2025-03-26, "Backwards compatibility") describes.
  */
 
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { FetchLike, OAuthClientProvider, Transport } from '@modelcontextprotocol/client';
 import {
+  Client,
+  type PriorDiscovery,
+  SdkError,
+  SdkErrorCode,
+  SSEClientTransport,
   StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+  UnauthorizedError,
+} from '@modelcontextprotocol/client';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { ConfigError } from '../errors.js';
 import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from './config.js';
+import { httpStatusOf } from './request-errors.js';
+import type { ServerRequestSupport } from './server-requests.js';
 import { ProcessStdioTransport } from './stdio-transport.js';
 
 /** Name and version this client reports in `initialize`. */
@@ -60,6 +63,8 @@ export interface OpenClientOptions {
   /** Timeout for the initialize request. */
   timeoutMs: number;
   onStderr: StderrListener;
+  /** Client capabilities and handlers for requests the server sends us. @default none declared */
+  serverRequests?: ServerRequestSupport | undefined;
 }
 
 /** An open client and the transport it runs over. */
@@ -70,6 +75,24 @@ export interface OpenClient {
   kind: 'stdio' | 'sse' | 'http';
   /** Process id of a stdio server. */
   pid: number | undefined;
+  /** The protocol revision agreed with the server, e.g. `2026-07-28` or `2025-11-25`. */
+  protocolVersion: string | undefined;
+  /** `modern` when the server answered `server/discover` (2026-07-28 and later), `legacy` after `initialize`. */
+  era: 'modern' | 'legacy';
+}
+
+/**
+ * True when the era probe failed because the stdio server closed its end: servers built on SDKs that exit on
+ * any request before `initialize` do this; they are 2025-era servers and get a plain `initialize` next.
+ */
+function probeClosedStdio(thrown: unknown, kind: 'stdio' | 'sse' | 'http'): boolean {
+  const err = thrown instanceof SdkError ? thrown : thrown instanceof Error ? thrown.cause : undefined;
+  return (
+    kind === 'stdio' &&
+    err instanceof SdkError &&
+    err.code === SdkErrorCode.EraNegotiationFailed &&
+    /closed during the server\/discover probe/.test(err.message)
+  );
 }
 
 /** The environment a stdio server starts with: the SDK's minimal list, opted-in variables, then `env`. */
@@ -155,28 +178,76 @@ async function openWith(
   options: OpenClientOptions,
   auth: ServerAuth | undefined,
 ): Promise<OpenClient> {
-  const client = new Client(options.identity, { capabilities: {} });
-  const transport = createTransport(config, kind, options, auth);
   try {
-    await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs });
+    return await openEra(config, kind, options, auth, undefined);
+  } catch (err) {
+    if (!probeClosedStdio(err, kind) || options.signal.aborted) throw err;
+    return openEra(config, kind, options, auth, { kind: 'legacy' });
+  }
+}
+
+/**
+ * One connect: `server/discover` first (protocol 2026-07-28 and later), `initialize` when the server shows no
+ * sign of the new era. The legacy SSE transport has no probe: it only ever carries 2024/2025-era servers.
+ */
+async function openEra(
+  config: MCPServerConfig,
+  kind: 'stdio' | 'sse' | 'http',
+  options: OpenClientOptions,
+  auth: ServerAuth | undefined,
+  prior: PriorDiscovery | undefined,
+): Promise<OpenClient> {
+  const client = new Client(options.identity, {
+    capabilities: options.serverRequests?.capabilities ?? {},
+    versionNegotiation: {
+      mode: kind === 'sse' ? 'legacy' : 'auto',
+      // A stdio server that ignores the probe is a 2025-era one: leave half the time for `initialize`.
+      probe: kind === 'stdio' ? { timeoutMs: Math.max(1, Math.floor(options.timeoutMs / 2)) } : {},
+    },
+  });
+  options.serverRequests?.install(client, config.name);
+  const transport = createTransport(config, kind, options, auth);
+  // The SDK's era probe does not watch the signal: closing the transport ends it (and a stdio server with it).
+  const onAbort = () => void transport.close().catch(() => {});
+  options.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs, prior });
   } catch (err) {
     await client.close().catch(() => {});
+    // A failed probe leaves the transport outside the client: close it here so no process outlives the attempt.
+    await transport.close().catch(() => {});
+    if (isRefusedAfterReauth(err) && auth?.authProvider !== undefined) {
+      const origin = new URL((config as HttpServerConfig).url).origin;
+      throw new Error(
+        `Server '${config.name}' (${origin}) refused the access token again after re-authentication (HTTP 401): the authorization server may issue tokens for another resource (audience) or with too little scope. Check the server's OAuth configuration; no further token is requested.`,
+        { cause: err },
+      );
+    }
     const exit = transport instanceof ProcessStdioTransport ? transport.describeExit() : undefined;
     if (exit !== undefined) {
       const message = err instanceof Error ? err.message : String(err);
       throw Object.assign(new Error(`${message} (the server ${exit})`, { cause: err }), { serverExit: exit });
     }
     throw err;
+  } finally {
+    options.signal.removeEventListener('abort', onAbort);
   }
   const pid = transport instanceof ProcessStdioTransport ? transport.pid : undefined;
-  return { client, transport, kind, pid };
+  const era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
+  return { client, transport, kind, pid, protocolVersion: client.getNegotiatedProtocolVersion(), era };
+}
+
+/** The SDK's transport got a 401 again right after it fetched a new token (it then stops asking). */
+function isRefusedAfterReauth(err: unknown): boolean {
+  return (
+    err instanceof SdkError && err.code === SdkErrorCode.ClientHttpAuthentication && httpStatusOf(err) === 401
+  );
 }
 
 /** True for the answers after which the spec says to fall back to SSE: any 4xx but auth challenges. */
 export function isSseFallbackError(err: unknown): boolean {
-  if (!(err instanceof StreamableHTTPError)) return false;
-  const status = err.code;
-  return typeof status === 'number' && status >= 400 && status < 500 && status !== 401 && status !== 403;
+  const status = httpStatusOf(err);
+  return status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403;
 }
 
 /** Opens a client for `config`, resolving `auto` to Streamable HTTP or SSE. */

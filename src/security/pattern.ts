@@ -12,7 +12,8 @@ import { PolicyError } from '../errors.js';
 
 /** The known resource schemes and the actions each accepts (besides `*`, any action). */
 export const SCHEME_ACTIONS: Readonly<Record<string, readonly string[]>> = Object.freeze({
-  mcp: Object.freeze(['execute']),
+  // `request`: what a server asks of us, on `mcp:{server}:elicitation`, `:sampling` and `:roots` (issue 13).
+  mcp: Object.freeze(['execute', 'request']),
   'mcp-resource': Object.freeze(['read']),
   'mcp-prompt': Object.freeze(['get']),
   tool: Object.freeze(['execute']),

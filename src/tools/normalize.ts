@@ -2,7 +2,7 @@
  * Tool results to strings a model can read. Nothing is silently dropped: every content part becomes text
  * or a visible placeholder, and a cut result says how much was cut.
  */
-import type { ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+import type { ContentBlock } from '@modelcontextprotocol/client';
 
 /** Default longest result string kept, in UTF-16 code units. */
 export const DEFAULT_MAX_RESULT_CHARS = 100_000;

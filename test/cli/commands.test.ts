@@ -56,8 +56,8 @@ describe('interlock servers', () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/echo \(stdio\): connecting/);
     expect(result.stderr).toMatch(/remote \(http\): connected in .*, 14 tools/);
-    expect(result.stdout).toMatch(/NAME\s+TRANSPORT\s+STATE\s+TOOLS\s+CONNECT\s+ERROR/);
-    expect(result.stdout).toMatch(/echo\s+stdio\s+ready\s+14/);
+    expect(result.stdout).toMatch(/NAME\s+TRANSPORT\s+PROTOCOL\s+STATE\s+TOOLS\s+CONNECT\s+ERROR/);
+    expect(result.stdout).toMatch(/echo\s+stdio\s+2025-11-25\s+ready\s+14/);
     expect(result.stdout).not.toContain('\u001b['); // not a terminal: no colors, no cursor movement
   });
 
@@ -67,8 +67,22 @@ describe('interlock servers', () => {
     expect(result.stderr).toBe('');
     const { servers } = json<{ servers: Record<string, unknown>[] }>(result);
     expect(servers).toEqual([
-      expect.objectContaining({ name: 'echo', transport: 'stdio', state: 'ready', tools: 14, error: null }),
-      expect.objectContaining({ name: 'remote', transport: 'http', state: 'ready', tools: 14, error: null }),
+      expect.objectContaining({
+        name: 'echo',
+        transport: 'stdio',
+        protocol: '2025-11-25',
+        state: 'ready',
+        tools: 14,
+        error: null,
+      }),
+      expect.objectContaining({
+        name: 'remote',
+        transport: 'http',
+        protocol: '2025-11-25',
+        state: 'ready',
+        tools: 14,
+        error: null,
+      }),
     ]);
     expect(servers[0]?.connectMs).toEqual(expect.any(Number));
   });
@@ -98,9 +112,11 @@ describe('interlock servers', () => {
       const text = await runCli(['servers'], { cwd: broken.dir });
       results.push(text);
       expect(text.code).toBe(1);
-      expect(text.stdout).toMatch(/broken\s+stdio\s+failed\s+-\s+\S+ ms\s+Server 'broken' failed to connect/);
+      expect(text.stdout).toMatch(
+        /broken\s+stdio\s+-\s+failed\s+-\s+\S+ ms\s+Server 'broken' failed to connect/,
+      );
       expect(text.stdout).toContain('cannot open database'); // the server's stderr, after the table
-      expect(text.stdout).toMatch(/off\s+stdio\s+disabled/);
+      expect(text.stdout).toMatch(/off\s+stdio\s+-\s+disabled/);
       expect(await allGone(broken.fixturePids())).toEqual([]);
     } finally {
       broken.close();

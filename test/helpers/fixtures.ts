@@ -9,6 +9,7 @@ export const FIXTURE_SERVERS_DIR = resolve(dirname(fileURLToPath(import.meta.url
 /** Names of the fixture servers, for `fixture()` and `nodeFixture()`. */
 export type FixtureName =
   | 'echo'
+  | 'modern'
   | 'paged'
   | 'weird-names'
   | 'exit-at-start'

@@ -130,6 +130,28 @@ export async function startHttpFixture(options: HttpFixtureOptions): Promise<Htt
   const { transport, env = {}, port = 0, timeoutMs = DEFAULT_START_TIMEOUT_MS } = options;
   const what = `echo fixture (--transport ${transport})`;
   const spawned = spawnServer([fixture('echo'), '--transport', transport, '--port', String(port)], env);
+  return whenListening(spawned, what, timeoutMs, transport === 'sse' ? 'sse' : 'streamable');
+}
+
+/**
+ * Spawns the protocol 2026-07-28 fixture (`modern.mjs`, SDK v2 server) on Streamable HTTP and waits for its
+ * `LISTENING <port>` line. `port` 0 lets it pick; pass the old port to restart it where a client expects it.
+ */
+export async function startModernHttp(
+  options: { port?: number; timeoutMs?: number } = {},
+): Promise<HttpServerProcess> {
+  const { port = 0, timeoutMs = DEFAULT_START_TIMEOUT_MS } = options;
+  const spawned = spawnServer([fixture('modern'), '--port', String(port)], {});
+  return whenListening(spawned, 'modern fixture (http)', timeoutMs, 'streamable');
+}
+
+/** Waits for the `LISTENING <port>` line of a spawned fixture; closes it when it does not come. */
+async function whenListening(
+  spawned: Spawned,
+  what: string,
+  timeoutMs: number,
+  mode: 'streamable' | 'sse',
+): Promise<HttpServerProcess> {
   try {
     const bound = await new Promise<number>((resolvePort, reject) => {
       let out = '';
@@ -151,7 +173,7 @@ export async function startHttpFixture(options: HttpFixtureOptions): Promise<Htt
         setImmediate(() => reject(startFailure(what, spawned.exitReason() ?? 'exited', spawned.stderr())));
       });
     });
-    return handle(spawned, bound, transport === 'sse' ? 'sse' : 'streamable');
+    return handle(spawned, bound, mode);
   } catch (err) {
     await spawned.close();
     throw err;
@@ -176,12 +198,18 @@ export async function startEverything(
   {
     timeoutMs = DEFAULT_START_TIMEOUT_MS,
     env = {},
-  }: { timeoutMs?: number; env?: Record<string, string> } = {},
+    port: fixedPort,
+  }: {
+    timeoutMs?: number;
+    env?: Record<string, string>;
+    /** Listen here (e.g. to restart a server where its clients expect it). @default a free port */
+    port?: number | undefined;
+  } = {},
 ): Promise<HttpServerProcess> {
   const what = `server-everything (${mode})`;
   // freePort() can race with another process; retry a couple of times when the port was taken.
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
+    const port = fixedPort ?? (await freePort());
     const spawned = spawnServer(['--import', PRELOAD, EVERYTHING_BIN, mode], { ...env, PORT: String(port) });
     spawned.child.stdout?.resume(); // it logs to stdout; a full pipe would block it
     try {

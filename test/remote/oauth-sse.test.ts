@@ -88,7 +88,8 @@ describe('OAuth over SSE: client credentials', () => {
 });
 
 describe('OAuth over SSE: a server that refuses newly issued tokens', () => {
-  // The SDK's SSE transport asks for a new token after every 401, without end; the fetch wrapper stops it.
+  // The 1.x SDK's SSE transport asked for a new token after every 401 without end (the fetch wrapper stops a
+  // POST); the v2 transport stops after one re-authentication, and the connect error says why.
   const tokenRequests = (f: OAuthFixture) =>
     f.log.filter((e) => e.form?.grant_type === 'client_credentials').length;
 
@@ -100,9 +101,11 @@ describe('OAuth over SSE: a server that refuses newly issued tokens', () => {
       () => new Error('connected'),
       (e: unknown) => e as Error,
     );
-    expect(err.message).toMatch(/refused 2 access tokens in a row \(HTTP 401\)/);
+    expect(err.message).toMatch(/refused the access token again after re-authentication \(HTTP 401\)/);
     expect(err.message).toContain('another resource (audience)');
-    expect(tokenRequests(fixture)).toBe(2);
+    // The v2 SDK's SSE transport re-authenticates once and stops; it may reuse a still-valid token.
+    expect(tokenRequests(fixture)).toBeGreaterThanOrEqual(1);
+    expect(tokenRequests(fixture)).toBeLessThanOrEqual(2);
     for (const token of fixture.tokens.keys()) expect(err.message).not.toContain(token);
   });
 

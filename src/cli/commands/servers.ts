@@ -22,6 +22,8 @@ export async function serversCommand(ctx: CommandContext): Promise<number> {
       return {
         name: config.name,
         transport: connection?.transport ?? config.transport,
+        /** The MCP revision agreed with the server; null until it connected. */
+        protocol: connection?.protocolVersion ?? null,
         state: outcome.state,
         tools: project.manager.tools.filter((t) => t.server === config.name).length,
         connectMs: outcome.durationMs === undefined ? null : Math.round(outcome.durationMs),
@@ -38,13 +40,16 @@ export async function serversCommand(ctx: CommandContext): Promise<number> {
       const table: Cell[][] = rows.map((r) => [
         r.name,
         r.transport,
+        r.protocol ?? '-',
         { text: r.state, style: style[r.state] },
         r.state === 'ready' ? String(r.tools) : '-',
         formatMs(r.connectMs ?? undefined),
         r.error === null ? '' : oneLine(r.error.message, 200),
       ]);
       printer.line();
-      printer.line(renderTable(printer, ['NAME', 'TRANSPORT', 'STATE', 'TOOLS', 'CONNECT', 'ERROR'], table));
+      printer.line(
+        renderTable(printer, ['NAME', 'TRANSPORT', 'PROTOCOL', 'STATE', 'TOOLS', 'CONNECT', 'ERROR'], table),
+      );
       // The table holds the first line of an error; the rest (a server's last stderr lines) follows it.
       for (const r of rows) {
         if (r.error === null || !r.error.message.includes('\n')) continue;
