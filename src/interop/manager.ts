@@ -150,6 +150,8 @@ export interface CapabilityViewOptions {
  */
 export interface CapabilityView extends ToolInvoker {
   readonly capabilities: CapabilitySet;
+  /** The tools the view's set could allow (as {@link MCPClientManager.visibleTools} for the manager's set). */
+  visibleTools(context?: CheckContext): ToolWrapper[];
   executeTool(name: string, args?: Record<string, unknown>, options?: ToolCallOptions): Promise<string>;
 }
 
@@ -571,13 +573,17 @@ export class MCPClientManager implements ToolInvoker {
    * model is not shown tools it can never call. Each call is still checked when it is made.
    */
   visibleTools(context?: CheckContext): ToolWrapper[] {
+    return this.#visibleTools(this.#capabilities, context);
+  }
+
+  #visibleTools(capabilities: CapabilitySet, context: CheckContext | undefined): ToolWrapper[] {
     return this.#catalog.wrappers().filter((wrapper) => {
       if (this.#catalog.get(wrapper.name)?.blocked !== undefined) return false;
       const ctx =
         context === undefined
           ? { annotations: wrapper.annotations }
           : { ...context, annotations: wrapper.annotations };
-      return this.#capabilities.couldAllow(`mcp:${wrapper.server}:${wrapper.tool}`, 'execute', ctx);
+      return capabilities.couldAllow(`mcp:${wrapper.server}:${wrapper.tool}`, 'execute', ctx);
     });
   }
 
@@ -700,6 +706,7 @@ export class MCPClientManager implements ToolInvoker {
     const deps: CallPathDeps = { ...this.#callPath, gate, agent: options.agent ?? this.#agent };
     return {
       capabilities,
+      visibleTools: (context) => this.#visibleTools(capabilities, context),
       callTool: (name, args, opts) => this.#call(deps, name, args, opts ?? {}),
       executeTool: async (name, args, opts) => (await this.#call(deps, name, args, opts ?? {})).text,
     };
