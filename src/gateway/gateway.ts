@@ -94,7 +94,7 @@ export class Gateway {
     this.#offToolsChanged = () => options.manager.off('tools_changed', announce);
   }
 
-  /** Calls in flight through the gateway (a graceful close waits for them). */
+  /** Calls and HTTP requests in flight through the gateway (a graceful close waits for them). */
   get inFlight(): number {
     return this.#inFlight;
   }
@@ -152,34 +152,40 @@ export class Gateway {
     ];
     const gate = this.#bearerGate(resourceUrl);
     const metadata = this.#resourceMetadata(resourceUrl);
-    server.on(
-      'request',
-      getRequestListener(async (request) => {
-        const path = new URL(request.url).pathname;
-        if (path === '/healthz') return text(200, 'ok\n');
-        if (path === '/readyz') return this.#readiness();
-        if (path === '/metrics') {
-          return new Response(await this.metrics.render(), {
-            headers: { 'content-type': this.metrics.contentType },
-          });
+    const listener = getRequestListener(async (request) => {
+      const path = new URL(request.url).pathname;
+      if (path === '/healthz') return text(200, 'ok\n');
+      if (path === '/readyz') return this.#readiness();
+      if (path === '/metrics') {
+        return new Response(await this.metrics.render(), {
+          headers: { 'content-type': this.metrics.contentType },
+        });
+      }
+      if (metadata !== undefined && path === metadata.path) return Response.json(metadata.document);
+      if (path !== http.path) return text(404, `Not found. The MCP endpoint is at ${http.path}\n`);
+      const rebinding = hostHeaderValidationResponse(request, allowedHosts);
+      if (rebinding !== undefined) return rebinding;
+      if (this.#draining) return text(503, 'The gateway is shutting down.\n');
+      let authInfo: AuthInfo | undefined;
+      if (gate !== undefined) {
+        const verdict = await gate(request);
+        if (verdict instanceof Response) {
+          this.metrics.rejected(verdict.status);
+          return verdict;
         }
-        if (metadata !== undefined && path === metadata.path) return Response.json(metadata.document);
-        if (path !== http.path) return text(404, `Not found. The MCP endpoint is at ${http.path}\n`);
-        const rebinding = hostHeaderValidationResponse(request, allowedHosts);
-        if (rebinding !== undefined) return rebinding;
-        if (this.#draining) return text(503, 'The gateway is shutting down.\n');
-        let authInfo: AuthInfo | undefined;
-        if (gate !== undefined) {
-          const verdict = await gate(request);
-          if (verdict instanceof Response) {
-            this.metrics.rejected(verdict.status);
-            return verdict;
-          }
-          authInfo = verdict;
-        }
-        return handler.fetch(request, authInfo === undefined ? {} : { authInfo });
-      }),
-    );
+        authInfo = verdict;
+      }
+      return handler.fetch(request, authInfo === undefined ? {} : { authInfo });
+    });
+    server.on('request', (req, res) => {
+      // A graceful close waits for MCP requests until their answer is sent (not only until the tool returns),
+      // but not for 2026-07-28 listen streams, which stay open by design.
+      if (req.method === 'POST' && req.headers['mcp-method'] !== 'subscriptions/listen') {
+        this.#begin();
+        res.once('close', () => this.#end());
+      }
+      void listener(req, res);
+    });
     this.#http = { server, handler };
     return { url, port };
   }
@@ -251,13 +257,21 @@ export class Gateway {
   }
 
   async #track<T>(work: Promise<T>): Promise<T> {
-    this.#inFlight++;
+    this.#begin();
     try {
       return await work;
     } finally {
-      this.#inFlight--;
-      if (this.#inFlight === 0) this.#idle?.();
+      this.#end();
     }
+  }
+
+  #begin(): void {
+    this.#inFlight++;
+  }
+
+  #end(): void {
+    this.#inFlight--;
+    if (this.#inFlight === 0) this.#idle?.();
   }
 
   #bearerGate(resourceUrl: URL) {

@@ -15,6 +15,8 @@ import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { createFixtureLog, type FixtureLog, nodeFixture } from '../helpers/index.js';
 
+type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+
 const ALICE_KEY = 'alice-key-0123456789abcdef';
 const BOB_KEY = 'bob-key-0123456789abcdef01';
 const ISSUER = 'https://auth.example.test';
@@ -24,8 +26,8 @@ let manager: MCPClientManager;
 let gateway: Gateway;
 let url: URL;
 let audit: MemoryAuditSink;
-let signingKey: CryptoKey;
-let otherKey: CryptoKey;
+let signingKey: SigningKey;
+let otherKey: SigningKey;
 
 beforeAll(async () => {
   log = createFixtureLog();
@@ -42,8 +44,8 @@ beforeAll(async () => {
   await manager.connectServer({ name: 'echo', transport: 'stdio', ...nodeFixture('echo'), env: log.env });
 
   const keys = await generateKeyPair('ES256');
-  signingKey = keys.privateKey as CryptoKey;
-  otherKey = (await generateKeyPair('ES256')).privateKey as CryptoKey;
+  signingKey = keys.privateKey;
+  otherKey = (await generateKeyPair('ES256')).privateKey;
   const jwk: JWK = { ...(await exportJWK(keys.publicKey)), kid: 'k1', alg: 'ES256' };
 
   audit = new MemoryAuditSink();
@@ -99,7 +101,7 @@ async function legacy(token: string) {
   return client;
 }
 
-function jwt(claims: Record<string, unknown>, key: CryptoKey = signingKey) {
+function jwt(claims: Record<string, unknown>, key: SigningKey = signingKey) {
   return new SignJWT({ scope: 'mcp', ...claims })
     .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
     .setIssuer((claims.iss as string | undefined) ?? ISSUER)
