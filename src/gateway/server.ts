@@ -49,7 +49,7 @@ const DENIAL_CODES = new Set(['CAPABILITY_DENIED', 'TOOL_DEFINITION_CHANGED']);
 export function createGatewayServer(options: GatewayServerOptions): Server {
   const { manager, view, principal, naming } = options;
   const server = new Server(options.serverInfo, {
-    capabilities: { tools: { listChanged: true } },
+    capabilities: { tools: { listChanged: true }, resources: {}, prompts: {} },
     instructions:
       'Tools of several MCP servers behind the Interlock gate. Every call is checked against a capability policy; a denied call returns an error explaining why.',
   });
@@ -80,7 +80,72 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
     });
     return result.result;
   });
+  server.setRequestHandler('resources/list', () => ({
+    resources: upstream(manager).flatMap(({ name, connection }) =>
+      connection.resources.filter((r) =>
+        view.capabilities.couldAllow(`mcp-resource:${name}:${r.uri}`, 'read', context),
+      ),
+    ),
+  }));
+
+  server.setRequestHandler('resources/read', async (request, ctx) => {
+    const { uri } = request.params;
+    // The first server that lists the URI; a URI no server lists is unknown here (templates are not served).
+    const owner = upstream(manager).find(({ connection }) => connection.resources.some((r) => r.uri === uri));
+    if (owner === undefined) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown resource: ${uri}`);
+    }
+    return guarded(() =>
+      view.readResource(owner.name, uri, { signal: ctx.mcpReq.signal, principal: principal.subject }),
+    );
+  });
+
+  server.setRequestHandler('prompts/list', () => ({
+    prompts: upstream(manager).flatMap(({ name, connection }) =>
+      connection.prompts
+        .filter((p) => view.capabilities.couldAllow(`mcp-prompt:${name}:${p.name}`, 'get', context))
+        .map((p) => ({ ...p, name: `mcp__${name}__${p.name}` })),
+    ),
+  }));
+
+  server.setRequestHandler('prompts/get', async (request, ctx) => {
+    const target = upstream(manager)
+      .map(({ name, connection }) => ({
+        name,
+        prompt: connection.prompts.find((p) => `mcp__${name}__${p.name}` === request.params.name),
+      }))
+      .find((t) => t.prompt !== undefined);
+    if (target?.prompt === undefined) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
+    }
+    const promptName = target.prompt.name;
+    return guarded(() =>
+      view.getPrompt(target.name, promptName, request.params.arguments ?? {}, {
+        signal: ctx.mcpReq.signal,
+        principal: principal.subject,
+      }),
+    );
+  });
   return server;
+}
+
+/** The connected upstream servers, in connect order. */
+function upstream(manager: MCPClientManager) {
+  return manager.connections
+    .filter((connection) => connection.state === 'ready')
+    .map((connection) => ({ name: connection.name, connection }));
+}
+
+/** A local refusal or failure becomes a JSON-RPC error with our code and message, nothing more. */
+async function guarded<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof InteropError) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `${err.code}: ${err.message}`);
+    }
+    throw new ProtocolError(ProtocolErrorCode.InternalError, 'The gateway failed to serve the request.');
+  }
 }
 
 async function callThrough(

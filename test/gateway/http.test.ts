@@ -38,6 +38,8 @@ beforeAll(async () => {
       { effect: 'allow', resource: 'mcp:echo:add', actions: ['execute'] },
       { effect: 'allow', resource: 'mcp:echo:slow', actions: ['execute'] },
       { effect: 'allow', resource: 'mcp:echo:progress', actions: ['execute'] },
+      { effect: 'allow', resource: 'mcp-resource:echo:fixture://greeting', actions: ['read'] },
+      { effect: 'allow', resource: 'mcp-prompt:echo:greet', actions: ['get'] },
     ],
   });
   manager = new MCPClientManager({ capabilities: project });
@@ -63,11 +65,15 @@ beforeAll(async () => {
       principals: [
         {
           match: { groups: ['dev'] },
-          rules: ['echo', 'add', 'slow', 'progress'].map((tool) => ({
-            effect: 'allow' as const,
-            resource: `mcp:echo:${tool}`,
-            actions: ['execute'],
-          })),
+          rules: [
+            ...['echo', 'add', 'slow', 'progress'].map((tool) => ({
+              effect: 'allow' as const,
+              resource: `mcp:echo:${tool}`,
+              actions: ['execute'],
+            })),
+            { effect: 'allow', resource: 'mcp-resource:echo:fixture://greeting', actions: ['read'] },
+            { effect: 'allow', resource: 'mcp-prompt:echo:greet', actions: ['get'] },
+          ],
         },
         {
           match: { subjects: ['bob', 'carol'] },
@@ -206,6 +212,42 @@ describe('principals and their tools', () => {
       expect(seen.length).toBeGreaterThan(0);
     } finally {
       await alice.close();
+    }
+  });
+});
+
+describe('resources and prompts', () => {
+  it("lists only the resources a principal may read, and reads them through the principal's rules", async () => {
+    const alice = await modern(ALICE_KEY);
+    const bob = await legacy(BOB_KEY);
+    try {
+      expect((await alice.listResources()).resources.map((r) => r.uri)).toEqual(['fixture://greeting']);
+      const read = await alice.readResource({ uri: 'fixture://greeting' });
+      expect(read.contents[0]?.uri).toBe('fixture://greeting');
+      expect((await bob.listResources()).resources).toEqual([]);
+      await expect(bob.readResource({ uri: 'fixture://greeting' })).rejects.toThrow(/CAPABILITY_DENIED/);
+      const record = audit.records.findLast((r) => r.resource === 'mcp-resource:echo:fixture://greeting');
+      expect(record).toMatchObject({ principal: 'bob', effect: 'default-deny' });
+    } finally {
+      await alice.close();
+      await bob.close();
+    }
+  });
+
+  it('serves prompts under mcp__{server}__{prompt} names, gated like tools', async () => {
+    const alice = await legacy(ALICE_KEY);
+    const bob = await modern(BOB_KEY);
+    try {
+      expect((await alice.listPrompts()).prompts.map((p) => p.name)).toEqual(['mcp__echo__greet']);
+      const prompt = await alice.getPrompt({ name: 'mcp__echo__greet', arguments: { name: 'Alice' } });
+      expect(JSON.stringify(prompt.messages)).toContain('Hello, Alice!');
+      expect((await bob.listPrompts()).prompts).toEqual([]);
+      await expect(bob.getPrompt({ name: 'mcp__echo__greet', arguments: { name: 'Bob' } })).rejects.toThrow(
+        /CAPABILITY_DENIED/,
+      );
+    } finally {
+      await alice.close();
+      await bob.close();
     }
   });
 });
