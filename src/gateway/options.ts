@@ -126,7 +126,7 @@ export const GatewayConfigSchema = z
       .strictObject({
         host: z.string().min(1).default(DEFAULT_GATEWAY_HOST),
         port: z.number().int().min(0).max(65_535).default(8080),
-        path: z.string().startsWith('/').default(DEFAULT_GATEWAY_PATH),
+        path: z.string().regex(/^\//, 'a path starts with /').default(DEFAULT_GATEWAY_PATH),
         resourceUrl: z
           .url()
           .optional()
