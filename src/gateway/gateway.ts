@@ -5,8 +5,11 @@
  * picks which tools it sees and decides each call. Operations: `/healthz`, `/readyz`, `/metrics` (Prometheus
  * text), and a graceful `close()` that drains calls in flight before the listener goes.
  */
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import { getRequestListener } from '@hono/node-server';
 import {
   type AuthInfo,
@@ -26,8 +29,18 @@ import type { CapabilitySet } from '../security/capability-set.js';
 import type { AuditSink } from '../security/types.js';
 import { PrincipalPolicies } from './bindings.js';
 import { GatewayMetrics } from './metrics.js';
-import { type GatewayConfig, type GatewayConfigInput, GatewayConfigSchema } from './options.js';
-import { createPrincipalVerifier, type Principal, principalOf } from './principals.js';
+import {
+  type GatewayConfig,
+  type GatewayConfigInput,
+  GatewayConfigSchema,
+  type GatewayTlsConfig,
+} from './options.js';
+import {
+  createPrincipalVerifier,
+  type Principal,
+  principalFromCertificate,
+  principalOf,
+} from './principals.js';
 import { createGatewayServer } from './server.js';
 
 /** Options of {@link Gateway}. */
@@ -126,15 +139,17 @@ export class Gateway {
   async listen(overrides: { host?: string; port?: number } = {}): Promise<GatewayAddress> {
     if (this.#http !== undefined) throw new ConfigError('The gateway already listens on HTTP.');
     const http = { ...GatewayConfigSchema.shape.http.unwrap().parse({}), ...this.config.http, ...overrides };
-    if (this.config.auth === undefined && !LOOPBACK_HOSTS.has(http.host)) {
+    const certificates = http.tls?.clientCertificates ?? 'none';
+    if (this.config.auth === undefined && certificates !== 'required' && !LOOPBACK_HOSTS.has(http.host)) {
       throw new ConfigError(
-        `The gateway has no gateway.auth section, so it may listen only on loopback, not on '${http.host}'. Add gateway.auth (jwt, or apiKeys for development) or listen on 127.0.0.1.`,
+        `The gateway has no gateway.auth section, so it may listen only on loopback, not on '${http.host}'. Add gateway.auth (jwt, or apiKeys for development), require client certificates (gateway.http.tls), or listen on 127.0.0.1.`,
       );
     }
     const handler = createMcpHandler((ctx) => this.#serverFor(this.#principal(ctx.authInfo)), {
       onerror: () => {},
     });
-    const server = createServer();
+    const tls = http.tls === undefined ? undefined : await readTls(http.tls);
+    const server = tls === undefined ? createServer() : createHttpsServer(tls);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(http.port, http.host, () => {
@@ -144,7 +159,7 @@ export class Gateway {
     });
     const port = (server.address() as AddressInfo).port;
     const hostForUrl = http.host.includes(':') ? `[${http.host}]` : http.host;
-    const url = new URL(`http://${hostForUrl}:${port}${http.path}`);
+    const url = new URL(`${tls === undefined ? 'http' : 'https'}://${hostForUrl}:${port}${http.path}`);
     const resourceUrl = new URL(http.resourceUrl ?? url.href);
     const allowedHosts = http.allowedHosts ?? [
       resourceUrl.hostname,
@@ -152,7 +167,7 @@ export class Gateway {
     ];
     const gate = this.#bearerGate(resourceUrl);
     const metadata = this.#resourceMetadata(resourceUrl);
-    const listener = getRequestListener(async (request) => {
+    const listener = getRequestListener(async (request, env) => {
       const path = new URL(request.url).pathname;
       if (path === '/healthz') return text(200, 'ok\n');
       if (path === '/readyz') return this.#readiness();
@@ -166,8 +181,9 @@ export class Gateway {
       const rebinding = hostHeaderValidationResponse(request, allowedHosts);
       if (rebinding !== undefined) return rebinding;
       if (this.#draining) return text(503, 'The gateway is shutting down.\n');
-      let authInfo: AuthInfo | undefined;
-      if (gate !== undefined) {
+      let authInfo: AuthInfo | undefined =
+        certificates === 'none' ? undefined : certificateAuth(env.incoming);
+      if (authInfo === undefined && gate !== undefined) {
         const verdict = await gate(request);
         if (verdict instanceof Response) {
           this.metrics.rejected(verdict.status);
@@ -318,6 +334,41 @@ export class Gateway {
       !this.#draining && states.some((s) => s === 'ready') && !states.some((s) => s === 'connecting');
     return Response.json({ ready, draining: this.#draining, servers }, { status: ready ? 200 : 503 });
   }
+}
+
+/** The server's certificate, key and client CA, from PEM text or files. */
+async function readTls(tls: GatewayTlsConfig): Promise<HttpsServerOptions> {
+  const read = async (text: string | undefined, file: string | undefined, field: string) => {
+    if (text !== undefined) return text;
+    try {
+      return await readFile(file as string, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`Cannot read gateway.http.tls.${field} '${file}': ${(err as Error).message}`, {
+        issues: [{ path: `gateway.http.tls.${field}`, message: 'cannot be read' }],
+      });
+    }
+  };
+  const mode = tls.clientCertificates;
+  return {
+    cert: await read(tls.cert, tls.certFile, 'certFile'),
+    key: await read(tls.key, tls.keyFile, 'keyFile'),
+    ...(mode === 'none'
+      ? {}
+      : {
+          ca: await read(tls.clientCa, tls.clientCaFile, 'clientCaFile'),
+          requestCert: true,
+          rejectUnauthorized: mode === 'required',
+        }),
+  };
+}
+
+/** The caller a verified client certificate names, as the bearer check would describe it; else undefined. */
+function certificateAuth(incoming: unknown): AuthInfo | undefined {
+  const socket = (incoming as { socket?: unknown }).socket;
+  if (!(socket instanceof TLSSocket) || !socket.authorized) return undefined;
+  const principal = principalFromCertificate(socket.getPeerCertificate().subject as never);
+  if (principal === undefined) return undefined;
+  return { token: '', clientId: principal.subject, scopes: [], extra: { principal } };
 }
 
 function text(status: number, body: string): Response {

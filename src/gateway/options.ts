@@ -65,6 +65,42 @@ export const JwtAuthSchema = z
   })
   .describe('OAuth 2.1 resource server: JWT access tokens signed by `issuer`, for this gateway as audience.');
 
+/** TLS for the HTTP listener, and client certificates as a way to authenticate (mTLS). */
+export const GatewayTlsSchema = z
+  .strictObject({
+    cert: z.string().min(1).optional().describe('The server certificate chain, PEM.'),
+    certFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('A file with the server certificate chain (relative to the project file).'),
+    key: z.string().min(1).optional().describe('The private key, PEM. Never printed.'),
+    keyFile: z.string().min(1).optional().describe('A file with the private key.'),
+    clientCa: z.string().min(1).optional().describe('CA certificates that sign client certificates, PEM.'),
+    clientCaFile: z.string().min(1).optional().describe('A file with the client CA certificates.'),
+    clientCertificates: z
+      .enum(['none', 'optional', 'required'])
+      .default('none')
+      .describe(
+        "'required': every connection must present a certificate signed by the client CA, and its subject names the caller; 'optional': a verified certificate names the caller, others use bearer credentials.",
+      ),
+  })
+  .refine((t) => (t.cert === undefined) !== (t.certFile === undefined), {
+    message: 'give exactly one of cert and certFile',
+  })
+  .refine((t) => (t.key === undefined) !== (t.keyFile === undefined), {
+    message: 'give exactly one of key and keyFile',
+  })
+  .refine(
+    (t) => t.clientCertificates === 'none' || t.clientCa !== undefined || t.clientCaFile !== undefined,
+    {
+      message: 'client certificates need clientCa or clientCaFile',
+    },
+  )
+  .describe(
+    'HTTPS for the gateway, and mTLS: a client certificate (CN the subject, OU the groups) names the caller.',
+  );
+
 /** How downstream clients prove who they are. */
 export const GatewayAuthSchema = z
   .strictObject({
@@ -139,6 +175,7 @@ export const GatewayConfigSchema = z
           .describe(
             'Host header values accepted (DNS-rebinding defense). Default: the resource URL host, and loopback names on a loopback listener.',
           ),
+        tls: GatewayTlsSchema.optional(),
       })
       .optional(),
     drainTimeoutMs: z.number().int().min(0).max(600_000).default(DEFAULT_DRAIN_TIMEOUT_MS),
@@ -150,3 +187,4 @@ export type GatewayConfigInput = z.input<typeof GatewayConfigSchema>;
 export type PrincipalBinding = z.output<typeof PrincipalBindingSchema>;
 export type JwtAuthConfig = z.output<typeof JwtAuthSchema>;
 export type ApiKeyConfig = z.output<typeof ApiKeySchema>;
+export type GatewayTlsConfig = z.output<typeof GatewayTlsSchema>;

@@ -30,7 +30,7 @@ export interface Principal {
   readonly groups: readonly string[];
   readonly scopes: readonly string[];
   /** How it was verified. */
-  readonly via: 'jwt' | 'api-key' | 'stdio' | 'none';
+  readonly via: 'jwt' | 'api-key' | 'mtls' | 'stdio' | 'none';
 }
 
 /** Asymmetric JWS algorithms: a gateway never accepts HMAC tokens signed with a shared secret by default. */
@@ -97,6 +97,22 @@ export function createPrincipalVerifier(options: PrincipalVerifierOptions): OAut
       }
       return jwt(token);
     },
+  };
+}
+
+/** The caller a verified client certificate names: its subject CN, with its OUs as groups. */
+export function principalFromCertificate(
+  subject: Record<string, string | string[]> | undefined,
+): Principal | undefined {
+  const cn = subject?.CN;
+  const common = Array.isArray(cn) ? cn[0] : cn;
+  if (common === undefined || common === '') return undefined;
+  const ou = subject?.OU;
+  return {
+    subject: common,
+    groups: ou === undefined ? [] : Array.isArray(ou) ? ou : [ou],
+    scopes: [],
+    via: 'mtls',
   };
 }
 
