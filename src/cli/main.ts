@@ -4,13 +4,14 @@
  * so tests and other programs can run it in-process; run as a program, it wires the real process in, turns
  * Ctrl-C into a clean shutdown (exit 130) and exits with the command's code.
  */
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { ExitCode } from './exit.js';
 import { type CliIO, Printer, processIO } from './io.js';
 import type { CommandContext } from './project.js';
 import { reportError } from './report.js';
+import { packageVersion } from './version.js';
 
 const EXAMPLES = `
 Examples:
@@ -24,6 +25,8 @@ Examples:
   $ interlock login                       sign in to every OAuth server (browser, or client credentials)
   $ interlock login --status              show stored sign-ins: scope and expiry, nothing contacted
   $ interlock logout crm                  revoke and forget the tokens of one server
+  $ interlock serve                       the project as one MCP server on stdio, for a desktop client
+  $ interlock serve --http --port 8080    the same over Streamable HTTP, callers checked by gateway.auth
 
 Project file:
   interlock.config.yaml (or .yml, .json) in the working directory, or --config <file>.
@@ -39,18 +42,6 @@ Exit codes:
 
 Colors only on a terminal, never with NO_COLOR set. --json prints one JSON document on stdout.
 `;
-
-/** The package version, from package.json two levels up (from `src/cli/` and `dist/cli/` alike). */
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-      version?: unknown;
-    };
-    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
 
 interface GlobalOptions {
   config?: string;
@@ -179,6 +170,23 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .action(
       run(async (ctx, servers: string[]) =>
         (await import('./commands/logout.js')).logoutCommand(ctx, servers),
+      ),
+    );
+
+  program
+    .command('serve')
+    .description(
+      "serve the project's servers as one MCP server, every call gated per caller: stdio, or --http",
+    )
+    .option('--http', 'serve Streamable HTTP instead of stdio (both protocol eras, many clients)')
+    .option(
+      '--host <host>',
+      'with --http: the address to listen on (default: gateway.http.host or 127.0.0.1)',
+    )
+    .option('--port <port>', 'with --http: the port (default: gateway.http.port or 8080; 0 for any free one)')
+    .action(
+      run(async (ctx, options: { http?: boolean; host?: string; port?: string }) =>
+        (await import('./commands/serve.js')).serveCommand(ctx, options),
       ),
     );
 

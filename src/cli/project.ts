@@ -108,6 +108,11 @@ export class Project {
     this.manager.on('warning', (w) => warn(w.message));
   }
 
+  /** The audit sink of the project file's `audit.file`, if any. */
+  get audit(): JsonLinesAuditSink | undefined {
+    return this.#audit;
+  }
+
   /** Loads the project file (`--config`, or the default in the working directory) and opens its stores. */
   static async open(ctx: CommandContext, options: { approver?: Approver } = {}): Promise<Project> {
     const config = await loadInterlockConfig({ file: ctx.configFile, cwd: ctx.io.cwd, env: ctx.io.env });
