@@ -29,6 +29,11 @@ export const DEFAULT_MAX_SCHEMA_NODES = 20_000;
 export const DEFAULT_MAX_SCHEMA_DEPTH = 128;
 /** 100 000 subschemas once every `$ref` is inlined. */
 export const DEFAULT_MAX_SCHEMA_EXPANSION = 100_000;
+/**
+ * The deepest value a recursive schema is checked against: 64, the default argument depth limit
+ * (`DEFAULT_MAX_ARGUMENT_DEPTH`); `structuredContent` deeper than this is refused before it is validated.
+ */
+export const DEFAULT_MAX_VALUE_DEPTH = 64;
 
 /** The base URI of a schema without `$id`: relative references against it name no document we have. */
 const ROOT_BASE = 'interlock:/schema';
@@ -79,6 +84,8 @@ const REF_KEYWORDS = ['$ref', '$dynamicRef', '$recursiveRef'] as const;
 interface Edge {
   to: number;
   descending: boolean;
+  /** For `properties` edges: the property the subschema applies to (other descending edges apply to any). */
+  key?: string | undefined;
 }
 
 interface SchemaNode {
@@ -117,6 +124,8 @@ function isMetaSchema(uri: string): boolean {
 
 /** Options of {@link schemaBoundsProblem}. */
 export interface SchemaBoundsOptions extends SchemaLimits {
+  /** The deepest value the schema will be checked against. @default DEFAULT_MAX_VALUE_DEPTH */
+  maxValueDepth?: number | undefined;
   /** Read `id` as draft-04 did (the base URI); later drafts use `$id`. */
   draft04?: boolean | undefined;
 }
@@ -150,6 +159,8 @@ export function schemaBoundsProblem(schema: unknown, options: SchemaBoundsOption
     applied: boolean;
     /** Already counted with its map. */
     counted?: boolean;
+    /** Under `properties`: the property name. */
+    key?: string | undefined;
   };
   const stack: Item[] = [
     {
@@ -213,7 +224,7 @@ export function schemaBoundsProblem(schema: unknown, options: SchemaBoundsOption
       if (typeof name === 'string' && name.length > 0) anchors.set(`${base}#${name}`, index);
     }
     if (item.parent !== -1 && item.applied) {
-      nodes[item.parent]?.edges.push({ to: index, descending: item.descending });
+      nodes[item.parent]?.edges.push({ to: index, descending: item.descending, key: item.key });
     }
     for (const [key, v] of Object.entries(value)) {
       const at = `${pointer}/${token(key)}`;
@@ -234,6 +245,7 @@ export function schemaBoundsProblem(schema: unknown, options: SchemaBoundsOption
             pointer: `${at}/${token(name)}`,
             depth: depth + 2,
             counted: true,
+            key: key === 'properties' ? name : undefined,
             kind: isObject(sub) || typeof sub === 'boolean' ? 'schema' : 'data',
             descending,
             applied: !NOT_APPLIED.has(key),
@@ -287,7 +299,10 @@ export function schemaBoundsProblem(schema: unknown, options: SchemaBoundsOption
       node.edges.push({ to: target, descending: false });
     }
   }
-  return expansionProblem(nodes, maxExpanded, maxDepth);
+  return (
+    expansionProblem(nodes, maxExpanded, maxDepth) ??
+    recursionProblem(nodes, options.maxValueDepth ?? DEFAULT_MAX_VALUE_DEPTH, maxExpanded)
+  );
 }
 
 /** A JSON Pointer for a message: `/` for the root, long ones cut in the middle. */
@@ -352,4 +367,81 @@ function expansionProblem(nodes: readonly SchemaNode[], max: number, maxDepth: n
     }
   }
   return undefined;
+}
+
+/**
+ * Recursion that branches on one value: `{ "allOf": [{ "properties": { "a": { "$ref": "#" } } }, <the same>] }` applies
+ * the root twice to `/a`, four times to `/a/a`, 2^64 times at the depth arguments may reach. For each depth j up to
+ * `maxValueDepth` this computes (an upper bound of) how many subschemas apply to one value at depth j: subschemas
+ * on the same value add up, and `properties` of different names are alternatives (a value is under one name), so a
+ * tree with `left` and `right` recursing stays linear. Refused when the bound passes `max`. Cost: depth x edges.
+ */
+function recursionProblem(
+  nodes: readonly SchemaNode[],
+  maxValueDepth: number,
+  max: number,
+): string | undefined {
+  if (nodes.length === 0) return undefined;
+  const order = sameValueOrder(nodes);
+  let previous = new Float64Array(nodes.length);
+  let current = new Float64Array(nodes.length);
+  for (let depth = 0; depth <= maxValueDepth; depth++) {
+    for (const index of order) {
+      const node = nodes[index] as SchemaNode;
+      let same = depth === 0 ? 1 : 0;
+      let any = 0;
+      let byKey: Map<string, number> | undefined;
+      for (const edge of node.edges) {
+        if (!edge.descending) {
+          same += current[edge.to] as number;
+        } else if (depth > 0) {
+          const below = previous[edge.to] as number;
+          if (edge.key === undefined) any += below;
+          else {
+            byKey ??= new Map();
+            byKey.set(edge.key, (byKey.get(edge.key) ?? 0) + below);
+          }
+        }
+      }
+      let widest = 0;
+      for (const value of byKey?.values() ?? []) widest = Math.max(widest, value);
+      const total = same + any + widest;
+      if (total > max) {
+        return `a recursive $ref applies more than ${max} subschemas to one value ${depth} levels down (at ${shown(node.pointer)}): the recursion branches on the same value`;
+      }
+      current[index] = total;
+    }
+    [previous, current] = [current, previous];
+    current.fill(0);
+  }
+  return undefined;
+}
+
+/**
+ * The nodes in an order where every target of a same-value edge (a `$ref`, `allOf`...) comes before its source.
+ * Same-value cycles reachable from the root are refused before this runs; an unreachable one is cut (never applied).
+ */
+function sameValueOrder(nodes: readonly SchemaNode[]): number[] {
+  const order: number[] = [];
+  const state = new Uint8Array(nodes.length);
+  for (let start = 0; start < nodes.length; start++) {
+    if (state[start] !== 0) continue;
+    const frames: { node: number; next: number }[] = [{ node: start, next: 0 }];
+    state[start] = ON_STACK;
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1] as { node: number; next: number };
+      const edges = (nodes[frame.node] as SchemaNode).edges;
+      if (frame.next < edges.length) {
+        const edge = edges[frame.next++] as Edge;
+        if (edge.descending || state[edge.to] !== 0) continue;
+        state[edge.to] = ON_STACK;
+        frames.push({ node: edge.to, next: 0 });
+        continue;
+      }
+      frames.pop();
+      state[frame.node] = DONE;
+      order.push(frame.node);
+    }
+  }
+  return order;
 }

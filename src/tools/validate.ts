@@ -12,7 +12,7 @@ import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import ajvFormats from 'ajv-formats';
 import { RE2JS } from 're2js';
 import { type ToolInputIssue, ToolSchemaError } from '../errors.js';
-import { type SchemaLimits, schemaBoundsProblem } from './schema-bounds.js';
+import { DEFAULT_MAX_VALUE_DEPTH, type SchemaLimits, schemaBoundsProblem } from './schema-bounds.js';
 
 /** Checks arguments against one input schema; an empty array means they are valid. */
 export type InputValidator = (args: unknown) => ToolInputIssue[];
@@ -311,7 +311,27 @@ export function compileOutputValidator(
   options: CompileInputValidatorOptions = {},
 ): OutputValidator {
   const validate = compileSchema(outputSchema, 'output', options);
-  return (value: unknown): ToolInputIssue[] => (validate(value) ? [] : toIssues(validate.errors ?? []));
+  return (value: unknown): ToolInputIssue[] => {
+    // The schema's recursion was bounded for values this deep (schema-bounds.ts); a server's value may be deeper.
+    if (deeperThan(value, DEFAULT_MAX_VALUE_DEPTH)) {
+      return [
+        { field: '', message: `is nested deeper than ${DEFAULT_MAX_VALUE_DEPTH} levels, too deep to check` },
+      ];
+    }
+    return validate(value) ? [] : toIssues(validate.errors ?? []);
+  };
+}
+
+/** Whether `value` nests objects and arrays more than `max` levels deep. Iterative, stops at the first. */
+function deeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 function typeName(value: unknown): string {

@@ -214,3 +214,43 @@ describe('compileOutputValidator', () => {
     ).toMatch(/^The output schema of tool 't' cannot be used: its \$ref "https:\/\/example.com\/x"/);
   });
 });
+
+describe('recursion that branches on one value', () => {
+  it('refuses a $ref recursion applying the root twice per level (2^64 at the argument depth limit)', () => {
+    const branch = { properties: { a: { $ref: '#' } } };
+    const message = schemaError(() => compileInputValidator({ allOf: [branch, branch] })).message;
+    expect(message).toMatch(
+      /a recursive \$ref applies more than 100000 subschemas to one value \d+ levels down .*the recursion branches on the same value/,
+    );
+  });
+
+  it('accepts recursion whose branches go to different properties or array items', () => {
+    const tree = {
+      type: 'object',
+      properties: {
+        left: { $ref: '#' },
+        right: { $ref: '#' },
+        children: { type: 'array', items: { $ref: '#' } },
+      },
+    };
+    expect(schemaBoundsProblem(tree)).toBeUndefined();
+    const deep: Record<string, unknown> = {};
+    let at = deep;
+    for (let i = 0; i < 60; i++) {
+      const next: Record<string, unknown> = {};
+      at[i % 2 === 0 ? 'left' : 'right'] = next;
+      at = next;
+    }
+    at.children = [{ left: 'not an object' }];
+    expect(compileInputValidator(tree)(deep)).toHaveLength(1);
+  });
+
+  it('refuses structuredContent nested deeper than 64 levels instead of checking it', () => {
+    const validate = compileOutputValidator({ type: 'object', properties: { next: { $ref: '#' } } });
+    let value: Record<string, unknown> = {};
+    for (let i = 0; i < 100; i++) value = { next: value };
+    expect(validate(value)).toEqual([
+      { field: '', message: 'is nested deeper than 64 levels, too deep to check' },
+    ]);
+  });
+});
