@@ -405,11 +405,11 @@ function recursionProblem(
       }
       let widest = 0;
       for (const value of byKey?.values() ?? []) widest = Math.max(widest, value);
-      const total = same + any + widest;
-      if (total > max) {
-        return `a recursive $ref applies more than ${max} subschemas to one value ${depth} levels down (at ${shown(node.pointer)}): the recursion branches on the same value`;
-      }
-      current[index] = total;
+      current[index] = same + any + widest;
+    }
+    // Only what the root applies counts: a $defs entry nothing refers to is never applied.
+    if ((current[0] as number) > max) {
+      return `a recursive $ref applies more than ${max} subschemas to one value ${depth} levels down: the recursion branches on the same value`;
     }
     [previous, current] = [current, previous];
     current.fill(0);
