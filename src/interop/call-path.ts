@@ -219,7 +219,8 @@ async function callInSpan(
     timeout: timeoutMs,
     // The client checks structuredContent itself when its cached tool list has an outputSchema; we check it
     // here instead (once, with bounded $refs, with our error). A definition without outputSchema turns its check
-    // off and keeps the inputSchema for SEP-2243 header mirroring.
+    // off and keeps the inputSchema for SEP-2243 header mirroring; the client then does not refresh its list
+    // and retry by itself on a HEADER_MISMATCH answer (only for tools with an outputSchema).
     ...(outputValidator === undefined
       ? {}
       : { toolDefinition: { name: tool, inputSchema: entry.wrapper.inputSchema as Tool['inputSchema'] } }),

@@ -9,7 +9,7 @@ import { MCPClientManager } from '../../src/interop/manager.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { createFixtureLog, type FixtureLog, nodeFixture } from '../helpers/fixtures.js';
-import { EVERYTHING_BIN } from '../helpers/http-fixtures.js';
+import { EVERYTHING_BIN, type HttpServerProcess, startModernHttp } from '../helpers/http-fixtures.js';
 
 describe('server-everything: tool definitions and results carried through', () => {
   let manager: MCPClientManager;
@@ -63,6 +63,44 @@ describe('server-everything: tool definitions and results carried through', () =
     }
   });
 });
+
+describe.each([{ transport: 'stdio' as const }, { transport: 'http' as const }])(
+  'a 2026-07-28 server (SDK v2) over $transport: definitions carried, output checked once',
+  ({ transport }) => {
+    let server: HttpServerProcess | undefined;
+    let manager: MCPClientManager;
+
+    beforeAll(async () => {
+      const capabilities = new CapabilitySet();
+      capabilities.grant('mcp:modern:weather', 'execute');
+      manager = new MCPClientManager({ capabilities });
+      if (transport === 'stdio') {
+        await manager.connectServer({ name: 'modern', transport: 'stdio', ...nodeFixture('modern') });
+      } else {
+        server = await startModernHttp();
+        await manager.connectServer({ name: 'modern', transport: 'http', url: server.mcpUrl });
+      }
+    });
+
+    afterAll(async () => {
+      await manager?.close();
+      await server?.close();
+    });
+
+    it('carries title, icons, annotations and outputSchema, and passes matching structuredContent', async () => {
+      expect(manager.getConnection('modern')?.protocolVersion).toBe('2026-07-28');
+      const weather = manager.getTool('mcp__modern__weather');
+      expect(weather?.definition).toMatchObject({
+        title: 'Weather',
+        icons: [{ src: 'https://example.com/weather.png', mimeType: 'image/png' }],
+        annotations: { readOnlyHint: true },
+        outputSchema: { type: 'object', required: ['temperature', 'city'] },
+      });
+      const result = await manager.callTool('mcp__modern__weather', { city: 'Oslo' });
+      expect(result).toMatchObject({ isError: false, structuredContent: { temperature: 21, city: 'Oslo' } });
+    });
+  },
+);
 
 describe('a server that breaks its own definitions', () => {
   let log: FixtureLog;
