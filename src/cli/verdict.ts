@@ -4,8 +4,11 @@
  * (`check`, `couldAllow`): listing tools never consumes a `maxCalls` quota.
  */
 import type { DecidingRule } from '../errors.js';
+
+export { describeCondition };
+
 import { CapabilitySet } from '../security/capability-set.js';
-import type { RuleCondition } from '../security/conditions.js';
+import { describeCondition } from '../security/conditions.js';
 import type { RuleInfo } from '../security/rules.js';
 import type { CheckContext, Decision, DecisionEffect } from '../security/types.js';
 
@@ -83,24 +86,4 @@ export class VerdictExplainer {
 function fromDecision(decision: Decision): ToolVerdict {
   const verdict = decision.allowed ? 'allowed' : decision.effect === 'ask' ? 'ask' : 'denied';
   return { verdict, effect: decision.effect, rule: decision.rule, reason: decision.reason };
-}
-
-/** A declarative condition in words: `id starts with "drafts/" and city is one of "Berlin", "Oslo"`. */
-export function describeCondition(when: RuleCondition): string {
-  const parts: string[] = [];
-  const describe = (subject: string, c: Record<string, unknown>) => {
-    const q = (v: unknown) => JSON.stringify(v);
-    if (c.equals !== undefined) parts.push(`${subject} is ${q(c.equals)}`);
-    if (Array.isArray(c.oneOf)) parts.push(`${subject} is one of ${c.oneOf.map(q).join(', ')}`);
-    if (c.startsWith !== undefined) parts.push(`${subject} starts with ${q(c.startsWith)}`);
-    if (c.pattern !== undefined) parts.push(`${subject} matches /${String(c.pattern)}/`);
-    if (c.maxLength !== undefined) parts.push(`${subject} has at most ${String(c.maxLength)} characters`);
-    if (c.min !== undefined) parts.push(`${subject} >= ${String(c.min)}`);
-    if (c.max !== undefined) parts.push(`${subject} <= ${String(c.max)}`);
-  };
-  for (const [arg, c] of Object.entries(when.args ?? {})) describe(arg, c as Record<string, unknown>);
-  if (when.agent !== undefined) describe('the agent', when.agent as Record<string, unknown>);
-  for (const [hint, value] of Object.entries(when.annotations ?? {}))
-    parts.push(`${hint} is ${String(value)}`);
-  return parts.length === 0 ? 'its condition holds' : parts.join(' and ');
 }

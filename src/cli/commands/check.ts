@@ -38,6 +38,7 @@ export async function checkCommand(
     let verdict: ToolVerdict;
     let blocked = false;
     let inputIssues: { field: string; message: string }[] = [];
+    let deniedWhatever = false;
     if (isResource) {
       const scheme = name.slice(0, name.indexOf(':'));
       const action = options.action ?? SCHEME_ACTIONS[scheme]?.[0] ?? 'execute';
@@ -56,8 +57,13 @@ export async function checkCommand(
           ? explainer.explain(resource, 'execute', context)
           : explainer.decide(resource, 'execute', { ...context, args });
       blocked = project.manager.blockedTools.some((b) => b.name === name);
-      if (args !== undefined)
+      if (args !== undefined) {
         inputIssues = compileInputValidator({ ...tool.inputSchema }, { toolName: name })(args);
+        // As `call` does (issue 18 item 3): bad arguments are a usage error unless the policy denies the tool
+        // whatever its arguments (an explicit deny, or no rule that could allow it).
+        deniedWhatever =
+          verdict.effect === 'deny' || explainer.explain(resource, 'execute', context).verdict === 'denied';
+      }
       report = {
         tool: name,
         server: tool.server,
@@ -72,11 +78,12 @@ export async function checkCommand(
       args !== undefined && verdict.effect === 'default-deny'
         ? explainer.conditionHint(resource, String(report.action), { agent })
         : undefined;
-    const exitCode =
-      blocked || verdict.verdict !== 'allowed'
-        ? ExitCode.DENIED
-        : inputIssues.length > 0
-          ? ExitCode.USAGE
+    const exitCode = blocked
+      ? ExitCode.DENIED
+      : inputIssues.length > 0 && !deniedWhatever
+        ? ExitCode.USAGE
+        : verdict.verdict !== 'allowed'
+          ? ExitCode.DENIED
           : ExitCode.OK;
     if (printer.json) {
       printer.data({

@@ -29,7 +29,12 @@ export async function toolsCommand(ctx: CommandContext, options: ToolsOptions): 
           name: tool.name,
           server: tool.server,
           tool: tool.tool,
+          title: tool.title ?? null,
           description: tool.description,
+          // What the server said about the tool (issue 13): untrusted hints and display data, shown as sent.
+          icons: tool.icons ?? [],
+          annotations: tool.annotations ?? null,
+          outputSchema: tool.outputSchema ?? null,
           verdict: verdict.verdict,
           effect: verdict.effect,
           rule: verdict.rule ?? null,
