@@ -201,8 +201,11 @@ describe('interlock call', () => {
     const result = await cli(['call', 'mcp__echo__throw', '--args', '{}']);
     expect(result.code).toBe(3);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toContain("denied: Denied by rule 'no-throw'");
-    expect(result.stderr).toContain('rule: no-throw (deny mcp:echo:throw): never throw');
+    // The reason names the rule once; the hint is the change to make in the project file.
+    expect(result.stderr).toBe(
+      "denied: Denied by rule 'no-throw' (mcp:echo:throw): never throw.\n" +
+        "  hint: deny rules win over allow rules: to allow it, remove rule 'no-throw' from interlock.config.yaml or narrow its resource\n",
+    );
     const log = readFileSync(project.log, 'utf8');
     expect(log).not.toContain('"tool":"throw"');
   });

@@ -99,3 +99,63 @@ export async function connectFor(project: Project, name: string): Promise<ToolWr
   const suggestions = byTool.length > 0 ? byTool.slice(0, 3) : near === undefined ? [] : [near];
   throw new ToolNotFoundError(name, suggestions);
 }
+
+/** A tool name as a person may type it: which server it names, if any, and the tool's own name there. */
+interface ToolQuery {
+  server: string | undefined;
+  tool: string | undefined;
+}
+
+/**
+ * Reads `mcp__notes__read_note`, `notes/read_note`, `notes:read_note`, `notes.read_note` and
+ * `mcp:notes:read_note`. Server names hold no `/`, `:` or `.`, so the first one separates (tool names may hold
+ * them: `notes/dir/read`). Forms that name no configured server leave `server` undefined.
+ */
+function parseToolQuery(project: Project, name: string): ToolQuery {
+  const exposed = project.serverOf(name);
+  if (exposed !== undefined) return { server: exposed, tool: undefined };
+  const body = name.startsWith('mcp:') ? name.slice(4) : name;
+  const match = /^([A-Za-z0-9_-]+)[/:.](.+)$/.exec(body);
+  const server = match?.[1];
+  if (server !== undefined && project.config.servers.some((s) => s.name === server)) {
+    return { server, tool: match?.[2] };
+  }
+  return { server: undefined, tool: undefined };
+}
+
+/**
+ * Finds the tool a person means, in any form {@link parseToolQuery} reads, or by the tool's own name when one
+ * server has it. Connects only the server the name points at. Throws `ToolNotFoundError` with suggestions
+ * (several when a bare name is on several servers), or the server's connection error when it failed.
+ */
+export async function findTool(project: Project, name: string): Promise<ToolWrapper> {
+  const query = parseToolQuery(project, name);
+  if (query.tool === undefined) {
+    try {
+      return await connectFor(project, name);
+    } catch (err) {
+      // A tool's own name is enough when exactly one server has it.
+      const same = project.manager.tools.filter((t) => t.tool === name);
+      if (!(err instanceof ToolNotFoundError) || same.length !== 1) throw err;
+      return same[0] as ToolWrapper;
+    }
+  }
+  const server = query.server as string;
+  await project.connect([server]);
+  const tool = project.manager.tools.find((t) => t.server === server && t.tool === query.tool);
+  if (tool !== undefined) return tool;
+  const outcome = project.outcomes.get(server);
+  if (outcome?.state === 'failed' && outcome.error !== undefined) throw outcome.error;
+  if (outcome?.state === 'disabled') {
+    throw new UsageError(
+      `Server '${server}' is disabled in ${project.config.file}; enable it to use '${name}'.`,
+    );
+  }
+  const tools = project.manager.tools.filter((t) => t.server === server);
+  const near = closestKey(
+    query.tool as string,
+    tools.map((t) => t.tool),
+  );
+  const suggestion = tools.find((t) => t.tool === near)?.name;
+  throw new ToolNotFoundError(name, suggestion === undefined ? [] : [suggestion]);
+}
