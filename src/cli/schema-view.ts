@@ -87,23 +87,31 @@ export function schemaRows(schema: unknown): { rows: SchemaRow[]; truncated: num
     const seen = ref === undefined ? refs : new Set([...refs, ref]);
     const { type, enumNote } = typeOf(target === undefined ? raw : s);
     rows.push({ depth, name: visible(name), type, required, about: about(s, enumNote) });
+    const inner = nested(s, seen);
+    if (inner === undefined) return;
     if (depth + 1 >= MAX_SCHEMA_DEPTH) {
-      if (nested(s) !== undefined)
-        rows.push({ depth: depth + 1, name: '…', type: '', required: false, about: '' });
+      rows.push({ depth: depth + 1, name: '…', type: '', required: false, about: '' });
       return;
     }
-    const inner = nested(s);
-    if (inner !== undefined) fields(inner, depth + 1, seen);
+    fields(inner.object, depth + 1, inner.refs);
   };
 
-  /** The object whose fields go under a property: its own, or its array items', or a local ref's. */
-  const nested = (s: Schema): Schema | undefined => {
-    if (isSchema(s.properties)) return s;
+  /**
+   * The object whose fields go under a property: its own, or its array items' (through a local ref, unless that
+   * ref is already being shown on this path).
+   */
+  const nested = (
+    s: Schema,
+    refs: ReadonlySet<string>,
+  ): { object: Schema; refs: ReadonlySet<string> } | undefined => {
+    if (isSchema(s.properties)) return { object: s, refs };
     const items = isSchema(s.items) ? s.items : undefined;
     if (items === undefined) return undefined;
-    const target = typeof items.$ref === 'string' ? resolve(items.$ref) : undefined;
-    const object = target ?? items;
-    return isSchema(object.properties) ? object : undefined;
+    const ref = typeof items.$ref === 'string' ? items.$ref : undefined;
+    if (ref !== undefined && refs.has(ref)) return undefined;
+    const object = ref === undefined ? items : resolve(ref);
+    if (object === undefined || !isSchema(object.properties)) return undefined;
+    return { object, refs: ref === undefined ? refs : new Set([...refs, ref]) };
   };
 
   fields(root, 0, new Set());
