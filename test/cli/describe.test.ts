@@ -201,3 +201,40 @@ describe('CLI fixes for denials', () => {
     expect(result.stderr).toBe("error: unknown option '--bogus'\n  hint: see 'interlock tools --help'\n");
   });
 });
+
+describe('a stdio server that does not speak MCP on stdout (issue 18, item 6)', () => {
+  it('fails its connect fast in interlock servers, quoting the line, while the others connect', async () => {
+    const other = tempProject();
+    try {
+      other.write('interlock.config.yaml', {
+        mcpServers: {
+          web: {
+            command: process.execPath,
+            args: [
+              '-e',
+              "console.log('Server listening on http://localhost:8000'); setInterval(() => {}, 1000)",
+            ],
+            // A minute: the command can only finish in time if the connect fails fast.
+            connectTimeoutMs: 60_000,
+          },
+          echo: { command: process.execPath, args: [fixture('echo')], env: { FIXTURE_LOG: other.log } },
+        },
+      });
+      const result = await runCli(['servers'], { cwd: other.dir, timeoutMs: 30_000 });
+      results.push(result);
+      expect(result.signal).toBeNull();
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(
+        /^web +stdio +- +failed +- +\S+ s +Server 'web' failed to connect: it wrote/m,
+      );
+      expect(result.stdout).toMatch(/^echo +stdio +2025-11-25 +ready +14 /m);
+      // In full below the table: the line, and what to check.
+      expect(result.stdout).toContain(
+        `web: Server 'web' failed to connect: it wrote a line to stdout that is not an MCP message, and no MCP message followed within 3000 ms: "Server listening on http://localhost:8000". A stdio server must write only JSON-RPC messages to stdout: check that the command and its arguments start it in stdio mode, and that it logs to stderr.`,
+      );
+      expect(await allGone(other.fixturePids())).toEqual([]);
+    } finally {
+      other.close();
+    }
+  });
+});
