@@ -173,7 +173,10 @@ function about(s: Schema, enumNote: string | undefined): string {
   const notes: string[] = [];
   if (Object.hasOwn(s, 'default')) notes.push(`default: ${quote(s.default)}`);
   if (enumNote !== undefined) notes.push(enumNote);
+  // zod writes the safe-integer range on every `.int()`: a bound that says nothing is left out.
+  const trivial = (value: unknown) => value === Number.MAX_SAFE_INTEGER || value === Number.MIN_SAFE_INTEGER;
   const bound = (key: string, label: string) => {
+    if (trivial(s[key])) return;
     if (typeof s[key] === 'number' || (typeof s[key] === 'string' && key === 'pattern'))
       notes.push(`${label} ${key === 'pattern' ? `/${visible(String(s[key]))}/` : String(s[key])}`);
   };

@@ -25,9 +25,13 @@ export async function toolsCommand(
 ): Promise<number> {
   const project = await Project.open(ctx);
   try {
-    return name === undefined
-      ? await listTools(ctx, project, options)
-      : await describeTool(ctx, project, name);
+    if (name === undefined) return await listTools(ctx, project, options);
+    // `--server notes read_note` is `notes/read_note`.
+    const named =
+      options.server !== undefined && !name.startsWith('mcp__') && !/[/:.]/.test(name)
+        ? `${options.server}/${name}`
+        : name;
+    return await describeTool(ctx, project, named);
   } finally {
     await project.close();
   }
@@ -152,8 +156,7 @@ function verdictLine(printer: Printer, verdict: ToolVerdict, blocked: boolean): 
     blocked ? 'BLOCKED' : verdict.verdict.toUpperCase(),
   );
   const rule = verdict.rule === undefined ? '' : `, rule ${verdict.rule.id}`;
-  const condition = verdict.verdict === 'conditional' ? `: ${visible(verdict.reason)}` : '';
-  return `${text}  (${verdict.effect}${rule})${condition}`;
+  return `${text}  (${verdict.effect}${rule})`;
 }
 
 /** `read-only, idempotent`: what the server says about the tool's behaviour (hints, not guarantees). */
@@ -183,8 +186,7 @@ function printSchema(printer: Printer, title: string, schema: unknown, empty: st
     r.name === '…' ? '' : r.required ? { text: 'required', style: 'yellow' } : 'optional',
     r.about,
   ]);
-  const table = renderTable(printer, ['NAME', 'TYPE', 'REQUIRED', 'DESCRIPTION'], cells);
-  printer.line(indent(table, 2));
+  printer.line(renderTable(printer, ['NAME', 'TYPE', 'REQUIRED', 'DESCRIPTION'], cells, { indent: 2 }));
   if (truncated > 0) printer.line(`  … and ${truncated} more fields (the whole schema: --json)`);
   if (rows.some((r) => r.name === '…')) {
     printer.line(`  … nested deeper than ${MAX_SCHEMA_DEPTH} levels (the whole schema: --json)`);
