@@ -25,6 +25,11 @@ export interface Advice {
   rule: SuggestedRule | undefined;
 }
 
+/** A default deny no rule comes near, in CLI terms: the library's reason adds the `grant(...)` a program would call. */
+export function defaultDenyReason(resource: string, action: string): string {
+  return `No rule allows '${action}' on '${resource}' (default deny).`;
+}
+
 /** Advice for one project: knows where its policy lives and how that file is written. */
 export class Advisor {
   readonly #config: Pick<InterlockConfig, 'file' | 'policy' | 'policyFile'>;
@@ -57,7 +62,7 @@ export class Advisor {
     if (verdict.effect === 'default-deny' && !this.#explainer.ruleCovers(resource, action)) {
       const rule: SuggestedRule = { effect: 'allow', resource, actions: action };
       return {
-        reason: `No rule allows '${action}' on '${resource}' (default deny).`,
+        reason: defaultDenyReason(resource, action),
         fix: `to allow it, add this rule to ${this.#where()}:\n${this.#snippet(rule)}`,
         rule,
       };
