@@ -72,7 +72,7 @@ export class Advisor {
     if (verdict.effect === 'deny' && id !== undefined) {
       fix = `deny rules win over allow rules: to allow it, remove rule '${id}' from ${file} or narrow its resource`;
     } else if (verdict.effect === 'ask' && id !== undefined) {
-      fix = `rule '${id}' asks for approval, which 'interlock call' asks for on a terminal only (not piped, not with --json); or make it 'effect: allow' in ${file}`;
+      fix = `run it on a terminal to approve it (interlock call asks only when stdin and stderr are a terminal, without --json), or make rule '${id}' 'effect: allow' in ${file}`;
     } else {
       fix = conditionHint;
     }

@@ -186,6 +186,37 @@ describe('CLI fixes for denials', () => {
     }
   });
 
+  it('says how to approve an ask rule, and names the deny rule to change', async () => {
+    const other = tempProject();
+    try {
+      other.write('interlock.config.yaml', {
+        mcpServers: { echo: { command: process.execPath, args: [fixture('echo')] } },
+        policy: {
+          version: 1,
+          rules: [
+            { id: 'pid-ask', effect: 'ask', resource: 'mcp:echo:pid', actions: 'execute' },
+            { id: 'no-env', effect: 'deny', resource: 'mcp:echo:get_env', actions: '*' },
+          ],
+        },
+      });
+      const asked = await cli(['call', 'mcp__echo__pid'], other.dir);
+      expect(asked.code).toBe(3);
+      expect(asked.stderr).toMatch(
+        /^denied: Needs approval: rule 'pid-ask' \(mcp:echo:pid\) asks a human first/,
+      );
+      expect(asked.stderr).toContain(
+        "  hint: run it on a terminal to approve it (interlock call asks only when stdin and stderr are a terminal, without --json), or make rule 'pid-ask' 'effect: allow' in interlock.config.yaml\n",
+      );
+      const denied = await cli(['check', 'mcp:echo:get_env'], other.dir);
+      expect(denied.code).toBe(3);
+      expect(denied.stdout).toContain(
+        "hint      deny rules win over allow rules: to allow it, remove rule 'no-env' from interlock.config.yaml or narrow its resource\n",
+      );
+    } finally {
+      other.close();
+    }
+  });
+
   it('points an argument that does not fit the schema at the tool description', async () => {
     const result = await cli(['call', 'mcp__fs__read_text_file', '--args', '{"pth":"notes.txt"}']);
     expect(result.code).toBe(2);
