@@ -106,6 +106,12 @@ describe('interlock tools <name>', () => {
       "error: No tool named 'fs/edit_fil'. Did you mean 'mcp__fs__edit_file'?\n" +
         "  hint: tools are named mcp__{server}__{tool}; 'interlock tools' lists them\n",
     );
+    // A gated call names exactly what it calls: the other forms are suggested, not taken.
+    const call = await cli(['call', 'fs/read_text_file', '--args', '{"path":"notes.txt"}']);
+    expect(call.code).toBe(2);
+    expect(call.stderr).toContain(
+      "error: No tool named 'fs/read_text_file'. Did you mean 'mcp__fs__read_text_file'?\n",
+    );
   });
 
   it('prints the input and output schemas with --json, for one tool and for the list', async () => {

@@ -72,37 +72,10 @@ async function readStdin(io: CliIO): Promise<string> {
   return text;
 }
 
-/**
- * Connects the server a tool belongs to (every server when the name does not say) and returns the tool.
- * Throws the connection error when its server failed, `ToolNotFoundError` when no tool has that name.
- */
-export async function connectFor(project: Project, name: string): Promise<ToolWrapper> {
-  const server = project.serverOf(name);
-  await project.connect(server === undefined ? undefined : [server]);
-  const tool = project.manager.getTool(name);
-  if (tool !== undefined) return tool;
-  const failed = server === undefined ? undefined : project.outcomes.get(server);
-  if (failed?.state === 'failed' && failed.error !== undefined) throw failed.error;
-  if (failed?.state === 'disabled') {
-    throw new UsageError(
-      `Server '${server}' is disabled in ${project.config.file}; enable it to use '${name}'.`,
-    );
-  }
-  project.warnFailed();
-  // A tool's own name (`echo`) finds its exposed names (`mcp__echo__echo`): the form people try first.
-  const tools = project.manager.tools;
-  const byTool = tools.filter((t) => t.tool.toLowerCase() === name.toLowerCase()).map((t) => t.name);
-  const near = closestKey(
-    name,
-    tools.map((t) => t.name),
-  );
-  const suggestions = byTool.length > 0 ? byTool.slice(0, 3) : near === undefined ? [] : [near];
-  throw new ToolNotFoundError(name, suggestions);
-}
-
-/** A tool name as a person may type it: which server it names, if any, and the tool's own name there. */
+/** A tool name as a person may type it: the server it names, if any, and the tool's own name there. */
 interface ToolQuery {
   server: string | undefined;
+  /** Set for the `server/tool` forms; undefined for an exposed name or a bare one. */
   tool: string | undefined;
 }
 
@@ -124,38 +97,67 @@ function parseToolQuery(project: Project, name: string): ToolQuery {
 }
 
 /**
- * Finds the tool a person means, in any form {@link parseToolQuery} reads, or by the tool's own name when one
- * server has it. Connects only the server the name points at. Throws `ToolNotFoundError` with suggestions
- * (several when a bare name is on several servers), or the server's connection error when it failed.
+ * Connects the server a tool name points at (every server when it names none) and returns the tool with that
+ * exposed name, or with `accept`, the tool another form names. Throws the connection error when its server
+ * failed, `ToolNotFoundError` with suggestions (the exposed name another form means, or the nearest names)
+ * when no tool matches.
  */
-export async function findTool(project: Project, name: string): Promise<ToolWrapper> {
+async function lookUp(project: Project, name: string, accept: boolean): Promise<ToolWrapper> {
   const query = parseToolQuery(project, name);
-  if (query.tool === undefined) {
-    try {
-      return await connectFor(project, name);
-    } catch (err) {
-      // A tool's own name is enough when exactly one server has it.
-      const same = project.manager.tools.filter((t) => t.tool === name);
-      if (!(err instanceof ToolNotFoundError) || same.length !== 1) throw err;
-      return same[0] as ToolWrapper;
-    }
-  }
-  const server = query.server as string;
-  await project.connect([server]);
-  const tool = project.manager.tools.find((t) => t.server === server && t.tool === query.tool);
+  const server = query.server;
+  await project.connect(server === undefined ? undefined : [server]);
+  const tool = project.manager.getTool(name);
   if (tool !== undefined) return tool;
-  const outcome = project.outcomes.get(server);
-  if (outcome?.state === 'failed' && outcome.error !== undefined) throw outcome.error;
-  if (outcome?.state === 'disabled') {
+  const tools = project.manager.tools;
+  const meant =
+    query.tool === undefined ? undefined : tools.find((t) => t.server === server && t.tool === query.tool);
+  // A tool's own name (`echo`) finds its exposed names (`mcp__echo__echo`): the form people try first.
+  const byTool = tools.filter((t) => t.tool.toLowerCase() === name.toLowerCase());
+  if (accept) {
+    if (meant !== undefined) return meant;
+    const same = byTool.filter((t) => t.tool === name);
+    if (same.length === 1) return same[0] as ToolWrapper;
+  }
+  const failed = server === undefined ? undefined : project.outcomes.get(server);
+  if (failed?.state === 'failed' && failed.error !== undefined) throw failed.error;
+  if (failed?.state === 'disabled') {
     throw new UsageError(
       `Server '${server}' is disabled in ${project.config.file}; enable it to use '${name}'.`,
     );
   }
-  const tools = project.manager.tools.filter((t) => t.server === server);
-  const near = closestKey(
-    query.tool as string,
-    tools.map((t) => t.tool),
-  );
-  const suggestion = tools.find((t) => t.tool === near)?.name;
-  throw new ToolNotFoundError(name, suggestion === undefined ? [] : [suggestion]);
+  project.warnFailed();
+  let suggestions: string[];
+  if (meant !== undefined) suggestions = [meant.name];
+  else if (byTool.length > 0) suggestions = byTool.slice(0, 3).map((t) => t.name);
+  else if (query.tool !== undefined) {
+    const own = tools.filter((t) => t.server === server);
+    const near = closestKey(
+      query.tool,
+      own.map((t) => t.tool),
+    );
+    suggestions = own.filter((t) => t.tool === near).map((t) => t.name);
+  } else {
+    const near = closestKey(
+      name,
+      tools.map((t) => t.name),
+    );
+    suggestions = near === undefined ? [] : [near];
+  }
+  throw new ToolNotFoundError(name, suggestions);
+}
+
+/**
+ * The tool with this exposed name (`mcp__notes__read_note`), for `call`, `check` and `pins`: a gated call names
+ * exactly what it calls. Another form (`notes/read_note`, `read_note`) is a `ToolNotFoundError` that suggests it.
+ */
+export function connectFor(project: Project, name: string): Promise<ToolWrapper> {
+  return lookUp(project, name, false);
+}
+
+/**
+ * The tool a person means, for `tools <name>`: the exposed name, any form {@link parseToolQuery} reads, or
+ * the tool's own name when exactly one server has it. Connects only the server the name points at.
+ */
+export function findTool(project: Project, name: string): Promise<ToolWrapper> {
+  return lookUp(project, name, true);
 }
