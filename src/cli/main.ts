@@ -10,7 +10,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { ExitCode } from './exit.js';
 import { type CliIO, Printer, processIO } from './io.js';
 import type { CommandContext } from './project.js';
-import { reportError } from './report.js';
+import { helpHint, reportError } from './report.js';
 import { packageVersion } from './version.js';
 
 const EXAMPLES = `
@@ -18,6 +18,7 @@ Examples:
   $ interlock demo                        see the gate at work on two bundled servers (no setup)
   $ interlock servers                     connect every server of ./interlock.config.yaml
   $ interlock tools --server notes        list the tools of one server with the policy's verdict
+  $ interlock tools notes/write_note      one tool in full: its arguments, verdict and description
   $ interlock check mcp__notes__write_note --args '{"id":"team/x","text":"hi"}'
   $ interlock call mcp__notes__read_note --args '{"id":"drafts/welcome"}'
   $ interlock call mcp__notes__write_note --args-file args.json --json
@@ -69,7 +70,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
       try {
         exitCode = await command(ctx, ...(raw.slice(0, -1) as A));
       } catch (err) {
-        exitCode = reportError(printer, err);
+        exitCode = reportError(printer, err, cmd.name());
       }
     };
 
@@ -81,7 +82,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .option('--json', 'print one JSON document for machines')
     .option('--no-color', 'no colors (also when NO_COLOR is set or output is not a terminal)')
     .option('-v, --verbose', 'log what servers and connections do to stderr')
-    .showHelpAfterError('(run interlock --help for usage)')
+    .showHelpAfterError(`  hint: ${helpHint()}`)
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
@@ -97,13 +98,25 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   program
     .command('tools')
     .description(
-      "list every exposed tool: server, one-line description, and the policy's verdict with its rule",
+      "list every exposed tool: server, one-line description, and the policy's verdict with its rule; with a name, one tool in full",
+    )
+    .argument(
+      '[tool]',
+      'show one tool in full: its arguments (input schema), verdict and description. Names: mcp__notes__read_note, notes/read_note, or read_note when one server has it',
     )
     .option('-s, --server <name>', 'only this server')
     .action(
-      run(async (ctx, options: { server?: string }) =>
-        (await import('./commands/tools.js')).toolsCommand(ctx, options),
+      run(async (ctx, tool: string | undefined, options: { server?: string }) =>
+        (await import('./commands/tools.js')).toolsCommand(ctx, tool, options),
       ),
+    );
+
+  program
+    .command('describe')
+    .description('show one tool in full (the same as interlock tools <tool>)')
+    .argument('<tool>', 'mcp__notes__read_note, notes/read_note, or read_note when one server has it')
+    .action(
+      run(async (ctx, tool: string) => (await import('./commands/tools.js')).toolsCommand(ctx, tool, {})),
     );
 
   program
@@ -196,6 +209,9 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
       'run the bundled example servers with a sample policy: allowed, denied, constrained, audited',
     )
     .action(run(async (ctx) => (await import('./commands/demo.js')).demoCommand(ctx)));
+
+  // Usage errors end with the same hint as every other error, naming the command's own help.
+  for (const command of program.commands) command.showHelpAfterError(`  hint: ${helpHint(command.name())}`);
 
   try {
     if (argv.length === 0) {

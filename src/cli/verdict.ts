@@ -66,20 +66,40 @@ export class VerdictExplainer {
 
   /** The first live allow or ask rule with a condition whose pattern and actions cover the request. */
   #conditionalRule(resource: string, action: string): RuleInfo | undefined {
+    return this.#liveRules().find(
+      (rule) => rule.condition !== 'none' && !this.#spent(rule) && this.#covers(rule, resource, action),
+    );
+  }
+
+  /**
+   * True when some live allow or ask rule covers the request, whatever its condition or quota says. False means
+   * a default deny has only one fix: a new rule.
+   */
+  ruleCovers(resource: string, action: string): boolean {
+    return this.#liveRules().some((rule) => this.#covers(rule, resource, action));
+  }
+
+  #liveRules(): RuleInfo[] {
     const now = Date.now();
-    return this.#caps.rules.find((rule) => {
-      if (rule.effect === 'deny' || rule.condition === 'none') return false;
-      if (rule.expiresAt !== undefined && now >= rule.expiresAt) return false;
-      const usage = this.#caps.usage(rule.id);
-      if (usage !== undefined && usage.used >= usage.maxCalls) return false;
-      let probe = this.#probes.get(rule.id);
-      if (probe === undefined) {
-        probe = new CapabilitySet({ onWarning: () => {} });
-        probe.grant(rule.pattern, rule.actions);
-        this.#probes.set(rule.id, probe);
-      }
-      return probe.check(resource, action).allowed;
-    });
+    return this.#caps.rules.filter(
+      (rule) => rule.effect !== 'deny' && (rule.expiresAt === undefined || now < rule.expiresAt),
+    );
+  }
+
+  #spent(rule: RuleInfo): boolean {
+    const usage = this.#caps.usage(rule.id);
+    return usage !== undefined && usage.used >= usage.maxCalls;
+  }
+
+  /** Whether the rule's pattern and actions cover the request (its condition aside). */
+  #covers(rule: RuleInfo, resource: string, action: string): boolean {
+    let probe = this.#probes.get(rule.id);
+    if (probe === undefined) {
+      probe = new CapabilitySet({ onWarning: () => {} });
+      probe.grant(rule.pattern, rule.actions);
+      this.#probes.set(rule.id, probe);
+    }
+    return probe.check(resource, action).allowed;
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import { SCHEME_ACTIONS } from '../../security/pattern.js';
 import { compileInputValidator } from '../../tools/validate.js';
+import { indent } from '../advice.js';
 import { ExitCode } from '../exit.js';
 import { oneLine } from '../format.js';
 import { visible } from '../io.js';
@@ -74,10 +75,16 @@ export async function checkCommand(
     }
     const allowed = verdict.verdict === 'allowed' && !blocked;
     const resource = String(report.resource);
-    const hint =
+    const conditionHint =
       args !== undefined && verdict.effect === 'default-deny'
         ? explainer.conditionHint(resource, String(report.action), { agent })
         : undefined;
+    const advice =
+      verdict.verdict === 'allowed'
+        ? undefined
+        : project.advisor.advise(verdict, resource, String(report.action), conditionHint);
+    const reason = advice?.reason ?? verdict.reason;
+    const hint = advice?.fix;
     const exitCode = blocked
       ? ExitCode.DENIED
       : inputIssues.length > 0 && !deniedWhatever
@@ -92,8 +99,9 @@ export async function checkCommand(
         verdict: verdict.verdict,
         effect: verdict.effect,
         rule: verdict.rule ?? null,
-        reason: verdict.reason,
+        reason,
         hint: hint ?? null,
+        ...(advice?.rule === undefined ? {} : { suggestedRule: advice.rule }),
         argumentsChecked: args !== undefined,
         inputIssues,
         blocked,
@@ -111,8 +119,8 @@ export async function checkCommand(
       `${label('verdict')}${printer.style(style[verdict.verdict], verdict.verdict.toUpperCase())}  (${verdict.effect})`,
     );
     printer.line(`${label('rule')}${verdict.rule === undefined ? '-' : describeRule(verdict.rule)}`);
-    printer.line(`${label('reason')}${visible(verdict.reason)}`);
-    if (hint !== undefined) printer.line(`${label('hint')}${visible(hint)}`);
+    printer.line(`${label('reason')}${visible(reason)}`);
+    if (hint !== undefined) printer.line(`${label('hint')}${indent(visible(hint), 10).trimStart()}`);
     if (args === undefined) {
       printer.line(
         `${label('arguments')}not given: conditions on arguments were not evaluated (pass --args)`,
