@@ -33,7 +33,6 @@ import {
   parsePath,
 } from './issues.js';
 import { keysAt } from './keys.js';
-import { PolicyDocSchema } from './policy-docs.js';
 import {
   DEFAULT_AGENT,
   DEFAULT_CONFIG_FILES,
@@ -426,7 +425,7 @@ class Loader {
       const expanded = expandEnv(doc.data, { env: this.env }, '', issues);
       const policy = issues.length > 0 ? undefined : validatePolicy(expanded, '', issues);
       if (issues.length > 0 || policy === undefined) {
-        this.#add(issues, doc, PolicyDocSchema);
+        this.#add(issues, doc, PolicySchema);
         return { policy: undefined, policyFile: undefined };
       }
       return { policy, policyFile: path };
@@ -513,7 +512,7 @@ export async function loadPolicyFile(
   const expanded = expandEnv(doc.data, { env: options.env ?? process.env }, '', issues);
   const policy = issues.length > 0 ? undefined : validatePolicy(expanded, '', issues);
   if (issues.length > 0 || policy === undefined) {
-    const explained = issues.map((i) => explainIssue(i, doc, (p) => keysAt(PolicyDocSchema, p)));
+    const explained = issues.map((i) => explainIssue(i, doc, (p) => keysAt(PolicySchema, p)));
     throw fileError('policy file', doc.file, dedupe(explained));
   }
   return policy;
