@@ -114,7 +114,7 @@ const FilePath = z.string().min(1, 'must not be empty');
 export const StateConfigSchema = z
   .strictObject({
     redis: RedisStateStoreOptionsSchema.describe(
-      'A Redis (or Valkey) server: `url` (redis:// or rediss://), `keyPrefix`, `tls` ({ ca, cert, key, servername }), `connectTimeoutMs`, `commandTimeoutMs`. Write the password as a variable reference.',
+      'A Redis (or Valkey) server; write its password as a variable reference.',
     ),
   })
   .describe(

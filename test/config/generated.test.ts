@@ -16,6 +16,7 @@ import { loadInterlockConfig } from '../../src/config/load.js';
 import { stripJsonComments } from '../../src/interop/config-file.js';
 import * as interop from '../../src/interop/index.js';
 import * as security from '../../src/security/index.js';
+import * as state from '../../src/state/index.js';
 import { ROOT } from '../cli/helpers.js';
 import { type DocumentedType, renderReference, renderTypes, withGenerated } from './reference-doc.js';
 
@@ -30,7 +31,7 @@ const TYPES_PAGE = join(ROOT, 'docs/reference/config-types.md');
 const TYPES: readonly {
   name: string;
   aliases?: string[];
-  module: 'interop' | 'security';
+  module: 'interop' | 'security' | 'state';
   schema: string;
 }[] = [
   {
@@ -58,9 +59,10 @@ const TYPES: readonly {
   { name: 'PolicyRule', module: 'security', schema: 'PolicyRuleSchema' },
   { name: 'RuleCondition', module: 'security', schema: 'RuleConditionSchema' },
   { name: 'ArgConstraint', module: 'security', schema: 'ArgConstraintSchema' },
+  { name: 'RedisStateStoreOptions', module: 'state', schema: 'RedisStateStoreOptionsSchema' },
 ];
 
-const modules: Record<string, Record<string, unknown>> = { interop, security };
+const modules: Record<string, Record<string, unknown>> = { interop, security, state };
 
 function documentedTypes(): DocumentedType[] {
   return TYPES.map((t) => {
@@ -160,6 +162,10 @@ describe('the shipped JSON Schema', () => {
         expect(properties[field]?.description, `description of ${field}`).toEqual(expect.any(String));
       }
     }
+  });
+
+  it('describes every field of the file, for editors and the reference page', () => {
+    expect(undescribed(schema), 'fields without .describe() on their schema').toEqual([]);
   });
 
   it('accepts the sample project files and rejects a typo', () => {

@@ -147,6 +147,23 @@ export function renderReference(schema: Json): string {
   const props = schema.properties as Record<string, Json>;
   const out: string[] = [];
   out.push('## Top-level fields', '', table(schema, schema), '');
+  // Sections that are objects get a table each, and so do objects inside them (`http.tls`, `state.redis`).
+  const sections = (prefix: string, object: Json) => {
+    for (const [key, raw] of Object.entries(object.properties as Json)) {
+      if (prefix === '' && ['mcpServers', 'servers', 'policy'].includes(key)) continue;
+      const s = resolve(schema, raw);
+      const branches = [
+        s,
+        ...((Array.isArray(s.anyOf) ? s.anyOf : []) as unknown[]).map((b) => resolve(schema, b)),
+      ];
+      const inner = branches.find((b) => isObject(b.properties));
+      if (inner === undefined) continue;
+      const path = `${prefix}${key}`;
+      out.push(`### \`${path}\``, '', table(schema, inner), '');
+      sections(`${path}.`, inner);
+    }
+  };
+  sections('', schema);
 
   // Server entries: one table over every transport, saying which transports each field applies to.
   const entry = resolve(schema, (schema.definitions as Json).serverEntry);
