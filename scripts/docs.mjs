@@ -110,6 +110,19 @@ for (const section of generated.split(/^## /m).slice(1)) {
   }
 }
 if (documented === 0) fail(`${typesFile} has no generated sections.`);
+// The project file's types: their fields are the tables of the project file reference.
+for (const [type, anchor] of [
+  ['InterlockConfigInput', ''],
+  ['StateConfig', '#state'],
+]) {
+  const page = join(apiDir, 'config', 'type-aliases', `${type}.md`);
+  if (!existsSync(page)) fail(`TypeDoc wrote no config/type-aliases/${type}.md.`);
+  const link = `../../../config-file.md${anchor}`;
+  writeFileSync(
+    page,
+    `${readFileSync(page, 'utf8').trimEnd()}\n\n## Fields\n\nSee the [project file reference](${link}) (generated from the schema).\n`,
+  );
+}
 
 // The folder is generated: keep it out of git even where the root .gitignore does not list it.
 writeFileSync(join(apiDir, '.gitignore'), '*\n');

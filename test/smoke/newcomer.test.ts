@@ -104,6 +104,7 @@ const versionOf = (name: string): string =>
     .version;
 
 let work: string;
+let packedFiles: string[] = [];
 let project: string;
 const npx = (...args: string[]) => run('npx', ['--no', ...args], project);
 
@@ -114,8 +115,14 @@ beforeAll(
     project = join(work, 'my-agent');
     mkdirSync(project);
     // One pack per run; scripts are skipped because dist/ is fresh (a real `npm pack` builds through prepack).
-    const packed = await run('npm', ['pack', '--ignore-scripts', '--pack-destination', project], ROOT);
+    const packed = await run(
+      'npm',
+      ['pack', '--ignore-scripts', '--json', '--pack-destination', project],
+      ROOT,
+    );
     if (packed.code !== 0) throw new Error(`npm pack failed: ${show(packed)}`);
+    const manifest = JSON.parse(packed.stdout) as { files: { path: string }[] }[];
+    packedFiles = manifest[0]?.files.map((f) => f.path) ?? [];
     const init = 'npm init -y && npm pkg set type=module';
     expect(GUIDE).toContain(init);
     for (const args of [
@@ -141,6 +148,13 @@ afterAll(() => {
 });
 
 describe('the newcomer path, on the packed tarball', () => {
+  it('packs the build, the example servers and the JSON Schema, and nothing else', () => {
+    const allowed = /^(dist\/|examples\/servers\/|schema\/|package\.json$|README\.md$|SECURITY\.md$|LICENSE)/;
+    expect(packedFiles).toContain('dist/cli/main.js');
+    expect(packedFiles).toContain('examples/servers/notes-server.mjs');
+    expect(packedFiles.filter((f) => !allowed.test(f))).toEqual([]);
+  });
+
   it('installs the tarball by name, with its dependencies and without its devDependencies', () => {
     expect(GUIDE).toContain(`npm install ./${TARBALL}`);
     const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as {
