@@ -32,52 +32,71 @@ export type Evaluator = (input: ConditionInput) => ConditionResult;
 const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const Regex = z.string().min(1).max(MAX_REGEX_SOURCE_LENGTH);
 
+// Field descriptions live on the schemas (`.describe()`): the API reference, the project file's reference page
+// and its JSON Schema are generated from them.
+
 /** Constraints on one argument; every key given must hold. */
 export const ArgConstraintSchema = z
   .strictObject({
-    /** The value equals this JSON scalar (same type). */
-    equals: Scalar.optional(),
-    /** The value is one of these JSON scalars. */
-    oneOf: z.array(Scalar).min(1).max(1000).optional(),
-    /** String prefix; a prefix starting with `/` compares normalized POSIX paths, segment by segment. */
-    startsWith: z.string().min(1).max(4096).optional(),
-    /** A safe regular expression the whole string must match. */
-    pattern: Regex.optional(),
-    /** Most characters (UTF-16 units) a string, or items an array, may have. */
-    maxLength: z.number().int().nonnegative().optional(),
-    /** Smallest number allowed (inclusive). */
-    min: z.number().finite().optional(),
-    /** Largest number allowed (inclusive). */
-    max: z.number().finite().optional(),
+    equals: Scalar.optional().describe('The value equals this JSON scalar (same type).'),
+    oneOf: z.array(Scalar).min(1).max(1000).optional().describe('The value is one of these JSON scalars.'),
+    startsWith: z
+      .string()
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe(
+        'String prefix; a prefix starting with / compares normalized POSIX paths, segment by segment.',
+      ),
+    pattern: Regex.optional().describe('A safe regular expression the whole string must match.'),
+    maxLength: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('Most characters (UTF-16 units) a string, or items an array, may have.'),
+    min: z.number().finite().optional().describe('Smallest number allowed (inclusive).'),
+    max: z.number().finite().optional().describe('Largest number allowed (inclusive).'),
   })
-  .refine((c) => Object.keys(c).length > 0, { message: 'an argument constraint needs at least one key' });
+  .refine((c) => Object.keys(c).length > 0, { message: 'an argument constraint needs at least one key' })
+  .describe('Constraints on one argument; every key given must hold.');
 
 /** Constraints on the agent name. */
 export const AgentConstraintSchema = z
   .strictObject({
-    equals: z.string().optional(),
-    oneOf: z.array(z.string()).min(1).max(1000).optional(),
-    startsWith: z.string().min(1).optional(),
-    pattern: Regex.optional(),
+    equals: z.string().optional().describe('The agent name equals this.'),
+    oneOf: z.array(z.string()).min(1).max(1000).optional().describe('The agent name is one of these.'),
+    startsWith: z.string().min(1).optional().describe('The agent name starts with this.'),
+    pattern: Regex.optional().describe('A safe regular expression the whole agent name must match.'),
   })
-  .refine((c) => Object.keys(c).length > 0, { message: 'an agent constraint needs at least one key' });
+  .refine((c) => Object.keys(c).length > 0, { message: 'an agent constraint needs at least one key' })
+  .describe('Constraints on the agent name (equals, oneOf, startsWith, pattern).');
 
 /** Tool annotation values to match (untrusted: accepted on deny and ask rules only). */
 export const AnnotationConstraintSchema = z
   .strictObject({
-    readOnlyHint: z.boolean().optional(),
-    destructiveHint: z.boolean().optional(),
-    idempotentHint: z.boolean().optional(),
-    openWorldHint: z.boolean().optional(),
+    readOnlyHint: z.boolean().optional().describe('The tool says it does not modify anything.'),
+    destructiveHint: z.boolean().optional().describe('The tool says it may destroy data (default true).'),
+    idempotentHint: z.boolean().optional().describe('The tool says repeated calls have no further effect.'),
+    openWorldHint: z
+      .boolean()
+      .optional()
+      .describe('The tool says it reaches outside systems (default true).'),
   })
-  .refine((c) => Object.keys(c).length > 0, { message: 'an annotations constraint needs at least one key' });
+  .refine((c) => Object.keys(c).length > 0, { message: 'an annotations constraint needs at least one key' })
+  .describe('Tool annotation values to match. Untrusted server hints: deny and ask rules only.');
 
 /** A declarative condition: every part given must hold. */
-export const RuleConditionSchema = z.strictObject({
-  args: z.record(z.string().min(1).max(256), ArgConstraintSchema).optional(),
-  agent: AgentConstraintSchema.optional(),
-  annotations: AnnotationConstraintSchema.optional(),
-});
+export const RuleConditionSchema = z
+  .strictObject({
+    args: z
+      .record(z.string().min(1).max(256), ArgConstraintSchema)
+      .optional()
+      .describe('Constraints on the arguments, by argument name.'),
+    agent: AgentConstraintSchema.optional(),
+    annotations: AnnotationConstraintSchema.optional(),
+  })
+  .describe('A condition on the call; every part given must hold.');
 
 export type ArgConstraint = z.infer<typeof ArgConstraintSchema>;
 export type RuleCondition = z.infer<typeof RuleConditionSchema>;
