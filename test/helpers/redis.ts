@@ -103,3 +103,62 @@ export function runStateWorker(name: string, args: readonly string[]): Promise<s
     );
   });
 }
+
+/** A fleet worker that runs while the test talks to it: its stdout lines as they come, and a kill for cleanup. */
+export interface StateWorker {
+  /** Resolves with the first line (already printed or to come) that starts with `prefix`. */
+  line(prefix: string): Promise<string>;
+  /** Resolves when the worker exits with 0; rejects with its stderr otherwise. */
+  readonly done: Promise<void>;
+  kill(): void;
+}
+
+/** Starts one fleet worker (test/fixtures/state/<name>.ts) as its own Node process. */
+export function startStateWorker(name: string, args: readonly string[]): StateWorker {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(STATE_FIXTURES, `${name}.ts`), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const waiting: { prefix: string; resolve: (line: string) => void }[] = [];
+  let rest = '';
+  let err = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    rest += c.toString();
+    const parts = rest.split('\n');
+    rest = parts.pop() ?? '';
+    for (const line of parts) {
+      lines.push(line);
+      for (const w of waiting.filter((x) => line.startsWith(x.prefix))) {
+        waiting.splice(waiting.indexOf(w), 1);
+        w.resolve(line);
+      }
+    }
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    err += c.toString();
+  });
+  const done = new Promise<void>((resolve, reject) => {
+    child.on('exit', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`${name} exited with ${code ?? signal}: ${err}`));
+    });
+  });
+  done.catch(() => {});
+  return {
+    line: (prefix) => {
+      const found = lines.find((l) => l.startsWith(prefix));
+      if (found !== undefined) return Promise.resolve(found);
+      // A worker that dies first fails the wait instead of leaving it pending.
+      return Promise.race([
+        new Promise<string>((resolve) => waiting.push({ prefix, resolve })),
+        done.then(() => {
+          throw new Error(`${name} exited before printing '${prefix}'`);
+        }),
+      ]);
+    },
+    done,
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
