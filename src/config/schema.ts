@@ -111,15 +111,36 @@ const ServerName = z
 
 const FilePath = z.string().min(1, 'must not be empty');
 
-/** `state`: where quotas shared by many processes are counted. */
+/** `state`: where quotas, pins and OAuth tokens shared by many processes are kept. */
 export const StateConfigSchema = z
   .strictObject({
     redis: RedisStateStoreOptionsSchema.describe(
       'A Redis (or Valkey) server; write its password as a variable reference.',
     ),
+    quotaFallback: z
+      .union([
+        z.literal('deny'),
+        z.strictObject({
+          localShare: z
+            .strictObject({
+              replicas: z
+                .number()
+                .int()
+                .min(1)
+                .describe(
+                  'How many processes share the quota: each gives at most its share while Redis is away.',
+                ),
+            })
+            .describe('Each process gives at most its share of what was left, until Redis answers again.'),
+        }),
+      ])
+      .default('deny')
+      .describe(
+        "What a quota does while Redis cannot answer: 'deny' (fail closed), or { localShare: { replicas: N } } (each of N processes gives its share of what was left).",
+      ),
   })
   .describe(
-    'Shared state for many processes and hosts: maxCalls quotas of the policy are counted there, so they hold across every process that uses the same Redis and keyPrefix.',
+    'Shared state for many processes and hosts: maxCalls quotas of the policy are counted there, tool pins and OAuth tokens are kept there, so they hold across every process that uses the same Redis and keyPrefix.',
   );
 
 /** `{ file }`: a policy kept in its own JSON or YAML file. */
