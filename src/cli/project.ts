@@ -20,6 +20,7 @@ import { PinStore } from '../security/pinning.js';
 import type { Approver } from '../security/types.js';
 import { FleetQuotaCounter } from '../state/quota-counter.js';
 import { SharedPins } from '../state/shared-pins.js';
+import { SharedPolicy } from '../state/shared-policy.js';
 import type { StateStore } from '../state/types.js';
 import { Advisor } from './advice.js';
 import { UsageError } from './exit.js';
@@ -68,6 +69,8 @@ export class Project {
   readonly outcomes = new Map<string, ServerOutcome>();
   readonly #audit: JsonLinesAuditSink | undefined;
   readonly #state: StateStore | undefined;
+  /** The policy shared through the store (`state.policy`), when the file names one. */
+  readonly sharedPolicy: SharedPolicy | undefined;
   readonly #sharedPins: SharedPins | undefined;
   readonly #pinsBefore: string;
   readonly #ctx: CommandContext;
@@ -79,7 +82,14 @@ export class Project {
     config: InterlockConfig,
     pins: PinStore,
     http: HttpOptions | undefined,
-    state: { store: StateStore; pins: SharedPins } | undefined,
+    state:
+      | {
+          store: StateStore;
+          pins: SharedPins;
+          quotaCounter: FleetQuotaCounter;
+          policy: SharedPolicy | undefined;
+        }
+      | undefined,
     approver?: Approver,
   ) {
     this.#ctx = ctx;
@@ -91,17 +101,16 @@ export class Project {
     this.#state = state?.store;
     // With a `state` section, maxCalls quotas count in Redis and hold across every process and host; while Redis
     // is away they fail closed or give a local share, as the section says. Pins and OAuth tokens live there too.
-    const quotaCounter =
-      state === undefined
-        ? undefined
-        : new FleetQuotaCounter(state.store, { onUnavailable: config.state?.quotaFallback });
-    const setOptions = { onWarning: warn, quotaCounter };
+    const setOptions = { onWarning: warn, quotaCounter: state?.quotaCounter };
     this.tokens =
       state === undefined ? new FileTokenStore(tokensFile(config)) : new StateTokenStore(state.store);
+    this.sharedPolicy = state?.policy;
     this.capabilities =
-      config.policy === undefined
-        ? new CapabilitySet(setOptions)
-        : CapabilitySet.fromPolicy(config.policy, setOptions);
+      state?.policy !== undefined
+        ? state.policy.capabilities
+        : config.policy === undefined
+          ? new CapabilitySet(setOptions)
+          : CapabilitySet.fromPolicy(config.policy, setOptions);
     this.#audit = config.auditFile === undefined ? undefined : new JsonLinesAuditSink(config.auditFile);
     this.manager = new MCPClientManager({
       capabilities: this.capabilities,
@@ -164,16 +173,36 @@ export class Project {
       config.state === undefined
         ? undefined
         : await (await import('../state/redis.js')).RedisStateStore.connect(config.state.redis);
+    if (store === undefined) return new Project(ctx, config, pins, http, undefined, options.approver);
     let shared: SharedPins | undefined;
     try {
       // The pin file's pins join the fleet's where it has none; the fleet's are loaded before anything connects.
-      shared = store === undefined ? undefined : await SharedPins.open(store, { pins });
+      shared = await SharedPins.open(store, { pins });
+      const quotaCounter = new FleetQuotaCounter(store, { onUnavailable: config.state?.quotaFallback });
+      const name = config.state?.policy?.name;
+      // A shared policy: the file's policy is its first version; later versions (a revoke anywhere) apply here.
+      const policy =
+        name === undefined
+          ? undefined
+          : await SharedPolicy.open(store, {
+              name,
+              initial: config.policy,
+              capabilities: { onWarning: (m) => ctx.printer.warn(m), quotaCounter },
+              onError: (err) => ctx.printer.warn(`shared policy '${name}': ${(err as Error).message}`),
+            });
+      return new Project(
+        ctx,
+        config,
+        pins,
+        http,
+        { store, pins: shared, quotaCounter, policy },
+        options.approver,
+      );
     } catch (err) {
-      await store?.close();
+      await shared?.close();
+      await store.close();
       throw err;
     }
-    const state = store === undefined || shared === undefined ? undefined : { store, pins: shared };
-    return new Project(ctx, config, pins, http, state, options.approver);
   }
 
   /** The server a tool name belongs to, when it is an exposed name of a configured server. */
@@ -256,6 +285,7 @@ export class Project {
       await this.#sharedPins
         ?.flush()
         .catch((err: Error) => this.#ctx.printer.warn(`pins not shared: ${err.message}`));
+      await this.sharedPolicy?.close();
       await this.#sharedPins?.close();
       await this.#state?.close();
     })();

@@ -138,6 +138,19 @@ export const StateConfigSchema = z
       .describe(
         "What a quota does while Redis cannot answer: 'deny' (fail closed), or { localShare: { replicas: N } } (each of N processes gives its share of what was left).",
       ),
+    policy: z
+      .strictObject({
+        name: z
+          .string()
+          .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'a policy name is 1-64 characters of A-Z, a-z, 0-9, _, . and -')
+          .describe(
+            "The shared policy's name in the store: processes that name the same policy decide alike.",
+          ),
+      })
+      .optional()
+      .describe(
+        "Decide with a policy shared through Redis: the file's policy is published as its first version; `interlock policy publish` and `interlock policy revoke ID` change it for every process at once.",
+      ),
   })
   .describe(
     'Shared state for many processes and hosts: maxCalls quotas of the policy are counted there, tool pins and OAuth tokens are kept there, so they hold across every process that uses the same Redis and keyPrefix.',
