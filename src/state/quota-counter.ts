@@ -41,7 +41,14 @@ interface KeyState {
   local: number;
   /** Local units not yet charged to the store. */
   unsettled: number;
+  /** The charge in flight, so two callers never charge the same units twice. */
+  settling?: Promise<void> | undefined;
+  /** Retries the charge while the store is away, so units are charged as soon as it answers, not on the next call. */
+  retry?: NodeJS.Timeout | undefined;
 }
+
+/** How often units given locally are offered to the store again while it is away. */
+const SETTLE_RETRY_MS = 200;
 
 /** Checks a {@link QuotaFallback} (from options or a project file); throws `INVALID_CONFIG` naming the field. */
 export function checkQuotaFallback(fallback: unknown, path = 'quotaFallback'): QuotaFallback {
@@ -100,16 +107,51 @@ export class FleetQuotaCounter implements QuotaCounter {
       if (state.local >= share) return { allowed: false, used, limit, resetMs: undefined };
       state.local += 1;
       state.unsettled += 1;
+      this.#settleLater(key, limit, windowMs, state);
       return { allowed: true, used: used + 1, limit, resetMs: undefined };
     }
   }
 
   /** Charges the units given locally during an outage, once the store answers (same window only). */
-  async #settle(key: string, limit: number, windowMs: number | undefined, state: KeyState | undefined) {
-    if (state === undefined || state.unsettled === 0) return;
-    const units = state.unsettled;
-    await Promise.all(Array.from({ length: units }, () => this.#store.consume(key, limit, windowMs)));
-    state.unsettled -= units;
+  #settle(key: string, limit: number, windowMs: number | undefined, state: KeyState | undefined) {
+    if (state === undefined || state.unsettled === 0) return Promise.resolve();
+    state.settling ??= (async () => {
+      try {
+        const units = state.unsettled;
+        await Promise.all(Array.from({ length: units }, () => this.#store.consume(key, limit, windowMs)));
+        state.unsettled -= units;
+      } finally {
+        state.settling = undefined;
+      }
+    })();
+    return state.settling;
+  }
+
+  /**
+   * Keeps offering the local units to the store until it takes them. Until every process has charged its units
+   * the fleet's count lags by the units not yet charged; retrying in the background keeps that window to about
+   * {@link SETTLE_RETRY_MS} after the store answers again instead of until each process's next call.
+   */
+  #settleLater(key: string, limit: number, windowMs: number | undefined, state: KeyState): void {
+    if (state.retry !== undefined) return;
+    state.retry = setInterval(() => {
+      // A new window began (or the key was evicted): the old window's units are no longer charged.
+      if (this.#keys.get(key) !== state) {
+        clearInterval(state.retry);
+        state.retry = undefined;
+        return;
+      }
+      this.#settle(key, limit, windowMs, state).then(
+        () => {
+          if (state.unsettled === 0) {
+            clearInterval(state.retry);
+            state.retry = undefined;
+          }
+        },
+        () => {},
+      );
+    }, SETTLE_RETRY_MS);
+    state.retry.unref();
   }
 
   /** The local state of `key` in the current window; none in `'deny'` mode (nothing is tracked). */

@@ -173,7 +173,9 @@ describe('a fleet of 4 processes calling a real server through one Redis', () =>
       expect(down.ok).toEqual([2, 2, 2, 2]);
     });
 
-    // Once Redis answers, the local units are charged to it: the shared count is the quota, and nothing more goes.
+    // Once Redis answers, every process charges its local units to it by itself (no call needed): the shared count
+    // reaches the quota, and nothing more goes.
+    await expect.poll(() => eventually(() => store.used(QUOTA_KEY)), { timeout: 10_000 }).toBe(20);
     expect(await callsUntilUsedUp(store, workers, 1)).toBe(0);
     expect(sum((await round(workers, 5, 'echo')).ok)).toBe(0);
     expect(log.toolCalls('echo')).toHaveLength(20);
