@@ -269,7 +269,7 @@ export async function followTask(
   };
   const timedOut = (why: string, cause?: unknown) =>
     new RequestTimeoutError(
-      `Call to ${what} on server '${server}' did not finish: ${why}. The task was cancelled (tasks/cancel); raise timeoutMs or maxTotalTimeoutMs if it needs longer.`,
+      `Call to ${what} on server '${server}' did not finish: ${why}. tasks/cancel was sent for the task; raise timeoutMs or maxTotalTimeoutMs if it needs longer.`,
       options.timeoutMs,
       { server, cause },
     );
@@ -280,7 +280,9 @@ export async function followTask(
         if (last !== undefined) changed = performance.now();
         last = { status: task.status, message: task.statusMessage };
         options.onStatus?.(task);
-        options.onProgress?.({ progress: ++steps, message: task.statusMessage ?? task.status });
+        const message =
+          task.statusMessage === undefined ? task.status : `${task.status}: ${task.statusMessage}`;
+        options.onProgress?.({ progress: ++steps, message });
       }
       if (task.status === 'completed') {
         if (options.era === 'legacy') return await payload();
@@ -308,7 +310,7 @@ export async function followTask(
         MIN_TASK_POLL_INTERVAL_MS,
         task.pollIntervalMs ?? DEFAULT_TASK_POLL_INTERVAL_MS,
       );
-      await sleep(Math.min(interval, left.ms), signal);
+      await wait(client, Math.min(interval, left.ms), signal);
       task = await poll();
     }
   } catch (err) {
@@ -391,7 +393,7 @@ export async function followTask(
   function toError(err: unknown): InteropError | Error {
     if (signal?.aborted) {
       return new RequestCancelledError(
-        `Call to ${what} on server '${server}' was cancelled; the task was cancelled on the server (tasks/cancel).`,
+        `Call to ${what} on server '${server}' was cancelled; tasks/cancel was sent for the task.`,
         { server, cause: err },
       );
     }
@@ -409,6 +411,20 @@ export async function followTask(
       signal,
       redactor: options.redactor,
     });
+  }
+}
+
+/** The longest single wait: a connection closed meanwhile is noticed at least this often. */
+const WAIT_SLICE_MS = 250;
+
+/**
+ * Waits `ms` (the server's poll interval may be long), or until `signal` aborts (then rejects), or until the
+ * client loses its transport (the next request then fails as a lost connection instead of waiting on).
+ */
+async function wait(client: Client, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  const until = performance.now() + ms;
+  for (let left = ms; left > 0 && client.transport !== undefined; left = until - performance.now()) {
+    await sleep(Math.min(left, WAIT_SLICE_MS), signal);
   }
 }
 

@@ -1,0 +1,239 @@
+/**
+ * Tools that answer with a task handle (issue 13), on both protocol eras: the tasks extension
+ * `io.modelcontextprotocol/tasks` on a 2026-07-28 server (tasks-modern: the v2 server package, the extension's
+ * methods served by the fixture), and the tasks utility of 2025-11-25 (tasks-legacy: SDK 1.32's task store). The
+ * caller holds one promise: polled at the server's interval, progress per status change, `tasks/cancel` on abort
+ * and timeout, input answered through the same gate as any server request.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { isInteropError, type ServerRequestError } from '../../src/errors.js';
+import { MCPClientManager, type MCPClientManagerOptions } from '../../src/interop/manager.js';
+import { MemoryAuditSink } from '../../src/security/audit.js';
+import { CapabilitySet } from '../../src/security/capability-set.js';
+import { isAlive, nodeFixture, waitForExit } from '../helpers/index.js';
+
+interface Era {
+  era: string;
+  fixture: 'tasks-modern' | 'tasks-legacy';
+  /** How a failed task reaches the caller: the extension carries the JSON-RPC error, SDK 1.32 a tool error. */
+  failed: 'thrown' | 'tool error';
+}
+
+const eras: Era[] = [
+  { era: '2026-07-28', fixture: 'tasks-modern', failed: 'thrown' },
+  { era: '2025-11-25', fixture: 'tasks-legacy', failed: 'tool error' },
+];
+
+/** What a call ended with: its text, or the code and message it was rejected with. */
+async function outcome(call: Promise<{ text: string; isError: boolean }>) {
+  try {
+    const result = await call;
+    return { text: result.text, isError: result.isError };
+  } catch (err) {
+    if (!isInteropError(err)) throw err;
+    return { code: err.code, message: err.message, error: err };
+  }
+}
+
+describe.each(eras)('tasks on protocol $era', (era) => {
+  let manager: MCPClientManager | undefined;
+  const asked: string[] = [];
+
+  async function connect(grants: ('elicitation' | 'sampling')[] = [], extra: MCPClientManagerOptions = {}) {
+    const capabilities = new CapabilitySet();
+    capabilities.grant('mcp:srv:*', 'execute');
+    for (const kind of grants) capabilities.grant(`mcp:srv:${kind}`, 'request');
+    const audit = new MemoryAuditSink();
+    manager = new MCPClientManager({
+      capabilities,
+      audit,
+      onElicitation: (request) => {
+        asked.push(`elicitation: ${request.message}`);
+        return { action: 'accept', content: { ok: true } };
+      },
+      onSampling: () => {
+        asked.push('sampling');
+        return { role: 'assistant', model: 'test-model', content: { type: 'text', text: 'old pond' } };
+      },
+      ...extra,
+    });
+    await manager.connectServer({ name: 'srv', transport: 'stdio', ...nodeFixture(era.fixture) });
+    return { manager, audit };
+  }
+
+  /** The task ids the server got tasks/cancel for. */
+  async function cancelledOnServer(m: MCPClientManager): Promise<string[]> {
+    return JSON.parse(await m.executeTool('mcp__srv__cancelled', {})).cancelled;
+  }
+
+  afterEach(async () => {
+    await manager?.close();
+    manager = undefined;
+    asked.length = 0;
+  });
+
+  it('resolves the one promise of callTool to the final result of the task', async () => {
+    const { manager: m } = await connect();
+    expect(m.getConnection('srv')?.protocolVersion).toBe(era.era);
+    const result = await m.callTool('mcp__srv__slow', { polls: 3 });
+    expect(result.isError).toBe(false);
+    expect(result.text).toMatch(/^done after 3 polls/);
+  });
+
+  it('reports each status change of the task as progress, in order', async () => {
+    const { manager: m } = await connect();
+    const seen: { progress: number; message?: string | undefined }[] = [];
+    await m.callTool('mcp__srv__slow', { polls: 3 }, { onProgress: (p) => seen.push(p) });
+    const messages = seen.map((p) => p.message);
+    expect(messages).toContain('working: step 1 of 3');
+    expect(messages).toContain('working: step 2 of 3');
+    expect(messages.at(-1)).toMatch(/^completed/);
+    expect(seen.map((p) => p.progress)).toEqual(seen.map((_, i) => i + 1));
+  });
+
+  it("waits at least the server's poll interval between two polls", async () => {
+    const { manager: m } = await connect();
+    const text = await m.executeTool('mcp__srv__slow', { polls: 3, interval: 60 });
+    const gap = Number(/shortest gap (-?\d+) ms/.exec(text)?.[1]);
+    // A lower bound only: a timer never fires early by more than a millisecond or so, however busy the machine.
+    expect(gap).toBeGreaterThanOrEqual(55);
+  });
+
+  it('sends tasks/cancel when the caller aborts, and rejects with REQUEST_CANCELLED', async () => {
+    const { manager: m } = await connect();
+    const controller = new AbortController();
+    const ended = await outcome(
+      m.callTool(
+        'mcp__srv__forever',
+        {},
+        { signal: controller.signal, onProgress: () => controller.abort() },
+      ),
+    );
+    expect(ended.code).toBe('REQUEST_CANCELLED');
+    const cancelled = await cancelledOnServer(m);
+    expect(cancelled).toHaveLength(1);
+    expect(ended.message).toContain(cancelled[0]);
+  });
+
+  it('ends a task that never changes with REQUEST_TIMEOUT after timeoutMs, and cancels it', async () => {
+    const { manager: m } = await connect();
+    const ended = await outcome(m.callTool('mcp__srv__forever', {}, { timeoutMs: 300 }));
+    expect(ended.code).toBe('REQUEST_TIMEOUT');
+    expect(ended.message).toMatch(/no status change for 300 ms \(timeoutMs\)/);
+    expect(await cancelledOnServer(m)).toHaveLength(1);
+  });
+
+  it('ends a task that keeps reporting progress at maxTotalTimeoutMs, and cancels it', async () => {
+    const { manager: m } = await connect();
+    const ended = await outcome(
+      m.callTool('mcp__srv__slow', { polls: 100_000 }, { timeoutMs: 5000, maxTotalTimeoutMs: 400 }),
+    );
+    expect(ended.code).toBe('REQUEST_TIMEOUT');
+    expect(ended.message).toContain('maxTotalTimeoutMs 400 ms');
+    expect(await cancelledOnServer(m)).toHaveLength(1);
+  });
+
+  it('turns a failed task into a clear tool error, and sends no tasks/cancel for it', async () => {
+    const { manager: m } = await connect();
+    const ended = await outcome(m.callTool('mcp__srv__broken', {}));
+    if (era.failed === 'thrown') {
+      expect(ended.code).toBe('SERVER_ERROR');
+      expect((ended.error as ServerRequestError).rpcCode).toBe(-32603);
+      expect(ended.message).toMatch(/mcp__srv__broken.*failed: API rate limit exceeded \(JSON-RPC -32603\)/);
+    } else {
+      expect(ended).toEqual({ text: 'Error: API rate limit exceeded', isError: true });
+    }
+    expect(await cancelledOnServer(m)).toEqual([]);
+  });
+
+  it('answers input the task asks for through the handler when the policy allows it', async () => {
+    const { manager: m, audit } = await connect(['elicitation']);
+    const text = await m.executeTool('mcp__srv__confirm', {});
+    expect(text).toContain('"action":"accept"');
+    // SEP-1034: the schema's default fills the field the answer left out, as for any elicitation.
+    expect(text).toContain('"note":"none"');
+    expect(asked).toEqual(['elicitation: Deploy to production?']);
+    const records = audit.records.filter((r) => r.action === 'request');
+    expect(records.map((r) => ({ resource: r.resource, allowed: r.allowed }))).toEqual([
+      { resource: 'mcp:srv:elicitation', allowed: true },
+    ]);
+  });
+
+  it('declines input the policy does not allow, without asking the handler', async () => {
+    const { manager: m, audit } = await connect([]);
+    const text = await m.executeTool('mcp__srv__confirm', {});
+    expect(text).toContain('"action":"decline"');
+    expect(asked).toEqual([]);
+    const records = audit.records.filter((r) => r.action === 'request');
+    expect(records.map((r) => ({ resource: r.resource, allowed: r.allowed }))).toEqual([
+      { resource: 'mcp:srv:elicitation', allowed: false },
+    ]);
+  });
+
+  it('rejects a call following a task at once when the manager closes, and leaves no process', async () => {
+    const { manager: m } = await connect();
+    const pid = m.getConnection('srv')?.pid as number;
+    let started!: () => void;
+    const polling = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const call = outcome(m.callTool('mcp__srv__forever', {}, { onProgress: () => started() }));
+    await polling;
+    await m.close();
+    const ended = await call;
+    expect(ended.code).toMatch(/^(CONNECTION_LOST|CLOSED|NOT_CONNECTED)$/);
+    expect(await waitForExit(pid)).toBe(true);
+    expect(isAlive(pid)).toBe(false);
+  });
+});
+
+describe('the tasks extension on protocol 2026-07-28', () => {
+  let manager: MCPClientManager | undefined;
+  afterEach(async () => {
+    await manager?.close();
+    manager = undefined;
+  });
+
+  async function connect(grants: string[]) {
+    const capabilities = new CapabilitySet();
+    capabilities.grant('mcp:srv:*', 'execute');
+    for (const resource of grants) capabilities.grant(resource, 'request');
+    const asked: string[] = [];
+    manager = new MCPClientManager({
+      capabilities,
+      onSampling: () => {
+        asked.push('sampling');
+        return { role: 'assistant', model: 'test-model', content: { type: 'text', text: 'old pond' } };
+      },
+    });
+    await manager.connectServer({ name: 'srv', transport: 'stdio', ...nodeFixture('tasks-modern') });
+    return { manager, asked };
+  }
+
+  it('declares the extension, so the server answers with a task', async () => {
+    const { manager: m } = await connect([]);
+    // The fixture refuses to create a task (-32021) for a request that does not declare the extension.
+    await expect(m.executeTool('mcp__srv__slow', { polls: 1 })).resolves.toMatch(/^done after 1 polls/);
+  });
+
+  it('samples for a task when allowed', async () => {
+    const { manager: m, asked } = await connect(['mcp:srv:sampling']);
+    await expect(m.executeTool('mcp__srv__sample', {})).resolves.toContain('old pond');
+    expect(asked).toEqual(['sampling']);
+  });
+
+  it('fails a task whose sampling the policy refuses with CAPABILITY_DENIED, and cancels it', async () => {
+    const { manager: m, asked } = await connect([]);
+    const ended = await outcome(m.callTool('mcp__srv__sample', {}));
+    expect(ended.code).toBe('CAPABILITY_DENIED');
+    expect(ended.message).toContain('mcp:srv:sampling');
+    expect(asked).toEqual([]);
+    expect(JSON.parse(await m.executeTool('mcp__srv__cancelled', {})).cancelled).toHaveLength(1);
+  });
+
+  it('ignores a task handle a server puts in a plain result: only the client marks one', async () => {
+    const { manager: m } = await connect([]);
+    const result = await m.callTool('mcp__srv__forge', {});
+    expect(result).toMatchObject({ text: 'plain result', isError: false });
+  });
+});
