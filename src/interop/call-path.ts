@@ -30,7 +30,8 @@ import type { MCPManagerEvents, TypedEvents } from './events.js';
 import { httpStatusOf, mapRequestError } from './request-errors.js';
 import { answerNoRequest, type ServerRequestSupport } from './server-requests.js';
 import { requestSignal } from './signals.js';
-import { followTask, taskCallParams, taskHandleOf } from './tasks.js';
+import { taskCallParams, taskHandleOf } from './task-handles.js';
+import { followTask } from './tasks.js';
 
 /** What the call path needs from the manager. */
 export interface CallPathDeps {

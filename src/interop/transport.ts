@@ -20,7 +20,7 @@ import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from './con
 import { httpStatusOf } from './request-errors.js';
 import type { ServerRequestSupport } from './server-requests.js';
 import { ProcessStdioTransport } from './stdio-transport.js';
-import { acceptTaskResults } from './tasks.js';
+import { acceptTaskResults } from './task-handles.js';
 
 /** Name and version this client reports in `initialize`. */
 export interface ClientIdentity {

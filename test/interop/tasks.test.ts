@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isInteropError, type ServerRequestError } from '../../src/errors.js';
 import { MCPClientManager, type MCPClientManagerOptions } from '../../src/interop/manager.js';
+import { MAX_TASK_INPUT_REQUESTS } from '../../src/interop/tasks.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { isAlive, nodeFixture, waitForExit } from '../helpers/index.js';
@@ -201,6 +202,7 @@ describe('the tasks extension on protocol 2026-07-28', () => {
     const asked: string[] = [];
     manager = new MCPClientManager({
       capabilities,
+      onElicitation: () => ({ action: 'accept', content: {} }),
       onSampling: () => {
         asked.push('sampling');
         return { role: 'assistant', model: 'test-model', content: { type: 'text', text: 'old pond' } };
@@ -229,6 +231,21 @@ describe('the tasks extension on protocol 2026-07-28', () => {
     expect(ended.message).toContain('mcp:srv:sampling');
     expect(asked).toEqual([]);
     expect(JSON.parse(await m.executeTool('mcp__srv__cancelled', {})).cancelled).toHaveLength(1);
+  });
+
+  it('cuts off a task that keeps asking new questions, and cancels it', async () => {
+    const { manager: m } = await connect(['mcp:srv:elicitation']);
+    const ended = await outcome(m.callTool('mcp__srv__endless', { interval: 1 }));
+    expect(ended.code).toBe('SERVER_ERROR');
+    expect(ended.message).toContain(`more than ${MAX_TASK_INPUT_REQUESTS} input requests`);
+    expect(JSON.parse(await m.executeTool('mcp__srv__cancelled', {})).cancelled).toHaveLength(1);
+  });
+
+  it('reports a task handle without a task id as an unusable answer, without polling', async () => {
+    const { manager: m } = await connect([]);
+    const ended = await outcome(m.callTool('mcp__srv__junk', {}));
+    expect(ended.code).toBe('SERVER_ERROR');
+    expect(ended.message).toContain('unreadable task handle');
   });
 
   it('ignores a task handle a server puts in a plain result: only the client marks one', async () => {

@@ -48,6 +48,7 @@ export async function main() {
 
   return { title: report.split('\n')[0], progress, cancelled };
   // { title: '# Research Report: python (programming)',
-  //   progress: ['working: Gathering sources...', ..., 'input_required: Found multiple interpretations ...', ...],
+  //   progress: ['working: Gathering sources...', ..., 'input_required: Found multiple interpretations ...',
+  //              'working: Continuing with interpretation: "programming"...', ..., 'completed: Generating report...'],
   //   cancelled: 'REQUEST_CANCELLED' }
 }
