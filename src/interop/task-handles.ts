@@ -16,6 +16,8 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 /** The `_meta` key the transport hook carries a task handle under; never read from a server. */
 const HANDLE_KEY = 'dev.interlock/task-handle';
+/** How many `tools/call` ids awaiting an answer one transport remembers. */
+const MAX_PENDING_CALL_IDS = 10_000;
 /** The per-request capabilities key of protocol 2026-07-28 (SEP-2575). */
 const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
@@ -102,7 +104,11 @@ export function acceptTaskResults(transport: Transport): void {
   const send = transport.send.bind(transport);
   transport.send = (message, options) => {
     const m = message as Message;
-    if (m.method === 'tools/call' && m.id !== undefined) calls.add(m.id);
+    if (m.method === 'tools/call' && m.id !== undefined) {
+      calls.add(m.id);
+      // Ids of calls that never got an answer (timed out, cancelled) are let go, oldest first.
+      if (calls.size > MAX_PENDING_CALL_IDS) calls.delete(calls.values().next().value);
+    }
     return send(declareExtension(m) as typeof message, options);
   };
   let receive: Transport['onmessage'];

@@ -14,6 +14,7 @@ import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import {
   type InteropError,
+  isInteropError,
   RequestCancelledError,
   RequestTimeoutError,
   ServerRequestError,
@@ -224,6 +225,13 @@ export async function followTask(
         inputResponses[key] = await raceAbort(
           options.answer(server, input.method, input.params, ask.signal),
           ask.signal,
+        );
+      } catch (err) {
+        if (signal?.aborted || isInteropError(err)) throw err;
+        // The app's own handler failed: the call ends (the task is cancelled) without blaming the connection.
+        throw new RequestCancelledError(
+          `Call to ${what} on server '${server}' was cancelled: the handler for its '${input.method}' request threw (${err instanceof Error ? err.message : String(err)}). tasks/cancel was sent for the task.`,
+          { server, cause: err },
         );
       } finally {
         signal?.removeEventListener('abort', stop);

@@ -171,6 +171,27 @@ describe.each(eras)('tasks on protocol $era', (era) => {
     ]);
   });
 
+  it('ends the call when the input handler throws, and keeps the connection', async () => {
+    const { manager: m } = await connect(['elicitation'], {
+      onElicitation: () => {
+        throw new Error('the form could not be shown');
+      },
+    });
+    const ended = await outcome(m.callTool('mcp__srv__confirm', {}));
+    if (era.era === '2026-07-28') {
+      expect(ended.code).toBe('REQUEST_CANCELLED');
+      expect(ended.message).toContain('the form could not be shown');
+      expect(await cancelledOnServer(m)).toHaveLength(1);
+    } else {
+      // 2025-11-25: the server got a JSON-RPC error for its elicitation, and its task failed with it.
+      expect(ended).toMatchObject({
+        isError: true,
+        text: expect.stringMatching(/confirm failed: .*the form could not be shown/),
+      });
+    }
+    expect(m.getConnection('srv')?.state).toBe('ready');
+  });
+
   it('rejects a call following a task at once when the manager closes, and leaves no process', async () => {
     const { manager: m } = await connect();
     const pid = m.getConnection('srv')?.pid as number;
