@@ -7,23 +7,40 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { isInteropError, type ServerRequestError } from '../../src/errors.js';
+import type { MCPServerConfigInput } from '../../src/interop/config.js';
 import { MCPClientManager, type MCPClientManagerOptions } from '../../src/interop/manager.js';
 import { MAX_TASK_INPUT_REQUESTS } from '../../src/interop/tasks.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
+import { startModernHttp } from '../helpers/http-fixtures.js';
 import { isAlive, nodeFixture, waitForExit } from '../helpers/index.js';
 
 interface Era {
   era: string;
+  transport: 'stdio' | 'http';
   fixture: 'tasks-modern' | 'tasks-legacy';
   /** How a failed task reaches the caller: the extension carries the JSON-RPC error, SDK 1.32 a tool error. */
   failed: 'thrown' | 'tool error';
 }
 
 const eras: Era[] = [
-  { era: '2026-07-28', fixture: 'tasks-modern', failed: 'thrown' },
-  { era: '2025-11-25', fixture: 'tasks-legacy', failed: 'tool error' },
+  { era: '2026-07-28', transport: 'stdio', fixture: 'tasks-modern', failed: 'thrown' },
+  // Over HTTP the SDK routes tasks/* with the Mcp-Name header, and every request meets a fresh server instance.
+  { era: '2026-07-28', transport: 'http', fixture: 'tasks-modern', failed: 'thrown' },
+  { era: '2025-11-25', transport: 'stdio', fixture: 'tasks-legacy', failed: 'tool error' },
 ];
+
+/** The server config for `era`, starting its HTTP server first when it has one. */
+async function startServer(era: Era): Promise<{ config: MCPServerConfigInput; close: () => Promise<void> }> {
+  if (era.transport === 'stdio') {
+    return {
+      config: { name: 'srv', transport: 'stdio', ...nodeFixture(era.fixture) },
+      close: async () => {},
+    };
+  }
+  const server = await startModernHttp({ fixture: 'tasks-modern' });
+  return { config: { name: 'srv', transport: 'http', url: server.mcpUrl }, close: () => server.close() };
+}
 
 /** What a call ended with: its text, or the code and message it was rejected with. */
 async function outcome(call: Promise<{ text: string; isError: boolean }>) {
@@ -36,8 +53,9 @@ async function outcome(call: Promise<{ text: string; isError: boolean }>) {
   }
 }
 
-describe.each(eras)('tasks on protocol $era', (era) => {
+describe.each(eras)('tasks on protocol $era over $transport', (era) => {
   let manager: MCPClientManager | undefined;
+  let stopServer: (() => Promise<void>) | undefined;
   const asked: string[] = [];
 
   async function connect(grants: ('elicitation' | 'sampling')[] = [], extra: MCPClientManagerOptions = {}) {
@@ -58,7 +76,9 @@ describe.each(eras)('tasks on protocol $era', (era) => {
       },
       ...extra,
     });
-    await manager.connectServer({ name: 'srv', transport: 'stdio', ...nodeFixture(era.fixture) });
+    const server = await startServer(era);
+    stopServer = server.close;
+    await manager.connectServer(server.config);
     return { manager, audit };
   }
 
@@ -69,7 +89,9 @@ describe.each(eras)('tasks on protocol $era', (era) => {
 
   afterEach(async () => {
     await manager?.close();
+    await stopServer?.();
     manager = undefined;
+    stopServer = undefined;
     asked.length = 0;
   });
 
@@ -194,7 +216,8 @@ describe.each(eras)('tasks on protocol $era', (era) => {
 
   it('rejects a call following a task at once when the manager closes, and leaves no process', async () => {
     const { manager: m } = await connect();
-    const pid = m.getConnection('srv')?.pid as number;
+    // Over HTTP the manager owns no process; the call must still end.
+    const pid = m.getConnection('srv')?.pid;
     let started!: () => void;
     const polling = new Promise<void>((resolve) => {
       started = resolve;
@@ -204,8 +227,10 @@ describe.each(eras)('tasks on protocol $era', (era) => {
     await m.close();
     const ended = await call;
     expect(ended.code).toMatch(/^(CONNECTION_LOST|CLOSED|NOT_CONNECTED)$/);
-    expect(await waitForExit(pid)).toBe(true);
-    expect(isAlive(pid)).toBe(false);
+    if (pid !== undefined) {
+      expect(await waitForExit(pid)).toBe(true);
+      expect(isAlive(pid)).toBe(false);
+    }
   });
 });
 
