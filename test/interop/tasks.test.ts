@@ -14,6 +14,7 @@ import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { startModernHttp } from '../helpers/http-fixtures.js';
 import { isAlive, nodeFixture, waitForExit } from '../helpers/index.js';
+import { recordSpans } from '../helpers/otel.js';
 
 interface Era {
   era: string;
@@ -292,6 +293,27 @@ describe('the tasks extension on protocol 2026-07-28', () => {
     const ended = await outcome(m.callTool('mcp__srv__junk', {}));
     expect(ended.code).toBe('SERVER_ERROR');
     expect(ended.message).toContain('unreadable task handle');
+  });
+
+  it("records each status of the task on the call's tools/call span", async () => {
+    const otel = recordSpans();
+    try {
+      const capabilities = new CapabilitySet();
+      capabilities.grant('mcp:srv:*', 'execute');
+      manager = new MCPClientManager({ capabilities, tracer: otel.tracer });
+      await manager.connectServer({ name: 'srv', transport: 'stdio', ...nodeFixture('tasks-modern') });
+      await manager.executeTool('mcp__srv__slow', { polls: 2 });
+      const span = otel.spans().find((s) => s.name === 'tools/call slow');
+      const statuses = span?.events
+        .filter((e) => e.name === 'interlock.task.status')
+        .map((e) => e.attributes?.['interlock.task.status']);
+      expect(statuses?.[0]).toBe('working');
+      expect(statuses?.at(-1)).toBe('completed');
+    } finally {
+      await manager?.close();
+      manager = undefined;
+      await otel.close();
+    }
   });
 
   it('ignores a task handle a server puts in a plain result: only the client marks one', async () => {
