@@ -92,7 +92,6 @@ export async function followTask(
   const answered = new Set<string>();
   /** 2025-11-25 only: the tasks/result request, once sent. */
   let fetching: Promise<Settled> | undefined;
-  let fetched = false;
   const stopFetching = new AbortController();
 
   /** The time left, and which limit it is. */
@@ -128,7 +127,15 @@ export async function followTask(
         options.onProgress?.({ progress: ++steps, message });
       }
       if (options.era === 'legacy' && (task.status === 'completed' || task.status === 'failed')) {
-        return settle(await (fetching ?? fetchPayload()));
+        // tasks/result of an ended task answers at once; a server that holds it still meets the call's limits.
+        fetching ??= fetchPayload();
+        for (;;) {
+          const left = budget();
+          if (left.ms <= 0) throw timedOut(left.why);
+          const payload = await pauseFor(left.ms);
+          if (payload !== undefined) return settle(payload);
+          if (client.transport === undefined) return settle(await fetching);
+        }
       }
       if (task.status === 'completed') {
         if (task.result === undefined) throw unusable('a completed task without a result');
@@ -153,9 +160,7 @@ export async function followTask(
         MIN_TASK_POLL_INTERVAL_MS,
         task.pollIntervalMs ?? DEFAULT_TASK_POLL_INTERVAL_MS,
       );
-      const waited = wait(client, Math.min(interval, left.ms), signal, () => fetched).then(() => undefined);
-      // 2025-11-25: tasks/result may end first (then the wait is dropped; it ends within one slice).
-      const payload = await (fetching === undefined ? waited : Promise.race([waited, fetching]));
+      const payload = await pauseFor(Math.min(interval, left.ms));
       if (payload !== undefined) return settle(payload);
       task = await poll();
     }
@@ -166,6 +171,17 @@ export async function followTask(
   } finally {
     // A tasks/result still open (the call ended another way) is cancelled with notifications/cancelled.
     stopFetching.abort();
+  }
+
+  /** Waits `ms` before the next poll; on 2025-11-25 an answer of tasks/result ends the wait early. */
+  async function pauseFor(ms: number): Promise<Settled | undefined> {
+    const pause = new AbortController();
+    try {
+      const waited = wait(client, ms, signal, pause.signal).then(() => undefined);
+      return await (fetching === undefined ? waited : Promise.race([waited, fetching]));
+    } finally {
+      pause.abort(); // clears the timer of a wait that lost the race
+    }
   }
 
   async function poll(): Promise<TaskState> {
@@ -196,7 +212,6 @@ export async function followTask(
         (error: unknown): Settled => ({ ok: false, error }),
       )
       .finally(() => {
-        fetched = true;
         if (follow !== undefined) signal?.removeEventListener('abort', follow);
       });
     return fetching;
@@ -297,37 +312,38 @@ const WAIT_SLICE_MS = 250;
 
 /**
  * Waits `ms` (the server's poll interval may be long), or until `signal` aborts (then rejects), or until the
- * client loses its transport (the next request then fails as a lost connection instead of waiting on), or `done()`.
+ * client loses its transport (the next request then fails as a lost connection instead of waiting on), or `stop`.
  */
 async function wait(
   client: Client,
   ms: number,
   signal: AbortSignal | undefined,
-  done: () => boolean,
+  stop: AbortSignal,
 ): Promise<void> {
   const until = performance.now() + ms;
   for (
     let left = ms;
-    left > 0 && client.transport !== undefined && !done();
+    left > 0 && client.transport !== undefined && !stop.aborted;
     left = until - performance.now()
   ) {
-    await sleep(Math.min(left, WAIT_SLICE_MS), signal);
+    await sleep(Math.min(left, WAIT_SLICE_MS), signal, stop);
   }
 }
 
-/** Waits `ms`, or until `signal` aborts (then rejects). */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Waits `ms`; resolves early when `stop` aborts, rejects when `signal` aborts. No timer outlives it. */
+function sleep(ms: number, signal: AbortSignal | undefined, stop: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(done, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
+    const timer = setTimeout(() => end(resolve), ms);
+    const onAbort = () => end(() => reject(signal?.reason));
+    const onStop = () => end(resolve);
     signal?.addEventListener('abort', onAbort, { once: true });
-    function done() {
+    stop.addEventListener('abort', onStop, { once: true });
+    function end(settle: () => void) {
+      clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      resolve();
+      stop.removeEventListener('abort', onStop);
+      settle();
     }
   });
 }
