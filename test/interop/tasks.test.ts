@@ -5,6 +5,9 @@
  * caller holds one promise: polled at the server's interval, progress per status change, `tasks/cancel` on abort
  * and timeout, input answered through the same gate as any server request.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isInteropError, type ServerRequestError } from '../../src/errors.js';
 import type { MCPServerConfigInput } from '../../src/interop/config.js';
@@ -320,5 +323,27 @@ describe('the tasks extension on protocol 2026-07-28', () => {
     const { manager: m } = await connect([]);
     const result = await m.callTool('mcp__srv__forge', {});
     expect(result).toMatchObject({ text: 'plain result', isError: false });
+  });
+});
+
+describe.each(['tasks-modern', 'tasks-legacy'])('an app following tasks of %s', (fixture) => {
+  it('exits on its own once its manager is closed: no timer, socket or process is left', {
+    timeout: 60_000,
+  }, async () => {
+    const app = fileURLToPath(new URL('../fixtures/task-app.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--import', 'tsx', app, fixture], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+    });
+    const [exitCode] = (await once(child, 'exit')) as [number | null];
+    expect(exitCode).toBe(0);
+    expect(JSON.parse(out)).toEqual({
+      done: expect.stringMatching(/^done after 2 polls/),
+      aborted: 'REQUEST_CANCELLED',
+      timedOut: 'REQUEST_TIMEOUT',
+    });
   });
 });
