@@ -19,9 +19,11 @@ import { CapabilitySet } from '../security/capability-set.js';
 import { PinStore } from '../security/pinning.js';
 import type { Approver } from '../security/types.js';
 import type { StateStore } from '../state/types.js';
+import { Advisor } from './advice.js';
 import { UsageError } from './exit.js';
 import { closeWithin, interruptible } from './interrupt.js';
 import { type CliIO, type Printer, visible } from './io.js';
+import { VerdictExplainer } from './verdict.js';
 
 /** What a command was started with. */
 export interface CommandContext {
@@ -65,6 +67,7 @@ export class Project {
   readonly #pinsBefore: string;
   readonly #ctx: CommandContext;
   #closing: Promise<void> | undefined;
+  #advisor: Advisor | undefined;
 
   private constructor(
     ctx: CommandContext,
@@ -105,7 +108,32 @@ export class Project {
         openUrl: (url) => openBrowser(url, (line) => ctx.printer.lineErr(visible(line)), { env: ctx.io.env }),
       }),
     });
-    this.manager.on('warning', (w) => warn(w.message));
+    this.manager.on('warning', (w) => {
+      // Said below in CLI terms: the library's message names the method a program would call.
+      if (w.code !== 'TOOL_DEFINITION_CHANGED') warn(w.message);
+    });
+    this.manager.on('tool_definition_changed', (e) => {
+      if (e.action === 'blocked') {
+        warn(
+          `tool '${e.name}' changed its definition since it was pinned; its calls are blocked until you review the change with 'interlock pins' and approve it: interlock pins --approve ${e.name} --hash ${e.currentHash.slice(0, 12)}`,
+        );
+      } else if (e.action === 'warned') {
+        warn(
+          `tool '${e.name}' changed its definition since it was pinned; the new definition was pinned (onToolChange: warn)`,
+        );
+      }
+    });
+  }
+
+  /** Verdicts of this project's policy, and what to change about them, in CLI terms. */
+  get advisor(): Advisor {
+    this.#advisor ??= new Advisor(this.config, this.#ctx.io.cwd, new VerdictExplainer(this.capabilities));
+    return this.#advisor;
+  }
+
+  /** The audit sink of the project file's `audit.file`, if any. */
+  get audit(): JsonLinesAuditSink | undefined {
+    return this.#audit;
   }
 
   /** Loads the project file (`--config`, or the default in the working directory) and opens its stores. */

@@ -9,6 +9,7 @@
  * editors (the shipped JSON Schema) and for the reference page.
  */
 import { z } from 'zod';
+import { GatewayConfigSchema } from '../gateway/options.js';
 import {
   HttpConfigSchema,
   MCPServerConfigSchema,
@@ -230,7 +231,7 @@ function projectSchema(
   entries: z.ZodType,
   policy: z.ZodType,
   name: z.ZodString,
-  sections: { network: z.ZodType; http: z.ZodType; state: z.ZodType },
+  sections: { network: z.ZodType; http: z.ZodType; state: z.ZodType; gateway: z.ZodType },
 ) {
   return z
     .strictObject({
@@ -272,6 +273,7 @@ function projectSchema(
       network: sections.network.optional(),
       http: sections.http.optional(),
       state: sections.state.optional(),
+      gateway: sections.gateway.optional(),
       agent: z
         .string()
         .min(1)
@@ -291,7 +293,12 @@ export const InterlockConfigSchema = projectSchema(
   ServerEntrySchema,
   z.union([PolicyDocSchema, PolicyFileRefSchema]),
   ServerName,
-  { network: NetworkConfigSchema, http: HttpConfigSchema, state: StateConfigSchema },
+  {
+    network: NetworkConfigSchema,
+    http: HttpConfigSchema,
+    state: StateConfigSchema,
+    gateway: GatewayConfigSchema,
+  },
 );
 
 /** The file as validated at the top level; server entries and the policy are checked by their own parsers. */
@@ -299,6 +306,7 @@ export const ProjectFileShapeSchema = projectSchema(z.unknown(), z.unknown(), z.
   network: z.unknown(),
   http: z.unknown(),
   state: z.unknown(),
+  gateway: z.unknown(),
 });
 
 /** What a project file holds, as written. */

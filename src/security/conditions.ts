@@ -198,6 +198,131 @@ export function compileCondition(cond: RuleCondition): Evaluator {
   return (input) => allOf(parts, input);
 }
 
+/** A declarative condition in words: `id starts with "drafts/" and city is one of "Berlin", "Oslo"`. */
+export function describeCondition(when: RuleCondition): string {
+  const parts: string[] = [];
+  const describe = (subject: string, c: Record<string, unknown>) => {
+    const q = (v: unknown) => JSON.stringify(v);
+    if (c.equals !== undefined) parts.push(`${subject} is ${q(c.equals)}`);
+    if (Array.isArray(c.oneOf)) parts.push(`${subject} is one of ${c.oneOf.map(q).join(', ')}`);
+    if (c.startsWith !== undefined) parts.push(`${subject} starts with ${q(c.startsWith)}`);
+    if (c.pattern !== undefined) parts.push(`${subject} matches /${String(c.pattern)}/`);
+    if (c.maxLength !== undefined) parts.push(`${subject} has at most ${String(c.maxLength)} characters`);
+    if (c.min !== undefined) parts.push(`${subject} >= ${String(c.min)}`);
+    if (c.max !== undefined) parts.push(`${subject} <= ${String(c.max)}`);
+  };
+  for (const [arg, c] of Object.entries(when.args ?? {})) describe(arg, c as Record<string, unknown>);
+  if (when.agent !== undefined) describe('the agent', when.agent as Record<string, unknown>);
+  for (const [hint, value] of Object.entries(when.annotations ?? {}))
+    parts.push(`${hint} is ${String(value)}`);
+  return parts.length === 0 ? 'its condition holds' : parts.join(' and ');
+}
+
+/** A value for a message: short JSON. */
+function shownValue(value: unknown): string {
+  const json = JSON.stringify(value) ?? String(value);
+  return json.length > 80 ? `${json.slice(0, 80)}...` : json;
+}
+
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  const t = typeOf(value);
+  return t === 'null' ? 'null' : t === 'object' ? 'an object' : `a ${t}`;
+}
+
+/** Why one constraint key fails for `value` (it did not hold, or could not be checked), in words. */
+function whyConstraintFails(
+  subject: string,
+  key: keyof ArgConstraint,
+  c: ArgConstraint,
+  value: unknown,
+): string {
+  const is = `${subject} is ${shownValue(value)}`;
+  const q = (v: unknown) => JSON.stringify(v);
+  switch (key) {
+    case 'equals':
+      return typeOf(value) !== typeOf(c.equals)
+        ? `${subject} is ${kindOf(value)}, and the rule wants ${kindOf(c.equals)} equal to ${q(c.equals)}`
+        : `${is}, not ${q(c.equals)}`;
+    case 'oneOf':
+      return `${is}, not one of ${(c.oneOf ?? []).map(q).join(', ')}`;
+    case 'startsWith': {
+      const prefix = c.startsWith as string;
+      if (typeof value !== 'string')
+        return `${subject} is ${kindOf(value)}, and the rule wants text starting with ${q(prefix)}`;
+      if (!prefix.startsWith('/')) return `${is}, which does not start with ${q(prefix)}`;
+      if (!value.startsWith('/')) {
+        return `${is}, a relative path, and the rule wants an absolute path under ${q(prefix)} (a relative path cannot be placed, so it never matches)`;
+      }
+      if (value.includes('\0') || value.includes('\\')) {
+        return `${is}, which holds a backslash or NUL character, so it cannot be placed under ${q(prefix)}`;
+      }
+      return `${is}, which is not under ${q(prefix)}`;
+    }
+    case 'pattern':
+      return typeof value !== 'string'
+        ? `${subject} is ${kindOf(value)}, and the rule wants text matching /${c.pattern}/`
+        : value.length > MAX_REGEX_INPUT_LENGTH
+          ? `${subject} is longer than ${MAX_REGEX_INPUT_LENGTH} characters, too long to match against /${c.pattern}/`
+          : `${is}, which does not match /${c.pattern}/`;
+    case 'maxLength':
+      return typeof value === 'string' || Array.isArray(value)
+        ? `${subject} has length ${value.length}, more than ${c.maxLength}`
+        : `${subject} is ${kindOf(value)}, which has no length`;
+    case 'min':
+    case 'max':
+      return typeof value !== 'number' || Number.isNaN(value)
+        ? `${subject} is ${kindOf(value)}, and the rule wants a number`
+        : key === 'min'
+          ? `${is}, below the minimum ${c.min}`
+          : `${is}, above the maximum ${c.max}`;
+    default:
+      return `${is}, which the rule does not accept`;
+  }
+}
+
+/** The first constraint of `c` that `value` fails, in words; undefined when all hold. */
+function explainConstraint(subject: string, c: ArgConstraint, value: unknown): string | undefined {
+  for (const key of Object.keys(c) as (keyof ArgConstraint)[]) {
+    if (c[key] === undefined) continue;
+    const [check] = constraintChecks({ [key]: c[key] } as ArgConstraint);
+    if (check !== undefined && check(value) !== HOLDS) return whyConstraintFails(subject, key, c, value);
+  }
+  return undefined;
+}
+
+/**
+ * Why a declarative condition does not hold for `input`, in words: the first part that fails ("argument 'path' is
+ * "docs/a.txt", a relative path, and the rule wants an absolute path under "/data""). Undefined when every
+ * part holds. For denials only: it compiles what it needs each time.
+ */
+export function explainCondition(when: RuleCondition, input: ConditionInput): string | undefined {
+  for (const [name, c] of Object.entries(when.args ?? {})) {
+    const value = own(input.args, name);
+    if (value === undefined) {
+      const given = input.args === undefined || input.args === null ? [] : Object.keys(input.args);
+      const list = given.length === 0 ? 'no arguments' : `only ${given.map((k) => `'${k}'`).join(', ')}`;
+      return `argument '${name}' is missing (the call has ${list})`;
+    }
+    const why = explainConstraint(`argument '${name}'`, c, value);
+    if (why !== undefined) return why;
+  }
+  if (when.agent !== undefined) {
+    if (input.agent === undefined) return 'the call names no agent';
+    const why = explainConstraint('the agent', when.agent, input.agent);
+    if (why !== undefined) return why;
+  }
+  if (when.annotations !== undefined) {
+    for (const [key, want] of Object.entries(when.annotations)) {
+      const got = own(input.annotations as Record<string, unknown> | undefined, key);
+      const value = got ?? HINT_DEFAULTS[key as keyof ToolHints];
+      if (value !== want)
+        return `the tool's ${key} is ${String(value)}${got === undefined ? ' (the default)' : ''}`;
+    }
+  }
+  return undefined;
+}
+
 /** Wraps a `when` function: `true` holds, `false` does not, anything else (or a throw) is an error. */
 export function wrapConditionFunction(fn: ConditionFunction): Evaluator {
   return (input) => {
