@@ -283,6 +283,16 @@ describe('the tasks extension on protocol 2026-07-28', () => {
     expect(JSON.parse(await m.executeTool('mcp__srv__cancelled', {})).cancelled).toHaveLength(1);
   });
 
+  it("checks the final result of a task against the tool's outputSchema, not the handle", async () => {
+    const { manager: m } = await connect([]);
+    await expect(m.callTool('mcp__srv__typed', { temp: 21 })).resolves.toMatchObject({
+      structuredContent: { temp: 21 },
+    });
+    const ended = await outcome(m.callTool('mcp__srv__typed', { temp: 'hot' }));
+    expect(ended.code).toBe('INVALID_TOOL_OUTPUT');
+    expect(ended.message).toContain('temp');
+  });
+
   it('cuts off a task that keeps asking new questions, and cancels it', async () => {
     const { manager: m } = await connect(['mcp:srv:elicitation']);
     const ended = await outcome(m.callTool('mcp__srv__endless', { interval: 1 }));
