@@ -26,6 +26,7 @@ Examples:
   $ interlock login                       sign in to every OAuth server (browser, or client credentials)
   $ interlock login --status              show stored sign-ins: scope and expiry, nothing contacted
   $ interlock logout crm                  revoke and forget the tokens of one server
+  $ interlock policy revoke search-budget  remove a rule of the shared policy in every process (state.policy)
   $ interlock serve                       the project as one MCP server on stdio, for a desktop client
   $ interlock serve --http --port 8080    the same over Streamable HTTP, callers checked by gateway.auth
 
@@ -183,6 +184,19 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .action(
       run(async (ctx, servers: string[]) =>
         (await import('./commands/logout.js')).logoutCommand(ctx, servers),
+      ),
+    );
+
+  program
+    .command('policy')
+    .description(
+      "the policy shared through Redis (state.policy): its version; 'publish' the file's policy; 'revoke ID'",
+    )
+    .argument('[action]', "'publish', 'revoke', or nothing for the shared version")
+    .argument('[rule]', "with 'revoke': the id of the rule to remove for every process")
+    .action(
+      run(async (ctx, action: string | undefined, rule: string | undefined) =>
+        (await import('./commands/policy.js')).policyCommand(ctx, action, rule),
       ),
     );
 

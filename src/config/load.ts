@@ -34,7 +34,6 @@ import {
   parsePath,
 } from './issues.js';
 import { keysAt } from './keys.js';
-import { PolicyDocSchema } from './policy-docs.js';
 import {
   DEFAULT_AGENT,
   DEFAULT_CONFIG_FILES,
@@ -438,7 +437,7 @@ class Loader {
       const expanded = expandEnv(doc.data, { env: this.env }, '', issues);
       const policy = issues.length > 0 ? undefined : validatePolicy(expanded, '', issues);
       if (issues.length > 0 || policy === undefined) {
-        this.#add(issues, doc, PolicyDocSchema);
+        this.#add(issues, doc, PolicySchema);
         return { policy: undefined, policyFile: undefined };
       }
       return { policy, policyFile: path };
@@ -536,7 +535,7 @@ export async function loadPolicyFile(
   const expanded = expandEnv(doc.data, { env: options.env ?? process.env }, '', issues);
   const policy = issues.length > 0 ? undefined : validatePolicy(expanded, '', issues);
   if (issues.length > 0 || policy === undefined) {
-    const explained = issues.map((i) => explainIssue(i, doc, (p) => keysAt(PolicyDocSchema, p)));
+    const explained = issues.map((i) => explainIssue(i, doc, (p) => keysAt(PolicySchema, p)));
     throw fileError('policy file', doc.file, dedupe(explained));
   }
   return policy;

@@ -42,7 +42,9 @@ export const JwtAuthSchema = z
         "Where the issuer's signing keys are published (JWKS). Fetched and cached; rotated keys are refetched.",
       ),
     jwks: z
-      .strictObject({ keys: z.array(z.record(z.string(), z.unknown())).min(1) })
+      .strictObject({
+        keys: z.array(z.record(z.string(), z.unknown())).min(1).describe('The public keys (JWK).'),
+      })
       .optional()
       .describe('The signing keys inline, instead of `jwksUrl`.'),
     audience: z
@@ -52,13 +54,19 @@ export const JwtAuthSchema = z
     algorithms: z
       .array(z.string().min(1))
       .optional()
-      .describe('Accepted JWS algorithms. Default: the asymmetric ones (RS*, PS*, ES*, EdDSA).'),
+      .describe('Accepted JWS algorithms. Default: the asymmetric ones (`RS*`, `PS*`, `ES*`, `EdDSA`).'),
     groupsClaim: z.string().min(1).default('groups').describe('The claim that lists the groups.'),
     requiredScopes: z
       .array(z.string().min(1))
       .optional()
       .describe('Scopes every token must have (403 insufficient_scope otherwise).'),
-    clockToleranceSeconds: z.number().int().min(0).max(300).default(30),
+    clockToleranceSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(300)
+      .default(30)
+      .describe('Clock skew allowed when checking exp, nbf and iat, in seconds.'),
   })
   .refine((v) => (v.jwksUrl === undefined) !== (v.jwks === undefined), {
     message: 'give exactly one of jwksUrl and jwks',
@@ -104,7 +112,7 @@ export const GatewayTlsSchema = z
 /** How downstream clients prove who they are. */
 export const GatewayAuthSchema = z
   .strictObject({
-    apiKeys: z.array(ApiKeySchema).optional(),
+    apiKeys: z.array(ApiKeySchema).optional().describe('Static API keys, each naming a principal.'),
     jwt: JwtAuthSchema.optional(),
   })
   .describe('Who may call the HTTP endpoint. stdio callers are the local user (see `stdio`).');
@@ -112,10 +120,10 @@ export const GatewayAuthSchema = z
 /** Which principals a binding applies to: any listed subject, client, group or scope matches. */
 export const PrincipalMatchSchema = z
   .strictObject({
-    subjects: Names.optional(),
-    clients: Names.optional(),
-    groups: Names.optional(),
-    scopes: Names.optional(),
+    subjects: Names.optional().describe("Subjects (a token's sub, an API key's subject, a certificate CN)."),
+    clients: Names.optional().describe('OAuth client ids (client_id or azp of a token).'),
+    groups: Names.optional().describe("Groups (the groups claim, an API key's groups, certificate OUs)."),
+    scopes: Names.optional().describe('Scopes the token carries.'),
   })
   .refine((m) => Object.keys(m).length > 0, {
     message: 'a binding needs at least one of subjects, clients, groups or scopes',
@@ -142,7 +150,7 @@ export const GatewayConfigSchema = z
       .enum(['exposed', 'tool'])
       .default('exposed')
       .describe(
-        "Tool names downstream: 'exposed' (mcp__{server}__{tool}), or 'tool' (the server's own name where it is unique, the exposed name where two servers share it).",
+        "Tool names downstream: 'exposed' (`mcp__{server}__{tool}`), or 'tool' (the server's own name where it is unique, the exposed name where two servers share it).",
       ),
     auth: GatewayAuthSchema.optional(),
     principals: z
@@ -153,16 +161,20 @@ export const GatewayConfigSchema = z
       ),
     stdio: z
       .strictObject({
-        subject: z.string().min(1).max(256).default('local'),
-        groups: z.array(z.string().min(1)).optional(),
+        subject: z.string().min(1).max(256).default('local').describe('The subject of the stdio client.'),
+        groups: z.array(z.string().min(1)).optional().describe('Its groups, for bindings.'),
       })
       .optional()
       .describe('The principal of the one client on stdio (the local user who started the gateway).'),
     http: z
       .strictObject({
-        host: z.string().min(1).default(DEFAULT_GATEWAY_HOST),
-        port: z.number().int().min(0).max(65_535).default(8080),
-        path: z.string().regex(/^\//, 'a path starts with /').default(DEFAULT_GATEWAY_PATH),
+        host: z.string().min(1).default(DEFAULT_GATEWAY_HOST).describe('The address to listen on.'),
+        port: z.number().int().min(0).max(65_535).default(8080).describe('The port; 0 for any free one.'),
+        path: z
+          .string()
+          .regex(/^\//, 'a path starts with /')
+          .default(DEFAULT_GATEWAY_PATH)
+          .describe('The path of the MCP endpoint.'),
         resourceUrl: z
           .url()
           .optional()
@@ -177,8 +189,15 @@ export const GatewayConfigSchema = z
           ),
         tls: GatewayTlsSchema.optional(),
       })
-      .optional(),
-    drainTimeoutMs: z.number().int().min(0).max(600_000).default(DEFAULT_DRAIN_TIMEOUT_MS),
+      .optional()
+      .describe('The Streamable HTTP endpoint of `interlock serve --http`.'),
+    drainTimeoutMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(600_000)
+      .default(DEFAULT_DRAIN_TIMEOUT_MS)
+      .describe('How long a graceful shutdown waits for requests in flight, in milliseconds.'),
   })
   .describe('`interlock serve`: the project as one MCP server for any client, every call gated per caller.');
 

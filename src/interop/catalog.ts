@@ -36,6 +36,8 @@ export interface CatalogEntry {
   hash: string;
   /** Set while a changed definition awaits approval (`onToolChange: 'block'`), with what changed. */
   blocked: { pinned: string; current: string; definition: PinnedToolDefinition } | undefined;
+  /** What the pin covers of a live tool (to re-check it when a pin changes elsewhere); undefined offline. */
+  pinned: PinnedToolDefinition | undefined;
   /** Compiled lazily at the first call: servers may list many tools that are never called. */
   validator: InputValidator | undefined;
   /** The output schema's validator, compiled once per definition at the first call (when it has one). */
@@ -148,6 +150,7 @@ export class ToolCatalog {
       const blocked = options.offline
         ? undefined
         : this.#checkPin(server, registered.name, raw, hash, options, change);
+      const pinned = options.offline || options.pins === undefined ? undefined : pinnedPartsOf(raw);
       next.add(registered.name);
       const existing = this.#entries.get(registered.name);
       if (existing === undefined) {
@@ -155,6 +158,7 @@ export class ToolCatalog {
           wrapper: new ToolWrapper(definition, this.#invoker),
           hash,
           blocked,
+          pinned,
           validator: undefined,
           outputValidator: undefined,
         });
@@ -168,6 +172,7 @@ export class ToolCatalog {
         }
         existing.hash = hash;
         existing.blocked = blocked;
+        existing.pinned = pinned;
         existing.wrapper._update(definition);
       }
     }
@@ -242,6 +247,33 @@ export class ToolCatalog {
     pins.set(entry.wrapper.server, entry.wrapper.tool, blocked.current, blocked.definition);
     entry.blocked = undefined;
     return true;
+  }
+
+  /**
+   * Re-checks a live tool against its pin after the pin changed in another process (issue 16, shared pins): a
+   * definition that now matches is unblocked; one that no longer does is blocked when `onToolChange` is `block`.
+   * A removed pin changes nothing (the next discovery pins again). Returns what was done, if anything.
+   */
+  recheckPin(
+    server: string,
+    tool: string,
+    pins: PinStore,
+    onToolChange: MergeOptions['onToolChange'],
+  ): { name: string; action: 'unblocked' | 'blocked'; pinned: string; current: string } | undefined {
+    const entry = [...(this.#byServer.get(server) ?? [])]
+      .map((name) => this.#entries.get(name))
+      .find((e) => e?.wrapper.tool === tool);
+    const pinnedHash = pins.get(server, tool);
+    if (entry?.pinned === undefined || pinnedHash === undefined) return undefined;
+    const name = entry.wrapper.name;
+    if (pinnedHash === entry.hash) {
+      if (entry.blocked === undefined) return undefined;
+      entry.blocked = undefined;
+      return { name, action: 'unblocked', pinned: pinnedHash, current: entry.hash };
+    }
+    if ((onToolChange ?? 'block') !== 'block') return undefined;
+    entry.blocked = { pinned: pinnedHash, current: entry.hash, definition: entry.pinned };
+    return { name, action: 'blocked', pinned: pinnedHash, current: entry.hash };
   }
 
   /** Removes every tool of `server`. */

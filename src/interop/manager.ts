@@ -262,6 +262,7 @@ export class MCPClientManager implements ToolInvoker {
   readonly #serverAuth: ServerAuthFactory | undefined;
   readonly #serverRequests: ServerRequestSupport | undefined;
   readonly #callPath: CallPathDeps;
+  readonly #unwatchPins: () => void;
   #callIds = 0;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -324,6 +325,10 @@ export class MCPClientManager implements ToolInvoker {
     this.#maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
     this.#agent = options.agent;
     this.#pins = options.pins ?? new PinStore();
+    // Issue 16: a pin another process wrote (an approval, a first sighting) re-checks this manager's tools.
+    this.#unwatchPins = this.#pins.onChange((change) => {
+      if (change.origin === 'shared') this.#pinChanged(change.server, change.tool);
+    });
     this.#tracer = options.tracer ?? trace.getTracer('interlock', CLIENT_VERSION);
     this.#catalog = new ToolCatalog(this, options.maxToolNameLength ?? DEFAULT_MAX_TOOL_NAME_LENGTH);
     this.#callPath = {
@@ -549,6 +554,7 @@ export class MCPClientManager implements ToolInvoker {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
+      this.#unwatchPins();
       this.#closeController.abort(new ClosedError('The manager was closed while connecting.'));
       await Promise.allSettled([...this.#pending.values()]);
       await this.disconnectAll();
@@ -917,6 +923,29 @@ export class MCPClientManager implements ToolInvoker {
     if (this.#connections.get(server) !== connection || connection.state !== 'ready') return;
     connection.tools = tools;
     this.#mergeLive(connection);
+  }
+
+  /** A pin changed elsewhere: unblocks the tool if it now matches, blocks it if it no longer does. */
+  #pinChanged(server: string, tool: string): void {
+    const onToolChange = this.#connections.get(server)?.config.onToolChange;
+    const done = this.#catalog.recheckPin(server, tool, this.#pins, onToolChange);
+    if (done === undefined) return;
+    if (done.action === 'unblocked') {
+      this.#logger.info(`the definition of '${done.name}' was approved in another process`, { server });
+      return;
+    }
+    this.#report(
+      server,
+      {
+        added: [],
+        removed: [],
+        changed: [],
+        refused: [],
+        collisions: [],
+        pinChanges: [{ ...done, tool, action: 'blocked' }],
+      },
+      false,
+    );
   }
 
   /** Merges a live server's discovered tools into the catalog (pins checked) and reports what changed. */

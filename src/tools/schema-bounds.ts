@@ -158,53 +158,61 @@ export function schemaBoundsProblem(schema: unknown, options: SchemaBoundsOption
     descending: boolean;
     applied: boolean;
     /** Already counted with its map. */
-    counted?: boolean;
+    counted: boolean;
     /** Under `properties`: the property name. */
-    key?: string | undefined;
+    key: string | undefined;
   };
-  const stack: Item[] = [
-    {
-      value: schema,
-      pointer: '',
-      depth: 0,
-      kind: 'schema',
-      base: ROOT_BASE,
-      parent: -1,
-      descending: false,
-      applied: true,
-    },
-  ];
+  // Every item has the same shape (one hidden class): the walk allocates one per JSON value.
+  const item = (
+    value: unknown,
+    pointer: string,
+    depth: number,
+    kind: Item['kind'],
+    base: string,
+    parent: number,
+    descending: boolean,
+    applied: boolean,
+    counted: boolean,
+    key: string | undefined,
+  ): Item => ({ value, pointer, depth, kind, base, parent, descending, applied, counted, key });
+  const stack: Item[] = [item(schema, '', 0, 'schema', ROOT_BASE, -1, false, true, false, undefined)];
   let count = 0;
   while (stack.length > 0) {
-    const item = stack.pop() as Item;
-    if (item.counted !== true && ++count > maxNodes) return `it has more than ${maxNodes} JSON values`;
-    const { value, pointer, depth } = item;
-    if (typeof value === 'boolean' && item.kind === 'schema') {
+    const current = stack.pop() as Item;
+    if (!current.counted && ++count > maxNodes) return `it has more than ${maxNodes} JSON values`;
+    const { value, pointer, depth } = current;
+    if (typeof value === 'boolean' && current.kind === 'schema') {
       // `true` / `false` are subschemas too: a `$ref` may point at one.
       byPointer.set(pointer, nodes.length);
-      nodes.push({ pointer, base: item.base, edges: [], refs: [] });
+      nodes.push({ pointer, base: current.base, edges: [], refs: [] });
       continue;
     }
     if (typeof value !== 'object' || value === null) continue;
     if (depth >= maxDepth) return `it is nested deeper than ${maxDepth} levels (at ${shown(pointer)})`;
-    if (item.kind === 'data' || !isObject(value)) {
+    if (current.kind === 'data' || !isObject(value)) {
       // Data, or an array in data position: count what is inside, read nothing as a schema.
       const entries = Array.isArray(value)
         ? value.map((v, i) => [String(i), v] as const)
         : Object.entries(value);
       for (const [key, v] of entries) {
-        stack.push({
-          ...item,
-          value: v,
-          pointer: `${pointer}/${token(key)}`,
-          depth: depth + 1,
-          kind: 'data',
-          counted: false,
-        });
+        stack.push(
+          item(
+            v,
+            `${pointer}/${token(key)}`,
+            depth + 1,
+            'data',
+            current.base,
+            -1,
+            false,
+            false,
+            false,
+            undefined,
+          ),
+        );
       }
       continue;
     }
-    let base = item.base;
+    let base = current.base;
     const id = value[idKey];
     let anchorFromId: string | undefined;
     if (typeof id === 'string') {
@@ -219,16 +227,15 @@ export function schemaBoundsProblem(schema: unknown, options: SchemaBoundsOption
     const index = nodes.length;
     nodes.push({ pointer, base, edges: [], refs: [] });
     byPointer.set(pointer, index);
-    if (item.parent === -1 || base !== item.base) resources.set(base, index);
+    if (current.parent === -1 || base !== current.base) resources.set(base, index);
     for (const name of [anchorFromId, value.$anchor, value.$dynamicAnchor]) {
       if (typeof name === 'string' && name.length > 0) anchors.set(`${base}#${name}`, index);
     }
-    if (item.parent !== -1 && item.applied) {
-      nodes[item.parent]?.edges.push({ to: index, descending: item.descending, key: item.key });
+    if (current.parent !== -1 && current.applied) {
+      nodes[current.parent]?.edges.push({ to: index, descending: current.descending, key: current.key });
     }
     for (const [key, v] of Object.entries(value)) {
       const at = `${pointer}/${token(key)}`;
-      const child = { pointer: at, depth: depth + 1, base, parent: index };
       if ((REF_KEYWORDS as readonly string[]).includes(key) && typeof v === 'string') {
         nodes[index]?.refs.push({ keyword: key, ref: v });
         count++;
@@ -239,34 +246,34 @@ export function schemaBoundsProblem(schema: unknown, options: SchemaBoundsOption
         count += 1 + Object.keys(v).length;
         if (count > maxNodes) return `it has more than ${maxNodes} JSON values`;
         for (const [name, sub] of Object.entries(v)) {
-          stack.push({
-            ...child,
-            value: sub,
-            pointer: `${at}/${token(name)}`,
-            depth: depth + 2,
-            counted: true,
-            key: key === 'properties' ? name : undefined,
-            kind: isObject(sub) || typeof sub === 'boolean' ? 'schema' : 'data',
-            descending,
-            applied: !NOT_APPLIED.has(key),
-          });
+          const kind = isObject(sub) || typeof sub === 'boolean' ? 'schema' : 'data';
+          const property = key === 'properties' ? name : undefined;
+          stack.push(
+            item(
+              sub,
+              `${at}/${token(name)}`,
+              depth + 2,
+              kind,
+              base,
+              index,
+              descending,
+              !NOT_APPLIED.has(key),
+              true,
+              property,
+            ),
+          );
         }
       } else if (SCHEMA_ARRAY.has(key) && Array.isArray(v)) {
         if (++count > maxNodes) return `it has more than ${maxNodes} JSON values`;
         v.forEach((sub, i) => {
-          stack.push({
-            ...child,
-            value: sub,
-            pointer: `${at}/${i}`,
-            depth: depth + 2,
-            kind: isObject(sub) || typeof sub === 'boolean' ? 'schema' : 'data',
-            descending,
-            applied: true,
-          });
+          const kind = isObject(sub) || typeof sub === 'boolean' ? 'schema' : 'data';
+          stack.push(
+            item(sub, `${at}/${i}`, depth + 2, kind, base, index, descending, true, false, undefined),
+          );
         });
       } else {
         const kind = ONE_SCHEMA.has(key) && (isObject(v) || typeof v === 'boolean') ? 'schema' : 'data';
-        stack.push({ ...child, value: v, kind, descending, applied: true });
+        stack.push(item(v, at, depth + 1, kind, base, index, descending, true, false, undefined));
       }
     }
   }
@@ -408,7 +415,10 @@ function recursionProblem(
       current[index] = same + any + widest;
     }
     // Only what the root applies counts: a $defs entry nothing refers to is never applied.
-    if ((current[0] as number) > max) {
+    const atRoot = current[0] as number;
+    // Nothing applies this deep, so nothing deeper either.
+    if (atRoot === 0) return undefined;
+    if (atRoot > max) {
       return `a recursive $ref applies more than ${max} subschemas to one value ${depth} levels down: the recursion branches on the same value`;
     }
     [previous, current] = [current, previous];

@@ -60,7 +60,7 @@ describe('interlock call: arguments before argument conditions', () => {
     const result = await cli(['call', 'mcp__defs__read_file', '--args', '{"path":"docs/a.txt"}']);
     expect(result.code).toBe(3);
     expect(result.stderr).toContain(
-      `Rule 'data-only' (Files under /data only) allows 'execute' on 'mcp:defs:read_file' only when path starts with "/data"; for this call argument 'path' is "docs/a.txt", a relative path`,
+      `Rule 'data-only' (Files under /data only) allows 'execute' on 'mcp:defs:read_file' only when path starts with "/data"; for this call argument 'path' is a relative path`,
     );
     expect(result.stderr).not.toContain('grant(');
   });
@@ -114,7 +114,7 @@ describe('interlock check: the same order as call', () => {
     const relative = await cli(['check', 'mcp__defs__read_file', '--args', '{"path":"a.txt"}', '--json']);
     expect(relative.code).toBe(3);
     expect(json(relative)).toMatchObject({
-      reason: expect.stringContaining(`argument 'path' is "a.txt", a relative path`),
+      reason: expect.stringContaining(`argument 'path' is a relative path`),
     });
   });
 });

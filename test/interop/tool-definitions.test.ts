@@ -224,7 +224,7 @@ describe('a server that breaks its own definitions', () => {
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'CAPABILITY_DENIED' });
     expect((err as Error).message).toContain(
-      `Rule 'data-only' allows 'execute' on 'mcp:defs:read_file' only when path starts with "/data"; for this call argument 'path' is "docs/a.txt", a relative path`,
+      `Rule 'data-only' allows 'execute' on 'mcp:defs:read_file' only when path starts with "/data"; for this call argument 'path' is a relative path`,
     );
     expect((err as Error).message).not.toContain('grant(');
     // maxCalls 1: the three schema errors above used none of it.
@@ -243,6 +243,32 @@ describe('a server that breaks its own definitions', () => {
       ['mcp:defs:remote', false],
       ['mcp:defs:laughs', false],
     ]);
+  });
+
+  it('does not ask a human about a call whose arguments are wrong', async () => {
+    const asked: string[] = [];
+    const capabilities = new CapabilitySet();
+    capabilities.ask('mcp:defs:read_file', 'execute', { id: 'ask-reads' });
+    await using asking = new MCPClientManager({
+      capabilities,
+      approver: (request) => {
+        asked.push(request.resource);
+        return true;
+      },
+    });
+    await asking.connectServer({
+      name: 'defs',
+      transport: 'stdio',
+      ...nodeFixture('tool-defs'),
+      env: log.env,
+    });
+    const err = await asking.callTool('mcp__defs__read_file', { pth: '/a' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'INVALID_TOOL_INPUT' });
+    expect(asked).toEqual([]);
+    await expect(asking.executeTool('mcp__defs__read_file', { path: '/a' })).resolves.toBe(
+      'ok read_file {"path":"/a"}',
+    );
+    expect(asked).toEqual(['mcp:defs:read_file']);
   });
 
   it('names links in the result string and keeps them in content', async () => {

@@ -56,7 +56,7 @@ export async function main() {
   }
   // { misspelt: "INVALID_TOOL_INPUT: Invalid arguments for tool 'mcp__fs__read_text_file': /path: is required. ...",
   //   relative: "CAPABILITY_DENIED: ... Rule 'notes-only' allows 'execute' on 'mcp:fs:read_text_file' only when
-  //     path starts with \"/tmp/interlock-docs-...\"; for this call argument 'path' is \"notes.txt\", a relative path, ...",
+  //     path starts with \"/tmp/interlock-docs-...\"; for this call argument 'path' is a relative path, ...",
   //   allowed: 'hello',
   //   denied: "CAPABILITY_DENIED: Permission denied: 'execute' on 'mcp:fs:write_file'. Denied by rule 'read-only' ..." }
 }
