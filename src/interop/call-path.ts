@@ -39,7 +39,10 @@ import { toolMatchesAny } from './config.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import { httpStatusOf, mapRequestError } from './request-errors.js';
+import { answerNoRequest, type ServerRequestSupport } from './server-requests.js';
 import { requestSignal } from './signals.js';
+import { taskCallParams, taskHandleOf } from './task-handles.js';
+import { followTask } from './tasks.js';
 
 /** What the call path needs from the manager. */
 export interface CallPathDeps {
@@ -54,6 +57,8 @@ export interface CallPathDeps {
   argumentLimits?: ArgumentLimits | undefined;
   /** Masks secrets out of errors built from what a server sent. */
   redactor: SecretRedactor;
+  /** Answers the input requests of a task through the server-request gate; none set: every one is refused. */
+  answerServerRequest?: ServerRequestSupport['answer'] | undefined;
   nextCallId(): number;
 }
 
@@ -249,10 +254,33 @@ async function callInSpan(
       }
       const callId = deps.nextCallId();
       const started = performance.now();
+      let followingTask = false;
       connection.stats.inFlight += 1;
       deps.events.emit('tool_call_started', () => ({ callId, name, server, tool, attempt }));
       try {
-        const raw = await client.callTool(params, requestOptions);
+        let raw: unknown = await client.callTool(taskCallParams(client, connection, params), requestOptions);
+        // Issue 13: a task handle is followed to its end here; the call's promise stays the one the caller holds.
+        const task = taskHandleOf(raw);
+        if (task !== undefined) {
+          followingTask = true;
+          raw = await followTask(client, task, {
+            server,
+            tool: name,
+            era: client.getProtocolEra() === 'modern' ? 'modern' : 'legacy',
+            timeoutMs,
+            maxTotalTimeoutMs: maxTotal,
+            signal: perCall?.signal,
+            onProgress: options.onProgress,
+            answer: deps.answerServerRequest ?? answerNoRequest,
+            onStatus: (t) =>
+              span.addEvent('interlock.task.status', {
+                'interlock.task.id': t.taskId,
+                'interlock.task.status': t.status,
+              }),
+            redactor: deps.redactor,
+          });
+        }
+        // The final result is checked, a task's included (the handle itself is no result).
         if (outputValidator !== undefined) checkOutput(name, server, outputValidator, raw);
         const result = toToolCallResult(raw, { maxResultChars: deps.maxResultChars });
         const durationMs = performance.now() - started;
@@ -291,7 +319,10 @@ async function callInSpan(
         // Only a lost connection can re-send; the idempotent list is looked at then, not on every call.
         const idempotent = lost && toolMatchesAny(config.tools?.idempotent, tool);
         const resend =
-          lost && attempt === 1 && !options.signal?.aborted && (idempotent || neverReachedServer(err));
+          lost &&
+          attempt === 1 &&
+          !options.signal?.aborted &&
+          (idempotent || (!followingTask && neverReachedServer(err)));
         if (resend && connection.recoverable) {
           span.addEvent('interlock.call.resend', { reason: idempotent ? 'idempotent' : 'never_sent' });
           continue;

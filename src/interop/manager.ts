@@ -341,6 +341,7 @@ export class MCPClientManager implements ToolInvoker {
       principal: options.principal,
       argumentLimits: options.argumentLimits,
       redactor: this.#http.redactor,
+      answerServerRequest: this.#serverRequests?.answer,
       nextCallId: () => ++this.#callIds,
     };
   }

@@ -15,11 +15,13 @@ import {
   type CreateMessageRequestParams,
   type CreateMessageResult,
   type ElicitRequestFormParams,
+  type ElicitRequestURLParams,
   type ElicitResult,
+  isSpecType,
   ProtocolError,
   type Root,
 } from '@modelcontextprotocol/client';
-import { PermissionDeniedError } from '../errors.js';
+import { PermissionDeniedError, ServerRequestError } from '../errors.js';
 
 /** Which server is asking, and a signal that aborts when the server cancels or the connection ends. */
 export interface ServerRequestContext {
@@ -68,6 +70,13 @@ export type ServerRequestAuthorizer = (
 export interface ServerRequestSupport {
   capabilities: ClientCapabilities;
   install(client: Client, server: string): void;
+  /**
+   * Answers one request `server` made outside the connection's own request channel (an `inputRequests` entry of
+   * a task, issue 13) through the same gate and handlers as {@link install}: a denied elicitation is declined, a
+   * denied sampling or roots request throws `PermissionDeniedError`, a method without handler or with malformed
+   * params throws `ServerRequestError`.
+   */
+  answer(server: string, method: string, params: unknown, signal: AbortSignal): Promise<unknown>;
 }
 
 /** Everything a manager needs for `options`; undefined when the app answers no server request. */
@@ -80,7 +89,95 @@ export function serverRequestSupport(
   return {
     capabilities,
     install: (client, server) => installServerRequestHandlers(client, server, options, authorize),
+    answer: (server, method, params, signal) =>
+      answerServerRequest(gatedAnswerers(server, options, authorize), server, method, params, signal),
   };
+}
+
+/** `answer` for a manager with no handler at all: every request is refused as undeclared. */
+export const answerNoRequest: ServerRequestSupport['answer'] = (server, method, params, signal) =>
+  answerServerRequest({}, server, method, params, signal);
+
+/** The app's handlers, each behind the gate: the one place the three kinds are decided. */
+interface GatedAnswerers {
+  elicitation?: (
+    params: ElicitRequestFormParams | ElicitRequestURLParams,
+    signal: AbortSignal,
+  ) => Promise<ElicitResult>;
+  sampling?: (params: CreateMessageRequestParams, signal: AbortSignal) => Promise<CreateMessageResult>;
+  roots?: (signal: AbortSignal) => Promise<{ roots: Root[] }>;
+}
+
+function gatedAnswerers(
+  server: string,
+  options: ServerRequestOptions,
+  authorize: ServerRequestAuthorizer,
+): GatedAnswerers {
+  const { onElicitation, onSampling, roots } = options;
+  const answerers: GatedAnswerers = {};
+  if (onElicitation !== undefined) {
+    answerers.elicitation = async (params, signal) => {
+      // URL mode is not declared, so a server that asks for it anyway is declined without asking anyone.
+      if (params.mode === 'url') return { action: 'decline' };
+      try {
+        await authorize(server, 'elicitation', { message: params.message });
+      } catch (err) {
+        if (err instanceof PermissionDeniedError) return { action: 'decline' };
+        throw err;
+      }
+      const answer = await onElicitation(params, { server, signal });
+      return withSchemaDefaults(answer, params.requestedSchema);
+    };
+  }
+  if (onSampling !== undefined) {
+    answerers.sampling = async (params, signal) => {
+      await authorize(server, 'sampling', {
+        maxTokens: params.maxTokens,
+        models: params.modelPreferences?.hints?.map((h) => h.name) ?? [],
+      });
+      return onSampling(params, { server, signal });
+    };
+  }
+  if (roots !== undefined) {
+    answerers.roots = async (signal) => {
+      await authorize(server, 'roots', {});
+      const list = typeof roots === 'function' ? await roots({ server, signal }) : roots;
+      return { roots: [...list] };
+    };
+  }
+  return answerers;
+}
+
+/** Dispatches one request that came as data (not over the connection): its params are checked first. */
+async function answerServerRequest(
+  answerers: GatedAnswerers,
+  server: string,
+  method: string,
+  params: unknown,
+  signal: AbortSignal,
+): Promise<unknown> {
+  // The server broke the protocol (it asked for what we did not declare, or sent malformed params): a JSON-RPC
+  // fault of the server's, with the code a server would answer it with.
+  const unanswered = (why: string, code = -32601) =>
+    new ServerRequestError(`Server '${server}' asked for '${method}', ${why}.`, code, { method }, { server });
+  if (method === 'elicitation/create') {
+    if (answerers.elicitation === undefined) throw unanswered('but no onElicitation handler is set');
+    const request = { ...(params as object) } as { mode?: string };
+    if (request.mode === 'url') return { action: 'decline' };
+    request.mode = 'form';
+    if (!isSpecType.ElicitRequestFormParams(request)) throw unanswered('with malformed params', -32602);
+    return answerers.elicitation(request as ElicitRequestFormParams, signal);
+  }
+  if (method === 'sampling/createMessage') {
+    if (answerers.sampling === undefined) throw unanswered('but no onSampling handler is set');
+    if (!isSpecType.CreateMessageRequestParams(params)) throw unanswered('with malformed params', -32602);
+    return answerers.sampling(params as CreateMessageRequestParams, signal);
+  }
+  if (method === 'roots/list') {
+    if (answerers.roots === undefined) throw unanswered('but no roots option is set');
+    return answerers.roots(signal);
+  }
+  throw unanswered('which this client does not answer');
 }
 
 /** The JSON-RPC error code a denied sampling or roots request gets (the spec's "user rejected"). */
@@ -102,47 +199,28 @@ export function installServerRequestHandlers(
   options: ServerRequestOptions,
   authorize: ServerRequestAuthorizer,
 ): void {
-  const { onElicitation, onSampling, roots } = options;
-  if (onElicitation !== undefined) {
-    client.setRequestHandler('elicitation/create', async (request, ctx) => {
-      const params = request.params;
-      // URL mode is not declared, so a server that asks for it anyway is declined without asking anyone.
-      if (params.mode === 'url') return { action: 'decline' };
-      try {
-        await authorize(server, 'elicitation', { message: params.message });
-      } catch (err) {
-        if (err instanceof PermissionDeniedError) return { action: 'decline' };
-        throw err;
-      }
-      const answer = await onElicitation(params, { server, signal: ctx.mcpReq.signal });
-      return withSchemaDefaults(answer, params.requestedSchema);
-    });
+  const { elicitation, sampling, roots } = gatedAnswerers(server, options, authorize);
+  if (elicitation !== undefined) {
+    client.setRequestHandler('elicitation/create', (request, ctx) =>
+      elicitation(request.params, ctx.mcpReq.signal),
+    );
   }
-  if (onSampling !== undefined) {
-    client.setRequestHandler('sampling/createMessage', async (request, ctx) => {
-      const params = request.params;
-      await refuseWhenDenied(() =>
-        authorize(server, 'sampling', {
-          maxTokens: params.maxTokens,
-          models: params.modelPreferences?.hints?.map((h) => h.name) ?? [],
-        }),
-      );
-      return onSampling(params, { server, signal: ctx.mcpReq.signal });
-    });
+  if (sampling !== undefined) {
+    client.setRequestHandler('sampling/createMessage', (request, ctx) =>
+      refuseWhenDenied(() => sampling(request.params, ctx.mcpReq.signal)),
+    );
   }
   if (roots !== undefined) {
-    client.setRequestHandler('roots/list', async (_request, ctx) => {
-      await refuseWhenDenied(() => authorize(server, 'roots', {}));
-      const list = typeof roots === 'function' ? await roots({ server, signal: ctx.mcpReq.signal }) : roots;
-      return { roots: [...list] };
-    });
+    client.setRequestHandler('roots/list', (_request, ctx) =>
+      refuseWhenDenied(() => roots(ctx.mcpReq.signal)),
+    );
   }
 }
 
 /** A denial becomes the protocol's refusal, with the policy's reason; other failures stay what they are. */
-async function refuseWhenDenied(check: () => Promise<void>): Promise<void> {
+async function refuseWhenDenied<T>(answer: () => Promise<T>): Promise<T> {
   try {
-    await check();
+    return await answer();
   } catch (err) {
     if (err instanceof PermissionDeniedError) {
       throw new ProtocolError(

@@ -20,6 +20,7 @@ import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from './con
 import { httpStatusOf } from './request-errors.js';
 import type { ServerRequestSupport } from './server-requests.js';
 import { ProcessStdioTransport } from './stdio-transport.js';
+import { acceptTaskResults } from './task-handles.js';
 
 /** Name and version this client reports in `initialize`. */
 export interface ClientIdentity {
@@ -207,6 +208,7 @@ async function openEra(
   });
   options.serverRequests?.install(client, config.name);
   const transport = createTransport(config, kind, options, auth);
+  acceptTaskResults(transport);
   // The SDK's era probe does not watch the signal: closing the transport ends it (and a stdio server with it).
   const onAbort = () => void transport.close().catch(() => {});
   options.signal.addEventListener('abort', onAbort, { once: true });

@@ -72,7 +72,7 @@ export interface ToolCallOptions {
    * Defaults to the server's `maxTotalTimeoutMs`.
    */
   maxTotalTimeoutMs?: number | undefined;
-  /** Progress notifications from the server for this call. */
+  /** Progress notifications from the server for this call, or each status change of its task (issue 13). */
   onProgress?:
     | ((progress: { progress: number; total?: number | undefined; message?: string | undefined }) => void)
     | undefined;

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { main as calls } from '../../docs/snippets/reliability/calls.js';
 import { server } from '../../docs/snippets/reliability/config.js';
 import { main as reconnect } from '../../docs/snippets/reliability/reconnect.js';
+import { main as tasks } from '../../docs/snippets/reliability/tasks.js';
 import { parseServerConfig } from '../../src/interop/config.js';
 
 describe('reliability guide snippets', () => {
@@ -19,6 +20,20 @@ describe('reliability guide snippets', () => {
     expect(result.done).toMatch(/completed/);
     expect(result.steps.length).toBeGreaterThanOrEqual(3);
     expect(result.capped).toBe('REQUEST_TIMEOUT');
+    expect(result.cancelled).toBe('REQUEST_CANCELLED');
+  });
+
+  it('follows a task of server-everything to its report, asks once, and cancels on abort', {
+    timeout: 30_000,
+  }, async () => {
+    const result = await tasks();
+    expect(result.title).toBe('# Research Report: python (programming)');
+    expect(result.progress[0]).toBe('working: Gathering sources...');
+    expect(result.progress).toContainEqual(
+      expect.stringMatching(/^input_required: Found multiple interpretations/),
+    );
+    // Polling goes on while the answer is with the server, so the end shows too.
+    expect(result.progress.at(-1)).toMatch(/^completed/);
     expect(result.cancelled).toBe('REQUEST_CANCELLED');
   });
 

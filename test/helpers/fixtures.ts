@@ -18,7 +18,9 @@ export type FixtureName =
   | 'faulty'
   | 'faulty-http'
   | 'hostile-schemas'
-  | 'tool-defs';
+  | 'tool-defs'
+  | 'tasks-modern'
+  | 'tasks-legacy';
 
 /** Absolute path of a fixture server; `name` may carry the `.mjs` suffix or not. */
 export function fixture(name: FixtureName | `${FixtureName}.mjs`): string {

@@ -134,15 +134,15 @@ export async function startHttpFixture(options: HttpFixtureOptions): Promise<Htt
 }
 
 /**
- * Spawns the protocol 2026-07-28 fixture (`modern.mjs`, SDK v2 server) on Streamable HTTP and waits for its
+ * Spawns a protocol 2026-07-28 fixture (`modern.mjs`, or `tasks-modern.mjs`; SDK v2 server) on Streamable HTTP and waits for its
  * `LISTENING <port>` line. `port` 0 lets it pick; pass the old port to restart it where a client expects it.
  */
 export async function startModernHttp(
-  options: { port?: number; timeoutMs?: number } = {},
+  options: { port?: number; timeoutMs?: number; fixture?: 'modern' | 'tasks-modern' } = {},
 ): Promise<HttpServerProcess> {
-  const { port = 0, timeoutMs = DEFAULT_START_TIMEOUT_MS } = options;
-  const spawned = spawnServer([fixture('modern'), '--port', String(port)], {});
-  return whenListening(spawned, 'modern fixture (http)', timeoutMs, 'streamable');
+  const { port = 0, timeoutMs = DEFAULT_START_TIMEOUT_MS, fixture: name = 'modern' } = options;
+  const spawned = spawnServer([fixture(name), '--port', String(port)], {});
+  return whenListening(spawned, `${name} fixture (http)`, timeoutMs, 'streamable');
 }
 
 /** Waits for the `LISTENING <port>` line of a spawned fixture; closes it when it does not come. */

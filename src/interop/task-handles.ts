@@ -1,0 +1,178 @@
+/**
+ * Task handles on the wire (issue 13). The SDK client (2.4) has no runtime for tasks on either era: on 2026-07-28
+ * it rejects `resultType: "task"` before any hook of ours runs, and on 2025-11-25 its `tools/call` result schema
+ * refuses a `CreateTaskResult`. So the transport of each connection is given {@link acceptTaskResults}: it declares
+ * the extension `io.modelcontextprotocol/tasks` in the per-request capabilities the SDK already sends on
+ * 2026-07-28 (2025-era `initialize` has no `extensions` field, so nothing is declared there), and turns a task
+ * handle answering one of our `tools/call` requests into a result the SDK passes through untouched, carrying the
+ * handle under a `_meta` key only this module writes (a server's own value for that key is dropped, so no server
+ * can forge a handle). The call path reads it back with {@link taskHandleOf} and follows it (tasks.ts).
+ */
+import type { Client, Transport } from '@modelcontextprotocol/client';
+import { z } from 'zod';
+
+/** The identifier of the tasks extension (SEP-2663). */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/** The `_meta` key the transport hook carries a task handle under; never read from a server. */
+const HANDLE_KEY = 'dev.interlock/task-handle';
+/** How many `tools/call` ids awaiting an answer one transport remembers. */
+const MAX_PENDING_CALL_IDS = 10_000;
+/** The per-request capabilities key of protocol 2026-07-28 (SEP-2575). */
+const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+
+const InputRequestSchema = z.object({ method: z.string(), params: z.unknown().optional() }).loose();
+
+/** A task as either era sends it; the 2025 names (`ttl`, `pollInterval`) are read as well. */
+const TaskWireSchema = z
+  .object({
+    taskId: z.string().min(1).max(1000),
+    status: z.enum(['working', 'input_required', 'completed', 'failed', 'cancelled']),
+    statusMessage: z.string().optional(),
+    ttlMs: z.number().nullable().optional(),
+    ttl: z.number().nullable().optional(),
+    pollIntervalMs: z.number().optional(),
+    pollInterval: z.number().optional(),
+    inputRequests: z.record(z.string(), InputRequestSchema).optional(),
+    result: z.record(z.string(), z.unknown()).optional(),
+    error: z
+      .object({ code: z.number(), message: z.string(), data: z.unknown().optional() })
+      .loose()
+      .optional(),
+  })
+  .loose();
+
+/** One task's state, the same for both eras. */
+export interface TaskState {
+  taskId: string;
+  status: 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+  statusMessage?: string | undefined;
+  /** How long the server keeps the task, from its creation; null or undefined: no limit given. */
+  ttlMs?: number | null | undefined;
+  pollIntervalMs?: number | undefined;
+  inputRequests?: Record<string, { method: string; params?: unknown }> | undefined;
+  result?: Record<string, unknown> | undefined;
+  error?: { code: number; message: string; data?: unknown } | undefined;
+}
+
+/** Reads a task from what a server sent; undefined when it is not one. */
+export function parseTask(value: unknown): TaskState | undefined {
+  const parsed = TaskWireSchema.safeParse(value);
+  if (!parsed.success) return undefined;
+  const { ttl, pollInterval, ...task } = parsed.data;
+  return {
+    ...task,
+    ttlMs: task.ttlMs ?? ttl,
+    pollIntervalMs: task.pollIntervalMs ?? pollInterval,
+  } as TaskState;
+}
+
+/** The task handle a `tools/call` result carries (put there by {@link acceptTaskResults}), if any. */
+export function taskHandleOf(result: unknown): TaskState | undefined {
+  const meta = (result as { _meta?: Record<string, unknown> } | null)?._meta;
+  const handle = meta?.[HANDLE_KEY];
+  return handle === undefined ? undefined : (handle as TaskState);
+}
+
+/**
+ * The `tools/call` params to send: on 2025-11-25 a tool that declares `execution.taskSupport` (`required`, or
+ * `optional`) on a server with `tasks.requests.tools.call` is asked to run as a task (MCP 2025-11-25 tasks: tool
+ * calls are augmented only then). On 2026-07-28 the server decides alone; the params stay as they are.
+ */
+export function taskCallParams<P extends { name: string }>(
+  client: Client,
+  connection: { serverCapabilities?: unknown; tools: readonly { name: string; execution?: unknown }[] },
+  params: P,
+): P {
+  if (client.getProtocolEra() === 'modern') return params;
+  const caps = connection.serverCapabilities as { tasks?: { requests?: { tools?: { call?: unknown } } } };
+  if (caps?.tasks?.requests?.tools?.call === undefined) return params;
+  const tool = connection.tools.find((t) => t.name === params.name);
+  const support = (tool?.execution as { taskSupport?: string } | undefined)?.taskSupport;
+  return support === 'required' || support === 'optional' ? { ...params, task: {} } : params;
+}
+
+type Message = { id?: unknown; method?: unknown; params?: Record<string, unknown>; result?: unknown };
+
+/**
+ * Hooks `transport` (before the client connects) so task handles reach the call path: declares the extension in
+ * each 2026-07-28 request's capabilities and rewrites a handle answering a `tools/call` into a result the SDK
+ * accepts (see the module comment). The transport object itself is kept, so `instanceof` checks still hold.
+ */
+export function acceptTaskResults(transport: Transport): void {
+  const calls = new Set<unknown>();
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    const m = message as Message;
+    if (m.method === 'tools/call' && m.id !== undefined) {
+      calls.add(m.id);
+      // Ids of calls that never got an answer (timed out, cancelled) are let go, oldest first.
+      if (calls.size > MAX_PENDING_CALL_IDS) calls.delete(calls.values().next().value);
+    }
+    return send(declareExtension(m) as typeof message, options);
+  };
+  let receive: Transport['onmessage'];
+  Object.defineProperty(transport, 'onmessage', {
+    configurable: true,
+    get: () => receive,
+    set: (handler: Transport['onmessage']) => {
+      receive =
+        handler === undefined
+          ? undefined
+          : (message, extra) => {
+              const m = message as Message;
+              if (
+                m.method === undefined &&
+                m.id !== undefined &&
+                calls.delete(m.id) &&
+                m.result !== undefined
+              ) {
+                return handler({ ...m, result: liftTaskHandle(m.result) } as typeof message, extra);
+              }
+              return handler(message, extra);
+            };
+    },
+  });
+}
+
+/** Adds the extension to a 2026-07-28 envelope's capabilities; other messages are left as they are. */
+function declareExtension(message: Message): Message {
+  const meta = message.params?._meta as Record<string, unknown> | undefined;
+  const capabilities = meta?.[CLIENT_CAPABILITIES_KEY] as
+    | { extensions?: Record<string, unknown> }
+    | undefined;
+  if (capabilities === undefined || typeof capabilities !== 'object') return message;
+  const declared = {
+    ...capabilities,
+    extensions: { ...capabilities.extensions, [TASKS_EXTENSION]: {} },
+  };
+  return {
+    ...message,
+    params: { ...message.params, _meta: { ...meta, [CLIENT_CAPABILITIES_KEY]: declared } },
+  };
+}
+
+/**
+ * A `tools/call` result as the SDK should see it: a task handle (2026: `resultType: "task"` with the task's fields;
+ * 2025: `{ task }` without `content`) becomes an error-flagged empty result (so no output-schema check runs on
+ * it) carrying the handle; anything else only loses a server's own value for the handle key.
+ */
+function liftTaskHandle(result: unknown): unknown {
+  if (result === null || typeof result !== 'object' || Array.isArray(result)) return result;
+  const record = result as Record<string, unknown>;
+  const meta = record._meta as Record<string, unknown> | undefined;
+  const { [HANDLE_KEY]: forged, ...ownMeta } = meta ?? {};
+  let handle: unknown;
+  if (record.resultType === 'task') handle = record;
+  else if (record.resultType === undefined && record.content === undefined && record.task !== undefined)
+    handle = record.task;
+  if (handle === undefined) return forged === undefined ? record : { ...record, _meta: ownMeta };
+  // An unreadable handle is passed on as a handle with no id: the call path reports it as an unusable answer.
+  const task = parseTask(handle) ?? { taskId: '', status: 'failed' };
+  return {
+    ...(record.resultType === undefined ? {} : { resultType: 'complete' }),
+    content: [],
+    isError: true,
+    _meta: { ...ownMeta, [HANDLE_KEY]: task },
+  };
+}
