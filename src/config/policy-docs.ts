@@ -34,6 +34,7 @@ const ARG_DOCS: Readonly<Record<string, string>> = {
   maxLength: 'Most characters a string (or items an array) may have.',
   min: 'Smallest number allowed (inclusive).',
   max: 'Largest number allowed (inclusive).',
+  each: 'Constraints every item of an array must meet (an empty array meets them); the same keys but each.',
 };
 
 function described(shape: Record<string, z.ZodType>, docs: Readonly<Record<string, string>>) {

@@ -32,25 +32,40 @@ export type Evaluator = (input: ConditionInput) => ConditionResult;
 const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const Regex = z.string().min(1).max(MAX_REGEX_SOURCE_LENGTH);
 
-/** Constraints on one argument; every key given must hold. */
+/** The keys of an argument constraint that test one value. */
+const ValueConstraintShape = {
+  /** The value equals this JSON scalar (same type). */
+  equals: Scalar.optional(),
+  /** The value is one of these JSON scalars. */
+  oneOf: z.array(Scalar).min(1).max(1000).optional(),
+  /** String prefix; a prefix starting with `/` compares normalized POSIX paths, segment by segment. */
+  startsWith: z.string().min(1).max(4096).optional(),
+  /** A safe regular expression the whole string must match. */
+  pattern: Regex.optional(),
+  /** Most characters (UTF-16 units) a string, or items an array, may have. */
+  maxLength: z.number().int().nonnegative().optional(),
+  /** Smallest number allowed (inclusive). */
+  min: z.number().finite().optional(),
+  /** Largest number allowed (inclusive). */
+  max: z.number().finite().optional(),
+};
+
+const needsAKey = { message: 'an argument constraint needs at least one key' };
+
+/**
+ * Constraints on one argument; every key given must hold. `each` applies to every item of an array (an empty
+ * array holds): `models: { each: { oneOf: ['small', 'medium'] } }`.
+ */
 export const ArgConstraintSchema = z
   .strictObject({
-    /** The value equals this JSON scalar (same type). */
-    equals: Scalar.optional(),
-    /** The value is one of these JSON scalars. */
-    oneOf: z.array(Scalar).min(1).max(1000).optional(),
-    /** String prefix; a prefix starting with `/` compares normalized POSIX paths, segment by segment. */
-    startsWith: z.string().min(1).max(4096).optional(),
-    /** A safe regular expression the whole string must match. */
-    pattern: Regex.optional(),
-    /** Most characters (UTF-16 units) a string, or items an array, may have. */
-    maxLength: z.number().int().nonnegative().optional(),
-    /** Smallest number allowed (inclusive). */
-    min: z.number().finite().optional(),
-    /** Largest number allowed (inclusive). */
-    max: z.number().finite().optional(),
+    ...ValueConstraintShape,
+    /** Every item of the array value meets these constraints (one level: no `each` inside `each`). */
+    each: z
+      .strictObject(ValueConstraintShape)
+      .refine((c) => Object.keys(c).length > 0, needsAKey)
+      .optional(),
   })
-  .refine((c) => Object.keys(c).length > 0, { message: 'an argument constraint needs at least one key' });
+  .refine((c) => Object.keys(c).length > 0, needsAKey);
 
 /** Constraints on the agent name. */
 export const AgentConstraintSchema = z
@@ -125,7 +140,7 @@ function pathPrefix(prefix: string): Check {
   };
 }
 
-function constraintChecks(c: ArgConstraint): Check[] {
+function constraintChecks(c: ArgConstraint | NonNullable<ArgConstraint['each']>): Check[] {
   const checks: Check[] = [];
   if (c.equals !== undefined) {
     const want = c.equals;
@@ -161,6 +176,19 @@ function constraintChecks(c: ArgConstraint): Check[] {
   if (c.max !== undefined) {
     const n = c.max;
     checks.push((v) => (typeof v !== 'number' || Number.isNaN(v) ? ERRORED : bool(v <= n)));
+  }
+  if ('each' in c && c.each !== undefined) {
+    const itemChecks = constraintChecks(c.each);
+    checks.push((v) => {
+      if (!Array.isArray(v)) return ERRORED;
+      let out: ConditionResult = HOLDS;
+      for (const item of v) {
+        const r = allOf(itemChecks, item);
+        if (r === FAILS_TO_HOLD) return FAILS_TO_HOLD;
+        if (r === ERRORED) out = ERRORED;
+      }
+      return out;
+    });
   }
   return checks;
 }
