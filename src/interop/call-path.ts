@@ -28,6 +28,7 @@ import { toolMatchesAny } from './config.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import { httpStatusOf, mapRequestError } from './request-errors.js';
+import type { InFlightCalls } from './server-requests.js';
 import { requestSignal } from './signals.js';
 
 /** What the call path needs from the manager. */
@@ -43,6 +44,8 @@ export interface CallPathDeps {
   argumentLimits?: ArgumentLimits | undefined;
   /** Masks secrets out of errors built from what a server sent. */
   redactor: SecretRedactor;
+  /** The spans of the calls in flight per server, for the spans of the requests servers make meanwhile. */
+  inFlight?: InFlightCalls | undefined;
   nextCallId(): number;
 }
 
@@ -230,7 +233,14 @@ async function callInSpan(
       connection.stats.inFlight += 1;
       deps.events.emit('tool_call_started', () => ({ callId, name, server, tool, attempt }));
       try {
-        const raw = await client.callTool(params, requestOptions);
+        // Requests the server makes meanwhile (elicitation, sampling, roots) find their parent span here.
+        deps.inFlight?.enter(server, span);
+        let raw: Awaited<ReturnType<typeof client.callTool>>;
+        try {
+          raw = await client.callTool(params, requestOptions);
+        } finally {
+          deps.inFlight?.leave(server, span);
+        }
         const result = toToolCallResult(raw, { maxResultChars: deps.maxResultChars });
         const durationMs = performance.now() - started;
         connection.stats.record(durationMs, !result.isError);

@@ -47,10 +47,12 @@ import type { NetworkPolicy } from './network.js';
 import { mapRequestError } from './request-errors.js';
 import {
   type ElicitationHandler,
+  InFlightCalls,
   type RootsOption,
   type SamplingHandler,
   type ServerRequestSupport,
   serverRequestSupport,
+  type UrlElicitationHandler,
 } from './server-requests.js';
 import { requestSignal } from './signals.js';
 import type { ClientIdentity, ServerAuthFactory } from './transport.js';
@@ -122,14 +124,24 @@ export interface MCPClientManagerOptions {
    */
   onElicitation?: ElicitationHandler | undefined;
   /**
+   * Answers a server's URL-mode elicitation (open a URL in the user's browser). Unsafe URLs are refused first;
+   * the rest are decided on `mcp:{server}:elicitation` / `request` with `mode`, `url`, `host` and `punycode` as
+   * the condition's `args` (an allowlist of domains); denied ones are declined. Interlock never fetches the URL.
+   * @default none: URL mode is not declared
+   */
+  onUrlElicitation?: UrlElicitationHandler | undefined;
+  /**
    * Answers a server's sampling request (`sampling/createMessage`), decided first on `mcp:{server}:sampling` /
-   * `request` (the request's `maxTokens` and model hints are the condition's `args`); denied ones get an error.
-   * @default none: the sampling capability is not declared
+   * `request` (`maxTokens`, the model hints as `models`, the offered `tools` and `toolChoice` are the
+   * condition's `args`); denied ones get an error. @default none: the sampling capability is not declared
    */
   onSampling?: SamplingHandler | undefined;
+  /** Declares sampling with tools: servers may offer tools to the sampled model. @default false */
+  samplingWithTools?: boolean | undefined;
   /**
-   * The roots (`file://` URIs) servers may see, decided per request on `mcp:{server}:roots` / `request`; denied
-   * ones get an error. @default none: the roots capability is not declared
+   * The roots (`file://` URIs) servers may see. Each root is decided on `mcp:{server}:roots` / `request` with its
+   * `uri`, `path` and `name` as `args`; only allowed ones are sent, and none allowed is an error.
+   * @default none: the roots capability is not declared
    */
   roots?: RootsOption | undefined;
 }
@@ -188,7 +200,11 @@ const OptionsSchema = z.object({
   onElicitation: z
     .custom<ElicitationHandler>((v) => typeof v === 'function', 'must be a function')
     .optional(),
+  onUrlElicitation: z
+    .custom<UrlElicitationHandler>((v) => typeof v === 'function', 'must be a function')
+    .optional(),
   onSampling: z.custom<SamplingHandler>((v) => typeof v === 'function', 'must be a function').optional(),
+  samplingWithTools: z.boolean().optional(),
   roots: z
     .union([
       z.array(
@@ -257,7 +273,9 @@ export class MCPClientManager implements ToolInvoker {
       agent: options.agent,
       clientInfo: options.clientInfo,
       onElicitation: options.onElicitation,
+      onUrlElicitation: options.onUrlElicitation,
       onSampling: options.onSampling,
+      samplingWithTools: options.samplingWithTools,
       roots: options.roots,
     });
     if (!parsed.success) {
@@ -289,21 +307,31 @@ export class MCPClientManager implements ToolInvoker {
       options.httpClient ??
       createHttpClient({ fetch: options.fetch, network: options.network, http: options.http });
     this.#serverAuth = options.serverAuth;
-    this.#serverRequests = serverRequestSupport(
-      { onElicitation: options.onElicitation, onSampling: options.onSampling, roots: options.roots },
-      async (server, kind, args) => {
-        await this.#gate.authorize({
-          resource: `mcp:${server}:${kind}`,
-          action: 'request',
-          context: { args, agent: this.#agent },
-          server,
-        });
-      },
-    );
     this.#maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
     this.#agent = options.agent;
     this.#pins = options.pins ?? new PinStore();
     this.#tracer = options.tracer ?? trace.getTracer('interlock', CLIENT_VERSION);
+    const inFlight = new InFlightCalls();
+    this.#serverRequests = serverRequestSupport(
+      {
+        onElicitation: options.onElicitation,
+        onUrlElicitation: options.onUrlElicitation,
+        onSampling: options.onSampling,
+        samplingWithTools: options.samplingWithTools,
+        roots: options.roots,
+      },
+      {
+        authorize: (server, kind, args) =>
+          this.#gate.authorize({
+            resource: `mcp:${server}:${kind}`,
+            action: 'request',
+            context: { args, agent: this.#agent, principal: options.principal },
+            server,
+          }),
+        tracer: this.#tracer,
+        inFlight,
+      },
+    );
     this.#catalog = new ToolCatalog(this, options.maxToolNameLength ?? DEFAULT_MAX_TOOL_NAME_LENGTH);
     this.#callPath = {
       tracer: this.#tracer,
@@ -315,6 +343,7 @@ export class MCPClientManager implements ToolInvoker {
       principal: options.principal,
       argumentLimits: options.argumentLimits,
       redactor: this.#http.redactor,
+      ...(this.#serverRequests !== undefined && { inFlight }),
       nextCallId: () => ++this.#callIds,
     };
   }
