@@ -19,6 +19,7 @@ import { CapabilitySet } from '../security/capability-set.js';
 import { PinStore } from '../security/pinning.js';
 import type { Approver } from '../security/types.js';
 import type { StateStore } from '../state/types.js';
+import type { CliElicitation } from './elicit.js';
 import { UsageError } from './exit.js';
 import { closeWithin, interruptible } from './interrupt.js';
 import { type CliIO, type Printer, visible } from './io.js';
@@ -53,6 +54,14 @@ export function tokensFile(config: Pick<InterlockConfig, 'pinsFile'>): string {
   return join(dirname(config.pinsFile), TOKENS_FILE_NAME);
 }
 
+/** What a command adds to its project's manager. */
+export interface ProjectOptions {
+  /** Decides `ask` rules. @default none: ask is deny */
+  approver?: Approver | undefined;
+  /** Answers servers' questions. @default none: the elicitation capability is not declared */
+  elicitation?: CliElicitation | undefined;
+}
+
 /** The open project of one command. */
 export class Project {
   readonly config: InterlockConfig;
@@ -72,7 +81,7 @@ export class Project {
     pins: PinStore,
     http: HttpOptions | undefined,
     state: StateStore | undefined,
-    approver?: Approver,
+    options: ProjectOptions,
   ) {
     this.#ctx = ctx;
     this.config = config;
@@ -92,7 +101,10 @@ export class Project {
       pins,
       audit: this.#audit,
       agent: config.agent,
-      approver,
+      approver: options.approver,
+      // Questions servers ask (elicitation), still decided by the policy first.
+      onElicitation: options.elicitation?.onElicitation,
+      onUrlElicitation: options.elicitation?.onUrlElicitation,
       logger: ctx.verbose ? stderrLogger(ctx.printer) : silentLogger,
       // The file's `network` (SSRF guard) and `http` (proxy, certificates); defaults when absent.
       network: config.network,
@@ -109,7 +121,7 @@ export class Project {
   }
 
   /** Loads the project file (`--config`, or the default in the working directory) and opens its stores. */
-  static async open(ctx: CommandContext, options: { approver?: Approver } = {}): Promise<Project> {
+  static async open(ctx: CommandContext, options: ProjectOptions = {}): Promise<Project> {
     const config = await loadInterlockConfig({ file: ctx.configFile, cwd: ctx.io.cwd, env: ctx.io.env });
     const mask = createMasker(config.secrets.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]));
     ctx.printer.setMask(mask);
@@ -123,7 +135,7 @@ export class Project {
       config.state === undefined
         ? undefined
         : await (await import('../state/redis.js')).RedisStateStore.connect(config.state.redis);
-    return new Project(ctx, config, pins, http, state, options.approver);
+    return new Project(ctx, config, pins, http, state, options);
   }
 
   /** The server a tool name belongs to, when it is an exposed name of a configured server. */
