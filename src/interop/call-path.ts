@@ -4,6 +4,7 @@
  * within the timeout), the request itself with progress and cancellation, and one automatic re-send only when
  * the call provably never reached the server or the config marks the tool idempotent.
  */
+import type { LoggingLevel } from '@modelcontextprotocol/client';
 import {
   type Attributes,
   context as otelContext,
@@ -28,6 +29,7 @@ import { toolMatchesAny } from './config.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import { httpStatusOf, mapRequestError } from './request-errors.js';
+import { logLevelMeta } from './server-logs.js';
 import type { InFlightCalls } from './server-requests.js';
 import { requestSignal } from './signals.js';
 
@@ -44,6 +46,8 @@ export interface CallPathDeps {
   argumentLimits?: ArgumentLimits | undefined;
   /** Masks secrets out of errors built from what a server sent. */
   redactor: SecretRedactor;
+  /** The log level every call asks for, unless the call names one. */
+  logLevel?: LoggingLevel | undefined;
   /** The spans of the calls in flight per server, for the spans of the requests servers make meanwhile. */
   inFlight?: InFlightCalls | undefined;
   nextCallId(): number;
@@ -199,6 +203,8 @@ async function callInSpan(
   const maxTotal = options.maxTotalTimeoutMs ?? config.maxTotalTimeoutMs;
   const meta: Record<string, string> = {};
   propagation.inject(spanContext, meta);
+  const logLevel = options.logLevel ?? deps.logLevel;
+  if (logLevel !== undefined) Object.assign(meta, logLevelMeta(logLevel));
   const params =
     Object.keys(meta).length === 0
       ? { name: tool, arguments: input }

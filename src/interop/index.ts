@@ -88,6 +88,11 @@ export {
 } from './network.js';
 export { envProxyRoutes, type ProxyRoutes, proxyFor } from './proxy-tunnel.js';
 export {
+  LOG_LEVELS,
+  MAX_SERVER_LOG_CHARS,
+  type ServerLogEntry,
+} from './server-logs.js';
+export {
   type ElicitationHandler,
   REQUEST_REJECTED_CODE,
   type RootsOption,
@@ -101,6 +106,8 @@ export {
 export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_LINE_BYTES } from './stdio-transport.js';
 export {
   type ClientIdentity,
+  MAX_INPUT_ROUNDS,
+  MAX_REQUEST_STATE_CHARS,
   type ServerAuth,
   type ServerAuthFactory,
   stdioEnvironment,

@@ -5,7 +5,13 @@
  */
 
 import { setMaxListeners } from 'node:events';
-import type { Client, FetchLike, GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
+import type {
+  Client,
+  FetchLike,
+  GetPromptResult,
+  LoggingLevel,
+  ReadResourceResult,
+} from '@modelcontextprotocol/client';
 import { type Tracer, trace } from '@opentelemetry/api';
 import { z } from 'zod';
 import {
@@ -45,6 +51,7 @@ import { createHttpClient, type HttpClient, type HttpOptions, serverHttpOverride
 import { type Logger, silentLogger } from './logger.js';
 import type { NetworkPolicy } from './network.js';
 import { mapRequestError } from './request-errors.js';
+import { LOG_LEVELS, logAt, type ServerLogSupport } from './server-logs.js';
 import {
   type ElicitationHandler,
   InFlightCalls,
@@ -136,6 +143,12 @@ export interface MCPClientManagerOptions {
    * condition's `args`); denied ones get an error. @default none: the sampling capability is not declared
    */
   onSampling?: SamplingHandler | undefined;
+  /**
+   * The least severe log message servers may send: set with `logging/setLevel` on 2025-era servers that declare
+   * logging, and sent with every call on 2026-07-28 servers (a call's own `logLevel` wins). Messages go to the
+   * logger and the `server_log` event. @default none: 2026 servers send no log messages
+   */
+  logLevel?: LoggingLevel | undefined;
   /** Declares sampling with tools: servers may offer tools to the sampled model. @default false */
   samplingWithTools?: boolean | undefined;
   /**
@@ -205,6 +218,7 @@ const OptionsSchema = z.object({
     .optional(),
   onSampling: z.custom<SamplingHandler>((v) => typeof v === 'function', 'must be a function').optional(),
   samplingWithTools: z.boolean().optional(),
+  logLevel: z.enum(LOG_LEVELS).optional(),
   roots: z
     .union([
       z.array(
@@ -256,6 +270,7 @@ export class MCPClientManager implements ToolInvoker {
   readonly #tracer: Tracer;
   readonly #serverAuth: ServerAuthFactory | undefined;
   readonly #serverRequests: ServerRequestSupport | undefined;
+  readonly #serverLogs: ServerLogSupport;
   readonly #callPath: CallPathDeps;
   #callIds = 0;
   #closed = false;
@@ -277,6 +292,7 @@ export class MCPClientManager implements ToolInvoker {
       onSampling: options.onSampling,
       samplingWithTools: options.samplingWithTools,
       roots: options.roots,
+      logLevel: options.logLevel,
     });
     if (!parsed.success) {
       const issues = toConfigIssues(parsed.error);
@@ -311,6 +327,15 @@ export class MCPClientManager implements ToolInvoker {
     this.#agent = options.agent;
     this.#pins = options.pins ?? new PinStore();
     this.#tracer = options.tracer ?? trace.getTracer('interlock', CLIENT_VERSION);
+    this.#serverLogs = {
+      level: options.logLevel,
+      onLog: (entry) => {
+        const text = this.#http.redactor.mask(entry.text);
+        const line = `[${entry.server} log${entry.logger === undefined ? '' : ` ${entry.logger}`}] ${text}`;
+        logAt(this.#logger, entry.level)(line, { server: entry.server });
+        this.#events.emit('server_log', () => ({ ...entry, text }));
+      },
+    };
     const inFlight = new InFlightCalls();
     this.#serverRequests = serverRequestSupport(
       {
@@ -344,6 +369,7 @@ export class MCPClientManager implements ToolInvoker {
       argumentLimits: options.argumentLimits,
       redactor: this.#http.redactor,
       ...(this.#serverRequests !== undefined && { inFlight }),
+      logLevel: options.logLevel,
       nextCallId: () => ++this.#callIds,
     };
   }
@@ -486,6 +512,7 @@ export class MCPClientManager implements ToolInvoker {
           tracer: this.#tracer,
           serverAuth: this.#serverAuth,
           serverRequests: this.#serverRequests,
+          serverLogs: this.#serverLogs,
           redactor: this.#http.redactor,
         },
         this.#closeController.signal,

@@ -19,6 +19,7 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { ConfigError } from '../errors.js';
 import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from './config.js';
 import { httpStatusOf } from './request-errors.js';
+import { installServerLogs, type ServerLogSupport } from './server-logs.js';
 import type { ServerRequestSupport } from './server-requests.js';
 import { ProcessStdioTransport } from './stdio-transport.js';
 
@@ -66,6 +67,8 @@ export interface OpenClientOptions {
   onStderr: StderrListener;
   /** Client capabilities and handlers for requests the server sends us. @default none declared */
   serverRequests?: ServerRequestSupport | undefined;
+  /** The log level to ask for and where log messages go. @default log messages are dropped */
+  serverLogs?: ServerLogSupport | undefined;
 }
 
 /** An open client and the transport it runs over. */
@@ -236,6 +239,7 @@ async function openEra(
     options.signal.removeEventListener('abort', onAbort);
   }
   boundRequestState(transport);
+  if (options.serverLogs !== undefined) await installServerLogs(client, config.name, options.serverLogs);
   const pid = transport instanceof ProcessStdioTransport ? transport.pid : undefined;
   const era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
   return { client, transport, kind, pid, protocolVersion: client.getNegotiatedProtocolVersion(), era };
