@@ -306,6 +306,23 @@ describe('which roots a server may see', () => {
   });
 });
 
+describe('roots computed by a function', () => {
+  it('never sends a root that is not a local file:// URI, whatever the policy allows', async () => {
+    const capabilities = new CapabilitySet();
+    capabilities.grant('mcp:srv:*', '*');
+    const m = await connect(MODERN, {
+      capabilities,
+      roots: () => [
+        { uri: 'https://example.com/repo' },
+        { uri: 'file://fileserver/share' },
+        { uri: 'file:///srv/data', name: 'data' },
+      ],
+    });
+    const answer = JSON.parse(await m.executeTool('mcp__srv__list_roots', {}));
+    expect(answer.roots).toEqual([{ uri: 'file:///srv/data', name: 'data' }]);
+  });
+});
+
 describe('a span per server request', () => {
   it('records kind, server and decision, under the tool call that carried the request', async () => {
     const otel = recordSpans();
