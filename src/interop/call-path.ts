@@ -30,7 +30,7 @@ import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import { httpStatusOf, mapRequestError } from './request-errors.js';
 import { logLevelMeta } from './server-logs.js';
-import type { InFlightCalls } from './server-requests.js';
+import type { InFlightCalls } from './server-request-trace.js';
 import { requestSignal } from './signals.js';
 
 /** What the call path needs from the manager. */

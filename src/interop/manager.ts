@@ -52,9 +52,9 @@ import { type Logger, silentLogger } from './logger.js';
 import type { NetworkPolicy } from './network.js';
 import { mapRequestError } from './request-errors.js';
 import { LOG_LEVELS, logAt, type ServerLogSupport } from './server-logs.js';
+import { InFlightCalls } from './server-request-trace.js';
 import {
   type ElicitationHandler,
-  InFlightCalls,
   type RootsOption,
   type SamplingHandler,
   type ServerRequestSupport,

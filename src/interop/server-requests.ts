@@ -26,19 +26,11 @@ import {
   ProtocolErrorCode,
   type Root,
 } from '@modelcontextprotocol/client';
-import {
-  type Context,
-  type Link,
-  context as otelContext,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type Tracer,
-  trace,
-} from '@opentelemetry/api';
-import { isInteropError, PermissionDeniedError, ServerRequestRefusedError } from '../errors.js';
+import type { Span, Tracer } from '@opentelemetry/api';
+import { PermissionDeniedError, ServerRequestRefusedError } from '../errors.js';
 import type { Decision } from '../security/types.js';
 import { checkElicitationUrl, type UrlElicitationRequest, withSchemaDefaults } from './elicitation.js';
+import { type InFlightCalls, traced } from './server-request-trace.js';
 
 export { withSchemaDefaults } from './elicitation.js';
 
@@ -107,38 +99,6 @@ export type ServerRequestAuthorizer = (
   kind: ServerRequestKind,
   args: Record<string, unknown>,
 ) => Promise<Decision>;
-
-/**
- * The spans of the tool calls in flight, per server. A request a server makes while one call of its is in
- * flight is traced as a child of that call (on 2026 servers it is part of it); while several are, its span links
- * to all of them. The SDK runs these handlers outside the call's async context, so the active context cannot
- * tell.
- */
-export class InFlightCalls {
-  readonly #byServer = new Map<string, Set<Span>>();
-
-  enter(server: string, span: Span): void {
-    const spans = this.#byServer.get(server);
-    if (spans === undefined) this.#byServer.set(server, new Set([span]));
-    else spans.add(span);
-  }
-
-  leave(server: string, span: Span): void {
-    const spans = this.#byServer.get(server);
-    spans?.delete(span);
-    if (spans?.size === 0) this.#byServer.delete(server);
-  }
-
-  /** The parent context and links for a request `server` makes now. */
-  placement(server: string): { parent: Context; links: Link[] | undefined } {
-    const spans = this.#byServer.get(server);
-    const active = otelContext.active();
-    if (spans === undefined) return { parent: active, links: undefined };
-    if (spans.size === 1)
-      return { parent: trace.setSpan(active, spans.values().next().value as Span), links: undefined };
-    return { parent: active, links: [...spans].map((s) => ({ context: s.spanContext() })) };
-  }
-}
 
 /** What the transport needs to answer server requests: the capabilities to declare and the handlers. */
 export interface ServerRequestSupport {
@@ -390,43 +350,4 @@ function refusal(
       ? `The client (Interlock) refused this ${kind} request by its policy: ${reason}`
       : `The client (Interlock) refused this ${kind} request: ${reason}`,
   );
-}
-
-/**
- * Runs a server request in a span of its own (`{method}`, kind SERVER: the server asks, we answer), a child of
- * the tool call it arrived in when there is one. Message contents never go into the span.
- */
-async function traced<T>(
-  deps: HandlerDeps,
-  method: string,
-  server: string,
-  kind: ServerRequestKind,
-  run: (span: Span) => Promise<T>,
-): Promise<T> {
-  const { parent, links } = deps.inFlight.placement(server);
-  const span = deps.tracer.startSpan(
-    method,
-    {
-      kind: SpanKind.SERVER,
-      attributes: {
-        'mcp.method.name': method,
-        'interlock.server': server,
-        'interlock.server_request.kind': kind,
-      },
-      ...(links !== undefined && { links }),
-    },
-    parent,
-  );
-  try {
-    return await run(span);
-  } catch (err) {
-    span.setAttribute(
-      'error.type',
-      isInteropError(err) ? err.code : err instanceof ProtocolError ? String(err.code) : 'UNKNOWN',
-    );
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-    throw err;
-  } finally {
-    span.end();
-  }
 }
