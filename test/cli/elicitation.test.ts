@@ -133,6 +133,14 @@ describe('interlock call: elicitation without a terminal', () => {
     );
   });
 
+  it('declines with --json even on a terminal: stdout stays one JSON document', async () => {
+    const result = await run(['call', 'mcp__srv__ask', '--json'], { tty: true, stdin: 'y\nAda\n' });
+    expect(JSON.parse(JSON.parse(result.stdout).text)).toEqual({ kind: 'elicit', action: 'decline' });
+    expect(result.stderr).toContain(
+      `interlock: declined the question server 'srv' asked ("Who are you?"): answers are not asked for with --json.`,
+    );
+  });
+
   it('declines a URL outside the policy without asking, even on a terminal', async () => {
     const result = await run(
       ['call', 'mcp__srv__ask_url', '--args', JSON.stringify({ url: 'https://evil.test/' })],
