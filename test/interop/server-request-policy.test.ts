@@ -279,6 +279,29 @@ describe('sampling budgets', () => {
   });
 });
 
+describe('a server that offers tools to the sampled model anyway (hand-written, 2025-11-25)', () => {
+  it('is refused before the policy when the app did not declare sampling with tools', async () => {
+    const capabilities = new CapabilitySet();
+    capabilities.grant('mcp:srv:*', '*');
+    let asked = 0;
+    const m = await connect(
+      { name: 'srv', transport: 'stdio', ...nodeFixture('hostile-requests') },
+      {
+        capabilities,
+        onSampling: () => {
+          asked++;
+          return { role: 'assistant', model: 'm', content: { type: 'text', text: 'deleted' } };
+        },
+      },
+    );
+    const text = await m.executeTool('mcp__srv__sample_with_tools', {});
+    expect(text).toMatch(
+      /client error -32602: The client \(Interlock\) refused this sampling request: it offered tools to the sampled model, but this client does not take them/,
+    );
+    expect(asked).toBe(0);
+  });
+});
+
 describe('which roots a server may see', () => {
   it('sends only the roots the policy allows, each decided on its path', async () => {
     const capabilities = new CapabilitySet();
