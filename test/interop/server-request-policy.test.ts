@@ -16,7 +16,7 @@ import { MCPClientManager, type MCPClientManagerOptions } from '../../src/intero
 import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { nodeFixture } from '../helpers/fixtures.js';
-import { EVERYTHING_BIN } from '../helpers/http-fixtures.js';
+import { EVERYTHING_BIN, startModernHttp } from '../helpers/http-fixtures.js';
 import { recordSpans } from '../helpers/otel.js';
 
 const MODERN: MCPServerConfigInput = { name: 'srv', transport: 'stdio', ...nodeFixture('modern') };
@@ -406,6 +406,24 @@ describe('hostile servers', () => {
       /^thrown: SERVER_ERROR Server 'srv' still asked for input after 10 rounds of the call to .*ask_forever.*Interlock stopped the call/,
     );
     expect(rounds).toBe(10);
+  });
+
+  it('bounds the requestState over Streamable HTTP too, and answers elicitation there', async () => {
+    await using server = await startModernHttp();
+    const capabilities = new CapabilitySet();
+    capabilities.grant('mcp:srv:*', 'execute');
+    capabilities.grant('mcp:srv:elicitation', 'request');
+    const m = await connect(
+      { name: 'srv', transport: 'http', url: server.mcpUrl },
+      { capabilities, onElicitation: () => ({ action: 'accept', content: { name: 'Ada' } }) },
+    );
+    expect(JSON.parse(await m.executeTool('mcp__srv__ask', {}))).toMatchObject({ content: { name: 'Ada' } });
+    const outcome = await outcomeOf(m.executeTool('mcp__srv__huge_state', { bytes: 2_000_000 }));
+    expect(outcome).toMatch(
+      /^thrown: SERVER_ERROR .*requestState of 2000000 characters, over Interlock's limit/,
+    );
+    await manager?.close();
+    manager = undefined;
   });
 
   it('refuses to echo a huge requestState, and echoes a small one untouched', async () => {
