@@ -30,6 +30,7 @@ export {
   ToolDefinitionChangedError,
   ToolInputError,
   ToolNotFoundError,
+  ToolOutputError,
   ToolSchemaError,
 } from './errors.js';
 export {

@@ -18,7 +18,8 @@ export type FixtureName =
   | 'faulty'
   | 'faulty-http'
   | 'hostile-schemas'
-  | 'hostile-requests';
+  | 'hostile-requests'
+  | 'tool-defs';
 
 /** Absolute path of a fixture server; `name` may carry the `.mjs` suffix or not. */
 export function fixture(name: FixtureName | `${FixtureName}.mjs`): string {
