@@ -256,6 +256,40 @@ export class PermissionDeniedError extends InteropError {
   }
 }
 
+/**
+ * Interlock refused a request a server made of it (elicitation, sampling, roots) while serving a call: its
+ * policy denied it, or the request broke a fixed safety rule (an unsafe URL, tools the client never declared).
+ * Code `CAPABILITY_DENIED`. The refusal is the client's, not the server's, and the message says so.
+ */
+export class ServerRequestRefusedError extends PermissionDeniedError {
+  /** `elicitation`, `sampling` or `roots`. */
+  readonly kind: string;
+  /** True when the capability policy decided; false for a fixed safety rule. */
+  readonly byPolicy: boolean;
+
+  constructor(
+    details: {
+      server: string;
+      kind: string;
+      reason: string;
+      byPolicy: boolean;
+      rule?: DecidingRule | undefined;
+    },
+    options: InteropErrorOptions = {},
+  ) {
+    const { server, kind, reason, byPolicy } = details;
+    super(
+      { resource: `mcp:${server}:${kind}`, action: 'request', reason, rule: details.rule },
+      { server, ...options },
+    );
+    this.kind = kind;
+    this.byPolicy = byPolicy;
+    this.message = byPolicy
+      ? `Interlock's policy refused the ${kind} request server '${server}' made during this call (the refusal is the client's, not the server's): ${reason}`
+      : `Interlock refused the ${kind} request server '${server}' made during this call: ${reason}`;
+  }
+}
+
 /** A pinned tool's definition changed and the change is not approved. Code `TOOL_DEFINITION_CHANGED`. */
 export class ToolDefinitionChangedError extends InteropError {
   readonly toolName: string;

@@ -26,6 +26,7 @@ export {
   RequestCancelledError,
   RequestTimeoutError,
   ServerRequestError,
+  ServerRequestRefusedError,
   ToolDefinitionChangedError,
   ToolInputError,
   ToolNotFoundError,

@@ -23,6 +23,7 @@ import { SharedPins } from '../state/shared-pins.js';
 import { SharedPolicy } from '../state/shared-policy.js';
 import type { StateStore } from '../state/types.js';
 import { Advisor } from './advice.js';
+import type { CliElicitation } from './elicit.js';
 import { UsageError } from './exit.js';
 import { closeWithin, interruptible } from './interrupt.js';
 import { type CliIO, type Printer, visible } from './io.js';
@@ -58,6 +59,14 @@ export function tokensFile(config: Pick<InterlockConfig, 'pinsFile'>): string {
   return join(dirname(config.pinsFile), TOKENS_FILE_NAME);
 }
 
+/** What a command adds to its project's manager. */
+export interface ProjectOptions {
+  /** Decides `ask` rules. @default none: ask is deny */
+  approver?: Approver | undefined;
+  /** Answers servers' questions. @default none: the elicitation capability is not declared */
+  elicitation?: CliElicitation | undefined;
+}
+
 /** The open project of one command. */
 export class Project {
   readonly config: InterlockConfig;
@@ -90,7 +99,7 @@ export class Project {
           policy: SharedPolicy | undefined;
         }
       | undefined,
-    approver?: Approver,
+    options: ProjectOptions,
   ) {
     this.#ctx = ctx;
     this.config = config;
@@ -117,7 +126,10 @@ export class Project {
       pins,
       audit: this.#audit,
       agent: config.agent,
-      approver,
+      approver: options.approver,
+      // Questions servers ask (elicitation), still decided by the policy first.
+      onElicitation: options.elicitation?.onElicitation,
+      onUrlElicitation: options.elicitation?.onUrlElicitation,
       logger: ctx.verbose ? stderrLogger(ctx.printer) : silentLogger,
       // The file's `network` (SSRF guard) and `http` (proxy, certificates); defaults when absent.
       network: config.network,
@@ -159,7 +171,7 @@ export class Project {
   }
 
   /** Loads the project file (`--config`, or the default in the working directory) and opens its stores. */
-  static async open(ctx: CommandContext, options: { approver?: Approver } = {}): Promise<Project> {
+  static async open(ctx: CommandContext, options: ProjectOptions = {}): Promise<Project> {
     const config = await loadInterlockConfig({ file: ctx.configFile, cwd: ctx.io.cwd, env: ctx.io.env });
     const mask = createMasker(config.secrets.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]));
     ctx.printer.setMask(mask);
@@ -173,7 +185,7 @@ export class Project {
       config.state === undefined
         ? undefined
         : await (await import('../state/redis.js')).RedisStateStore.connect(config.state.redis);
-    if (store === undefined) return new Project(ctx, config, pins, http, undefined, options.approver);
+    if (store === undefined) return new Project(ctx, config, pins, http, undefined, options);
     let shared: SharedPins | undefined;
     try {
       // The pin file's pins join the fleet's where it has none; the fleet's are loaded before anything connects.
@@ -196,7 +208,7 @@ export class Project {
         pins,
         http,
         { store, pins: shared, quotaCounter, policy },
-        options.approver,
+        options,
       );
     } catch (err) {
       await shared?.close();

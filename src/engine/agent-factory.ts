@@ -7,16 +7,18 @@ import { z } from 'zod';
 import { ConnectionError, InteropError } from '../errors.js';
 import type { HttpClient } from '../interop/http.js';
 import type { Logger } from '../interop/logger.js';
+import type { MCPClientManagerOptions } from '../interop/manager.js';
 import { parseOptions } from '../providers/options.js';
 import { AGENT_NAME_RE, AgentSession } from '../session/agent-session.js';
 import { ATTR, SPAN } from '../session/telemetry.js';
-import type {
-  AgentOptions,
-  AuditSettings,
-  CapabilityResolver,
-  EngineDefaults,
-  ManagerFactory,
-  ModelResolver,
+import {
+  type AgentOptions,
+  type AuditSettings,
+  type CapabilityResolver,
+  type EngineDefaults,
+  type ManagerFactory,
+  type ModelResolver,
+  SERVER_REQUEST_OPTION_KEYS,
 } from './types.js';
 
 /** What an {@link AgentFactory} is built from: one field per binding. */
@@ -50,6 +52,13 @@ const AgentOptionsSchema = z.object({
   requireAllServers: z.boolean().optional(),
 });
 
+/** The handlers for server requests this agent set; what it leaves out keeps the engine's default. */
+function serverRequestOptions(options: AgentOptions): Partial<MCPClientManagerOptions> {
+  const out: Record<string, unknown> = {};
+  for (const key of SERVER_REQUEST_OPTION_KEYS) if (options[key] !== undefined) out[key] = options[key];
+  return out as Partial<MCPClientManagerOptions>;
+}
+
 /** Creates and starts agent sessions. */
 export class AgentFactory {
   readonly #d: AgentFactoryDependencies;
@@ -74,7 +83,11 @@ export class AgentFactory {
         mcpServers: options.mcpServers,
         loadOptions: options.loadOptions,
         createManager: d.createManager,
-        managerOptions: { ...d.defaults.managerOptions, httpClient: d.http },
+        managerOptions: {
+          ...d.defaults.managerOptions,
+          ...serverRequestOptions(options),
+          httpClient: d.http,
+        },
       },
       audit: d.audit.audit,
       approver: d.audit.approver,

@@ -8,6 +8,12 @@ import type { HttpOptions } from '../interop/http.js';
 import type { Logger } from '../interop/logger.js';
 import type { MCPClientManager, MCPClientManagerOptions } from '../interop/manager.js';
 import type { NetworkPolicy } from '../interop/network.js';
+import type {
+  ElicitationHandler,
+  RootsOption,
+  SamplingHandler,
+  UrlElicitationHandler,
+} from '../interop/server-requests.js';
 import type { ModelProvider } from '../providers/types.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { AuditFailureMode } from '../security/gate.js';
@@ -164,4 +170,26 @@ export interface AgentOptions {
   maxParallelToolCalls?: number | undefined;
   /** Reject (after closing the agent) when any enabled server fails to connect. @default false */
   requireAllServers?: boolean | undefined;
+  /**
+   * Answers this agent's servers' form-mode elicitations, after its capabilities allowed them on
+   * `mcp:{server}:elicitation` / `request`. @default the engine's `managerOptions.onElicitation`, else none
+   */
+  onElicitation?: ElicitationHandler | undefined;
+  /** Answers URL-mode elicitations (see `MCPClientManagerOptions.onUrlElicitation`). @default as above */
+  onUrlElicitation?: UrlElicitationHandler | undefined;
+  /** Answers sampling requests, after `mcp:{server}:sampling` / `request` was allowed. @default as above */
+  onSampling?: SamplingHandler | undefined;
+  /** Declares sampling with tools. @default as above */
+  samplingWithTools?: boolean | undefined;
+  /** The roots this agent's servers may see, each decided on `mcp:{server}:roots`. @default as above */
+  roots?: RootsOption | undefined;
 }
+
+/** The agent options that answer server requests, handed to its manager. */
+export const SERVER_REQUEST_OPTION_KEYS = [
+  'onElicitation',
+  'onUrlElicitation',
+  'onSampling',
+  'samplingWithTools',
+  'roots',
+] as const satisfies readonly (keyof AgentOptions & keyof MCPClientManagerOptions)[];

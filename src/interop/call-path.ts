@@ -6,7 +6,7 @@
  * marks the tool idempotent, and the result checked against the tool's `outputSchema`.
  */
 
-import type { Tool } from '@modelcontextprotocol/client';
+import type { LoggingLevel, Tool } from '@modelcontextprotocol/client';
 import {
   type Attributes,
   context as otelContext,
@@ -39,6 +39,8 @@ import { toolMatchesAny } from './config.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import { httpStatusOf, mapRequestError } from './request-errors.js';
+import { logLevelMeta } from './server-logs.js';
+import type { InFlightCalls } from './server-request-trace.js';
 import { answerNoRequest, type ServerRequestSupport } from './server-requests.js';
 import { requestSignal } from './signals.js';
 import { taskCallParams, taskHandleOf } from './task-handles.js';
@@ -59,6 +61,10 @@ export interface CallPathDeps {
   redactor: SecretRedactor;
   /** Answers the input requests of a task through the server-request gate; none set: every one is refused. */
   answerServerRequest?: ServerRequestSupport['answer'] | undefined;
+  /** The log level every call asks for, unless the call names one. */
+  logLevel?: LoggingLevel | undefined;
+  /** The spans of the calls in flight per server, for the spans of the requests servers make meanwhile. */
+  inFlight?: InFlightCalls | undefined;
   nextCallId(): number;
 }
 
@@ -215,6 +221,8 @@ async function callInSpan(
   const maxTotal = options.maxTotalTimeoutMs ?? config.maxTotalTimeoutMs;
   const meta: Record<string, string> = {};
   propagation.inject(spanContext, meta);
+  const logLevel = options.logLevel ?? deps.logLevel;
+  if (logLevel !== undefined) Object.assign(meta, logLevelMeta(logLevel));
   const params =
     Object.keys(meta).length === 0
       ? { name: tool, arguments: input }
@@ -258,27 +266,35 @@ async function callInSpan(
       connection.stats.inFlight += 1;
       deps.events.emit('tool_call_started', () => ({ callId, name, server, tool, attempt }));
       try {
-        let raw: unknown = await client.callTool(taskCallParams(client, connection, params), requestOptions);
-        // Issue 13: a task handle is followed to its end here; the call's promise stays the one the caller holds.
-        const task = taskHandleOf(raw);
-        if (task !== undefined) {
-          followingTask = true;
-          raw = await followTask(client, task, {
-            server,
-            tool: name,
-            era: client.getProtocolEra() === 'modern' ? 'modern' : 'legacy',
-            timeoutMs,
-            maxTotalTimeoutMs: maxTotal,
-            signal: perCall?.signal,
-            onProgress: options.onProgress,
-            answer: deps.answerServerRequest ?? answerNoRequest,
-            onStatus: (t) =>
-              span.addEvent('interlock.task.status', {
-                'interlock.task.id': t.taskId,
-                'interlock.task.status': t.status,
-              }),
-            redactor: deps.redactor,
-          });
+        // Requests the server makes meanwhile (elicitation, sampling, roots, a task's input) find their parent
+        // span here.
+        deps.inFlight?.enter(server, span);
+        let raw: unknown;
+        try {
+          raw = await client.callTool(taskCallParams(client, connection, params), requestOptions);
+          // Issue 13: a task handle is followed to its end here; the call's promise stays the one the caller holds.
+          const task = taskHandleOf(raw);
+          if (task !== undefined) {
+            followingTask = true;
+            raw = await followTask(client, task, {
+              server,
+              tool: name,
+              era: client.getProtocolEra() === 'modern' ? 'modern' : 'legacy',
+              timeoutMs,
+              maxTotalTimeoutMs: maxTotal,
+              signal: perCall?.signal,
+              onProgress: options.onProgress,
+              answer: deps.answerServerRequest ?? answerNoRequest,
+              onStatus: (t) =>
+                span.addEvent('interlock.task.status', {
+                  'interlock.task.id': t.taskId,
+                  'interlock.task.status': t.status,
+                }),
+              redactor: deps.redactor,
+            });
+          }
+        } finally {
+          deps.inFlight?.leave(server, span);
         }
         // The final result is checked, a task's included (the handle itself is no result).
         if (outputValidator !== undefined) checkOutput(name, server, outputValidator, raw);

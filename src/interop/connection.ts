@@ -238,6 +238,7 @@ export class ServerConnection {
           timeoutMs,
           onStderr: (line) => this.#pushStderr(line),
           serverRequests: options.serverRequests,
+          serverLogs: options.serverLogs,
         });
         if (this.#state === 'closed')
           throw new ClosedError(`Server '${this.name}' was closed while connecting.`);

@@ -2,7 +2,9 @@
  * The manager's typed events. Payloads name servers and tools, durations and error codes; never argument
  * values, header values or environment values.
  */
+
 import { EventEmitter } from 'node:events';
+import type { ServerLogEntry } from './server-logs.js';
 
 /** Event name to payload. */
 export interface MCPManagerEvents {
@@ -56,6 +58,8 @@ export interface MCPManagerEvents {
     error: Error;
   };
   warning: { server?: string | undefined; code: string; message: string };
+  /** A log message a server sent (`notifications/message`), its text cut to a bounded length, secrets masked. */
+  server_log: ServerLogEntry;
 }
 
 export type MCPManagerEventName = keyof MCPManagerEvents;

@@ -38,6 +38,16 @@ export {
 } from './config.js';
 export { expandEnv, type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from './config-file.js';
 export { type ConnectionState, reconnectDelay, ServerConnection, STDERR_LINES_KEPT } from './connection.js';
+export {
+  checkElicitationUrl,
+  type FormField,
+  type FormOption,
+  formFields,
+  MAX_ELICITATION_URL_LENGTH,
+  type UrlCheck,
+  type UrlElicitationRequest,
+  withSchemaDefaults,
+} from './elicitation.js';
 export type { MCPManagerEventName, MCPManagerEvents } from './events.js';
 export {
   type CreateHttpClientOptions,
@@ -78,16 +88,26 @@ export {
 } from './network.js';
 export { envProxyRoutes, type ProxyRoutes, proxyFor } from './proxy-tunnel.js';
 export {
+  LOG_LEVELS,
+  MAX_SERVER_LOG_CHARS,
+  type ServerLogEntry,
+} from './server-logs.js';
+export {
   type ElicitationHandler,
   REQUEST_REJECTED_CODE,
   type RootsOption,
   type SamplingHandler,
   type ServerRequestContext,
+  type ServerRequestKind,
   type ServerRequestOptions,
+  type UrlElicitationHandler,
+  type UrlElicitationResult,
 } from './server-requests.js';
 export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_LINE_BYTES } from './stdio-transport.js';
 export {
   type ClientIdentity,
+  MAX_INPUT_ROUNDS,
+  MAX_REQUEST_STATE_CHARS,
   type ServerAuth,
   type ServerAuthFactory,
   stdioEnvironment,

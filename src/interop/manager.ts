@@ -5,7 +5,13 @@
  */
 
 import { setMaxListeners } from 'node:events';
-import type { Client, FetchLike, GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
+import type {
+  Client,
+  FetchLike,
+  GetPromptResult,
+  LoggingLevel,
+  ReadResourceResult,
+} from '@modelcontextprotocol/client';
 import { type Tracer, trace } from '@opentelemetry/api';
 import { z } from 'zod';
 import {
@@ -45,12 +51,15 @@ import { createHttpClient, type HttpClient, type HttpOptions, serverHttpOverride
 import { type Logger, silentLogger } from './logger.js';
 import type { NetworkPolicy } from './network.js';
 import { mapRequestError } from './request-errors.js';
+import { LOG_LEVELS, logAt, type ServerLogSupport } from './server-logs.js';
+import { InFlightCalls } from './server-request-trace.js';
 import {
   type ElicitationHandler,
   type RootsOption,
   type SamplingHandler,
   type ServerRequestSupport,
   serverRequestSupport,
+  type UrlElicitationHandler,
 } from './server-requests.js';
 import { requestSignal } from './signals.js';
 import type { ClientIdentity, ServerAuthFactory } from './transport.js';
@@ -122,14 +131,30 @@ export interface MCPClientManagerOptions {
    */
   onElicitation?: ElicitationHandler | undefined;
   /**
+   * Answers a server's URL-mode elicitation (open a URL in the user's browser). Unsafe URLs are refused first;
+   * the rest are decided on `mcp:{server}:elicitation` / `request` with `mode`, `url`, `host` and `punycode` as
+   * the condition's `args` (an allowlist of domains); denied ones are declined. Interlock never fetches the URL.
+   * @default none: URL mode is not declared
+   */
+  onUrlElicitation?: UrlElicitationHandler | undefined;
+  /**
    * Answers a server's sampling request (`sampling/createMessage`), decided first on `mcp:{server}:sampling` /
-   * `request` (the request's `maxTokens` and model hints are the condition's `args`); denied ones get an error.
-   * @default none: the sampling capability is not declared
+   * `request` (`maxTokens`, the model hints as `models`, the offered `tools` and `toolChoice` are the
+   * condition's `args`); denied ones get an error. @default none: the sampling capability is not declared
    */
   onSampling?: SamplingHandler | undefined;
   /**
-   * The roots (`file://` URIs) servers may see, decided per request on `mcp:{server}:roots` / `request`; denied
-   * ones get an error. @default none: the roots capability is not declared
+   * The least severe log message servers may send: set with `logging/setLevel` on 2025-era servers that declare
+   * logging, and sent with every call on 2026-07-28 servers (a call's own `logLevel` wins). Messages go to the
+   * logger and the `server_log` event. @default none: 2026 servers send no log messages
+   */
+  logLevel?: LoggingLevel | undefined;
+  /** Declares sampling with tools: servers may offer tools to the sampled model. @default false */
+  samplingWithTools?: boolean | undefined;
+  /**
+   * The roots (`file://` URIs) servers may see. Each root is decided on `mcp:{server}:roots` / `request` with its
+   * `uri`, `path` and `name` as `args`; only allowed ones are sent, and none allowed is an error.
+   * @default none: the roots capability is not declared
    */
   roots?: RootsOption | undefined;
 }
@@ -209,7 +234,12 @@ const OptionsSchema = z.object({
   onElicitation: z
     .custom<ElicitationHandler>((v) => typeof v === 'function', 'must be a function')
     .optional(),
+  onUrlElicitation: z
+    .custom<UrlElicitationHandler>((v) => typeof v === 'function', 'must be a function')
+    .optional(),
   onSampling: z.custom<SamplingHandler>((v) => typeof v === 'function', 'must be a function').optional(),
+  samplingWithTools: z.boolean().optional(),
+  logLevel: z.enum(LOG_LEVELS).optional(),
   roots: z
     .union([
       z.array(
@@ -261,6 +291,7 @@ export class MCPClientManager implements ToolInvoker {
   readonly #tracer: Tracer;
   readonly #serverAuth: ServerAuthFactory | undefined;
   readonly #serverRequests: ServerRequestSupport | undefined;
+  readonly #serverLogs: ServerLogSupport;
   readonly #callPath: CallPathDeps;
   readonly #unwatchPins: () => void;
   #callIds = 0;
@@ -279,8 +310,11 @@ export class MCPClientManager implements ToolInvoker {
       agent: options.agent,
       clientInfo: options.clientInfo,
       onElicitation: options.onElicitation,
+      onUrlElicitation: options.onUrlElicitation,
       onSampling: options.onSampling,
+      samplingWithTools: options.samplingWithTools,
       roots: options.roots,
+      logLevel: options.logLevel,
     });
     if (!parsed.success) {
       const issues = toConfigIssues(parsed.error);
@@ -311,17 +345,6 @@ export class MCPClientManager implements ToolInvoker {
       options.httpClient ??
       createHttpClient({ fetch: options.fetch, network: options.network, http: options.http });
     this.#serverAuth = options.serverAuth;
-    this.#serverRequests = serverRequestSupport(
-      { onElicitation: options.onElicitation, onSampling: options.onSampling, roots: options.roots },
-      async (server, kind, args) => {
-        await this.#gate.authorize({
-          resource: `mcp:${server}:${kind}`,
-          action: 'request',
-          context: { args, agent: this.#agent },
-          server,
-        });
-      },
-    );
     this.#maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
     this.#agent = options.agent;
     this.#pins = options.pins ?? new PinStore();
@@ -330,6 +353,36 @@ export class MCPClientManager implements ToolInvoker {
       if (change.origin === 'shared') this.#pinChanged(change.server, change.tool);
     });
     this.#tracer = options.tracer ?? trace.getTracer('interlock', CLIENT_VERSION);
+    this.#serverLogs = {
+      level: options.logLevel,
+      onLog: (entry) => {
+        const text = this.#http.redactor.mask(entry.text);
+        const line = `[${entry.server} log${entry.logger === undefined ? '' : ` ${entry.logger}`}] ${text}`;
+        logAt(this.#logger, entry.level)(line, { server: entry.server });
+        this.#events.emit('server_log', () => ({ ...entry, text }));
+      },
+    };
+    const inFlight = new InFlightCalls();
+    this.#serverRequests = serverRequestSupport(
+      {
+        onElicitation: options.onElicitation,
+        onUrlElicitation: options.onUrlElicitation,
+        onSampling: options.onSampling,
+        samplingWithTools: options.samplingWithTools,
+        roots: options.roots,
+      },
+      {
+        authorize: (server, kind, args) =>
+          this.#gate.authorize({
+            resource: `mcp:${server}:${kind}`,
+            action: 'request',
+            context: { args, agent: this.#agent, principal: options.principal },
+            server,
+          }),
+        tracer: this.#tracer,
+        inFlight,
+      },
+    );
     this.#catalog = new ToolCatalog(this, options.maxToolNameLength ?? DEFAULT_MAX_TOOL_NAME_LENGTH);
     this.#callPath = {
       tracer: this.#tracer,
@@ -342,6 +395,8 @@ export class MCPClientManager implements ToolInvoker {
       argumentLimits: options.argumentLimits,
       redactor: this.#http.redactor,
       answerServerRequest: this.#serverRequests?.answer,
+      ...(this.#serverRequests !== undefined && { inFlight }),
+      logLevel: options.logLevel,
       nextCallId: () => ++this.#callIds,
     };
   }
@@ -484,6 +539,7 @@ export class MCPClientManager implements ToolInvoker {
           tracer: this.#tracer,
           serverAuth: this.#serverAuth,
           serverRequests: this.#serverRequests,
+          serverLogs: this.#serverLogs,
           redactor: this.#http.redactor,
         },
         this.#closeController.signal,

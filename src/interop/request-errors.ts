@@ -70,7 +70,16 @@ function mapError(err: unknown, ctx: RequestErrorContext): InteropError {
         },
       );
     }
-    // A local protocol failure (e.g. an invalid result or too many input rounds): the server's answer was unusable.
+    if (err.code === SdkErrorCode.InputRequiredRoundsExceeded) {
+      const rounds = (err.data as { rounds?: number } | undefined)?.rounds;
+      return new ServerRequestError(
+        `Server '${server}' still asked for input after ${rounds ?? 'the maximum number of'} rounds of the call to ${what}; Interlock stopped the call (a server that never completes it is at fault).`,
+        -1,
+        { sdkCode: err.code, rounds },
+        { server, cause: err },
+      );
+    }
+    // A local protocol failure (e.g. an invalid result): the server's answer was unusable.
     return new ServerRequestError(
       `Server '${server}' gave an unusable answer to the call to ${what} (${err.code}): ${err.message}`,
       -1,

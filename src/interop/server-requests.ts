@@ -1,27 +1,43 @@
 /**
- * Requests a server sends to us (issue 13): elicitation (form mode), sampling and roots. Each is declared as a
- * client capability only when the app gave a handler, and each passes the manager's `CapabilitySet` first, on
- * `mcp:{server}:elicitation`, `mcp:{server}:sampling` and `mcp:{server}:roots` with action `request`, audited
- * like a tool call. A denied request gets the protocol's refusal (an elicitation is declined, sampling and
- * roots answer with an error); the app's handler is never asked and no answer is made up.
+ * Requests a server sends to us (issue 13): elicitation (form and URL mode), sampling (with tools) and roots.
+ * Each is declared as a client capability only when the app gave a handler, and each passes the manager's
+ * `CapabilitySet` first, on `mcp:{server}:elicitation`, `mcp:{server}:sampling` and `mcp:{server}:roots` with
+ * action `request`, audited like a tool call and traced with a span of its own. What the server asked is the
+ * condition's `args`, so a policy can bound it: the URL's host (an allowlist of domains), the token budget, the
+ * model hints, the tools offered to the sampled model, the roots a server may see.
+ *
+ * A denied request gets the protocol's refusal: an elicitation is declined; sampling and roots answer with an
+ * error that says the refusal is the client's. The app's handler is never asked and no answer is made up.
  *
  * The same handlers serve both eras: 2025-era servers send the requests over the connection; 2026-07-28
  * servers embed them in an `input_required` result, which the SDK client answers and retries (capped rounds,
- * `requestState` echoed untouched, a new request id per round).
+ * `requestState` echoed untouched, a new request id per round). On 2026 servers a refusal fails the tool call
+ * with a `ServerRequestRefusedError` (there is no server-side request to answer with an error).
  */
 import {
   type Client,
   type ClientCapabilities,
   type CreateMessageRequestParams,
   type CreateMessageResult,
+  type CreateMessageResultWithTools,
   type ElicitRequestFormParams,
   type ElicitRequestURLParams,
   type ElicitResult,
   isSpecType,
   ProtocolError,
+  ProtocolErrorCode,
   type Root,
 } from '@modelcontextprotocol/client';
-import { PermissionDeniedError, ServerRequestError } from '../errors.js';
+import type { Span, Tracer } from '@opentelemetry/api';
+import { PermissionDeniedError, ServerRequestError, ServerRequestRefusedError } from '../errors.js';
+import type { Decision } from '../security/types.js';
+import { checkElicitationUrl, type UrlElicitationRequest, withSchemaDefaults } from './elicitation.js';
+import { type InFlightCalls, traced } from './server-request-trace.js';
+
+export { withSchemaDefaults } from './elicitation.js';
+
+/** The three kinds of request a server can make of us. */
+export type ServerRequestKind = 'elicitation' | 'sampling' | 'roots';
 
 /** Which server is asking, and a signal that aborts when the server cancels or the connection ends. */
 export interface ServerRequestContext {
@@ -38,11 +54,28 @@ export type ElicitationHandler = (
   context: ServerRequestContext,
 ) => Promise<ElicitResult> | ElicitResult;
 
+/** The user's answer to a URL-mode elicitation: consent to open the URL (`accept`), `decline` or `cancel`. */
+export interface UrlElicitationResult {
+  action: 'accept' | 'decline' | 'cancel';
+}
+
+/**
+ * Answers a URL-mode elicitation: show the user `request.url` in full (and warn when `request.punycode`), and
+ * open it in the user's browser only after they consent. Interlock never fetches it.
+ */
+export type UrlElicitationHandler = (
+  request: UrlElicitationRequest,
+  context: ServerRequestContext,
+) => Promise<UrlElicitationResult> | UrlElicitationResult;
+
 /** Answers `sampling/createMessage`: run the messages through a model of your choice. */
 export type SamplingHandler = (
   request: CreateMessageRequestParams,
   context: ServerRequestContext,
-) => Promise<CreateMessageResult> | CreateMessageResult;
+) =>
+  | Promise<CreateMessageResult | CreateMessageResultWithTools>
+  | CreateMessageResult
+  | CreateMessageResultWithTools;
 
 /** The roots a server may see: a fixed list, or one computed per server. */
 export type RootsOption =
@@ -52,19 +85,22 @@ export type RootsOption =
 /** The manager options that answer server requests. None set: no client capability is declared. */
 export interface ServerRequestOptions {
   onElicitation?: ElicitationHandler | undefined;
+  onUrlElicitation?: UrlElicitationHandler | undefined;
   onSampling?: SamplingHandler | undefined;
+  /** Declares `sampling.tools`: servers may offer tools to the sampled model. @default false */
+  samplingWithTools?: boolean | undefined;
   roots?: RootsOption | undefined;
 }
 
 /**
- * Decides `mcp:{server}:{kind}` / `request`, with what the server asked as `args` for conditions; throws
- * `PermissionDeniedError` when denied (after auditing).
+ * Decides `mcp:{server}:{kind}` / `request`, with what the server asked as `args` for conditions; resolves with
+ * the decision, or throws `PermissionDeniedError` when denied (after auditing).
  */
 export type ServerRequestAuthorizer = (
   server: string,
-  kind: 'elicitation' | 'sampling' | 'roots',
+  kind: ServerRequestKind,
   args: Record<string, unknown>,
-) => Promise<void>;
+) => Promise<Decision>;
 
 /** What the transport needs to answer server requests: the capabilities to declare and the handlers. */
 export interface ServerRequestSupport {
@@ -82,15 +118,15 @@ export interface ServerRequestSupport {
 /** Everything a manager needs for `options`; undefined when the app answers no server request. */
 export function serverRequestSupport(
   options: ServerRequestOptions,
-  authorize: ServerRequestAuthorizer,
+  deps: HandlerDeps,
 ): ServerRequestSupport | undefined {
   const capabilities = clientCapabilitiesFor(options);
   if (Object.keys(capabilities).length === 0) return undefined;
   return {
     capabilities,
-    install: (client, server) => installServerRequestHandlers(client, server, options, authorize),
+    install: (client, server) => installServerRequestHandlers(client, server, options, deps),
     answer: (server, method, params, signal) =>
-      answerServerRequest(gatedAnswerers(server, options, authorize), server, method, params, signal),
+      answerServerRequest(gatedAnswerers(undefined, server, options, deps), server, method, params, signal),
   };
 }
 
@@ -98,57 +134,23 @@ export function serverRequestSupport(
 export const answerNoRequest: ServerRequestSupport['answer'] = (server, method, params, signal) =>
   answerServerRequest({}, server, method, params, signal);
 
-/** The app's handlers, each behind the gate: the one place the three kinds are decided. */
+/** The app's handlers, each traced and behind the gate: the one place the three kinds are decided. */
 interface GatedAnswerers {
   elicitation?: (
     params: ElicitRequestFormParams | ElicitRequestURLParams,
     signal: AbortSignal,
   ) => Promise<ElicitResult>;
-  sampling?: (params: CreateMessageRequestParams, signal: AbortSignal) => Promise<CreateMessageResult>;
+  sampling?: (
+    params: CreateMessageRequestParams,
+    signal: AbortSignal,
+  ) => Promise<CreateMessageResult | CreateMessageResultWithTools>;
   roots?: (signal: AbortSignal) => Promise<{ roots: Root[] }>;
 }
 
-function gatedAnswerers(
-  server: string,
-  options: ServerRequestOptions,
-  authorize: ServerRequestAuthorizer,
-): GatedAnswerers {
-  const { onElicitation, onSampling, roots } = options;
-  const answerers: GatedAnswerers = {};
-  if (onElicitation !== undefined) {
-    answerers.elicitation = async (params, signal) => {
-      // URL mode is not declared, so a server that asks for it anyway is declined without asking anyone.
-      if (params.mode === 'url') return { action: 'decline' };
-      try {
-        await authorize(server, 'elicitation', { message: params.message });
-      } catch (err) {
-        if (err instanceof PermissionDeniedError) return { action: 'decline' };
-        throw err;
-      }
-      const answer = await onElicitation(params, { server, signal });
-      return withSchemaDefaults(answer, params.requestedSchema);
-    };
-  }
-  if (onSampling !== undefined) {
-    answerers.sampling = async (params, signal) => {
-      await authorize(server, 'sampling', {
-        maxTokens: params.maxTokens,
-        models: params.modelPreferences?.hints?.map((h) => h.name) ?? [],
-      });
-      return onSampling(params, { server, signal });
-    };
-  }
-  if (roots !== undefined) {
-    answerers.roots = async (signal) => {
-      await authorize(server, 'roots', {});
-      const list = typeof roots === 'function' ? await roots({ server, signal }) : roots;
-      return { roots: [...list] };
-    };
-  }
-  return answerers;
-}
-
-/** Dispatches one request that came as data (not over the connection): its params are checked first. */
+/**
+ * Dispatches one request that came as data (a task's `inputRequests`, not over the connection): its params are
+ * checked first.
+ */
 async function answerServerRequest(
   answerers: GatedAnswerers,
   server: string,
@@ -161,9 +163,12 @@ async function answerServerRequest(
   const unanswered = (why: string, code = -32601) =>
     new ServerRequestError(`Server '${server}' asked for '${method}', ${why}.`, code, { method }, { server });
   if (method === 'elicitation/create') {
-    if (answerers.elicitation === undefined) throw unanswered('but no onElicitation handler is set');
+    if (answerers.elicitation === undefined) throw unanswered('but no elicitation handler is set');
     const request = { ...(params as object) } as { mode?: string };
-    if (request.mode === 'url') return { action: 'decline' };
+    if (request.mode === 'url') {
+      if (!isSpecType.ElicitRequestURLParams(request)) throw unanswered('with malformed params', -32602);
+      return answerers.elicitation(request as ElicitRequestURLParams, signal);
+    }
     request.mode = 'form';
     if (!isSpecType.ElicitRequestFormParams(request)) throw unanswered('with malformed params', -32602);
     return answerers.elicitation(request as ElicitRequestFormParams, signal);
@@ -180,26 +185,40 @@ async function answerServerRequest(
   throw unanswered('which this client does not answer');
 }
 
-/** The JSON-RPC error code a denied sampling or roots request gets (the spec's "user rejected"). */
+/** The JSON-RPC error code a denied sampling or roots request gets on 2025-era servers ("user rejected"). */
 export const REQUEST_REJECTED_CODE = -1;
 
 /** The client capabilities to declare for `options`: only what the app can answer. */
 export function clientCapabilitiesFor(options: ServerRequestOptions): ClientCapabilities {
   const capabilities: ClientCapabilities = {};
-  if (options.onElicitation !== undefined) capabilities.elicitation = { form: {} };
-  if (options.onSampling !== undefined) capabilities.sampling = {};
+  if (options.onElicitation !== undefined || options.onUrlElicitation !== undefined) {
+    capabilities.elicitation = {
+      ...(options.onElicitation !== undefined && { form: {} }),
+      ...(options.onUrlElicitation !== undefined && { url: {} }),
+    };
+  }
+  if (options.onSampling !== undefined) {
+    capabilities.sampling = options.samplingWithTools === true ? { tools: {} } : {};
+  }
   if (options.roots !== undefined) capabilities.roots = {};
   return capabilities;
 }
 
-/** Registers the handlers for `options` on `client`, each behind `authorize`. */
+/** What the handlers need from the manager. */
+export interface HandlerDeps {
+  authorize: ServerRequestAuthorizer;
+  tracer: Tracer;
+  inFlight: InFlightCalls;
+}
+
+/** Registers the handlers for `options` on `client`, each traced and behind `authorize`. */
 export function installServerRequestHandlers(
   client: Client,
   server: string,
   options: ServerRequestOptions,
-  authorize: ServerRequestAuthorizer,
+  deps: HandlerDeps,
 ): void {
-  const { elicitation, sampling, roots } = gatedAnswerers(server, options, authorize);
+  const { elicitation, sampling, roots } = gatedAnswerers(client, server, options, deps);
   if (elicitation !== undefined) {
     client.setRequestHandler('elicitation/create', (request, ctx) =>
       elicitation(request.params, ctx.mcpReq.signal),
@@ -207,44 +226,217 @@ export function installServerRequestHandlers(
   }
   if (sampling !== undefined) {
     client.setRequestHandler('sampling/createMessage', (request, ctx) =>
-      refuseWhenDenied(() => sampling(request.params, ctx.mcpReq.signal)),
+      sampling(request.params, ctx.mcpReq.signal),
     );
   }
   if (roots !== undefined) {
-    client.setRequestHandler('roots/list', (_request, ctx) =>
-      refuseWhenDenied(() => roots(ctx.mcpReq.signal)),
-    );
-  }
-}
-
-/** A denial becomes the protocol's refusal, with the policy's reason; other failures stay what they are. */
-async function refuseWhenDenied<T>(answer: () => Promise<T>): Promise<T> {
-  try {
-    return await answer();
-  } catch (err) {
-    if (err instanceof PermissionDeniedError) {
-      throw new ProtocolError(
-        REQUEST_REJECTED_CODE,
-        `Request rejected by the client's policy: ${err.message}`,
-      );
-    }
-    throw err;
+    client.setRequestHandler('roots/list', (_request, ctx) => roots(ctx.mcpReq.signal));
   }
 }
 
 /**
- * SEP-1034: an accepted answer gets the schema's `default` for each field it leaves out. Only top-level
- * primitive properties carry defaults in an elicitation schema; nothing the user gave is overwritten.
+ * The app's handlers behind the gate, each traced. `client` is the connection the request came on; undefined
+ * for a task's input request (answered as data), which is refused the 2026-07-28 way.
  */
-export function withSchemaDefaults(
-  answer: ElicitResult,
-  schema: ElicitRequestFormParams['requestedSchema'],
-): ElicitResult {
-  if (answer.action !== 'accept') return answer;
-  const content: Record<string, unknown> = { ...(answer.content ?? {}) };
-  for (const [name, property] of Object.entries(schema.properties ?? {})) {
-    const fallback = (property as { default?: unknown }).default;
-    if (fallback !== undefined && content[name] === undefined) content[name] = fallback;
+function gatedAnswerers(
+  client: Client | undefined,
+  server: string,
+  options: ServerRequestOptions,
+  deps: HandlerDeps,
+): GatedAnswerers {
+  const { onElicitation, onUrlElicitation, onSampling, roots } = options;
+  const refuse = (kind: ServerRequestKind, reason: string, denial?: PermissionDeniedError) =>
+    refusal(client, server, kind, reason, denial);
+  const answerers: GatedAnswerers = {};
+
+  if (onElicitation !== undefined || onUrlElicitation !== undefined) {
+    answerers.elicitation = (params, signal) =>
+      traced(deps, 'elicitation/create', server, 'elicitation', async (span) => {
+        const context = { server, signal };
+        if (params.mode === 'url') {
+          // The SDK refuses a mode that was not declared before this runs; this guards the types.
+          if (onUrlElicitation === undefined) return declined(span);
+          const check = checkElicitationUrl(params);
+          if (!check.ok) {
+            span.setAttribute('interlock.decision', 'refused');
+            throw refuse('elicitation', `it asked the user to open an unsafe URL: ${check.reason}.`);
+          }
+          const { url, host, punycode, message } = check.request;
+          const denied = await decide(deps, span, server, 'elicitation', {
+            mode: 'url',
+            message,
+            url,
+            host,
+            punycode,
+          });
+          if (denied !== undefined) return declined(span);
+          const answer = await onUrlElicitation(check.request, context);
+          span.setAttribute('interlock.server_request.outcome', answer.action);
+          // URL mode carries no content: whatever happens at the URL stays between the user and the server.
+          return { action: answer.action };
+        }
+        if (onElicitation === undefined) return declined(span);
+        const denied = await decide(deps, span, server, 'elicitation', {
+          mode: 'form',
+          message: params.message,
+        });
+        if (denied !== undefined) return declined(span);
+        const answer = withSchemaDefaults(await onElicitation(params, context), params.requestedSchema);
+        span.setAttribute('interlock.server_request.outcome', answer.action);
+        return answer;
+      });
   }
-  return { ...answer, content: content as ElicitResult['content'] };
+
+  if (onSampling !== undefined) {
+    answerers.sampling = (params, signal) =>
+      traced(deps, 'sampling/createMessage', server, 'sampling', async (span) => {
+        const tools = (params.tools ?? []).map((t) => t.name);
+        if (tools.length > 0 && options.samplingWithTools !== true) {
+          span.setAttribute('interlock.decision', 'refused');
+          throw refuse(
+            'sampling',
+            'it offered tools to the sampled model, but this client does not take them (set samplingWithTools to declare sampling with tools).',
+          );
+        }
+        const args: Record<string, unknown> = {
+          maxTokens: params.maxTokens,
+          models:
+            params.modelPreferences?.hints?.flatMap((h) => (h.name === undefined ? [] : [h.name])) ?? [],
+          tools,
+          includeContext: params.includeContext ?? 'none',
+        };
+        if (params.toolChoice?.mode !== undefined) args.toolChoice = params.toolChoice.mode;
+        const denied = await decide(deps, span, server, 'sampling', args);
+        if (denied !== undefined) throw refuse('sampling', denied.reason, denied);
+        const answer = await onSampling(params, { server, signal });
+        span.setAttribute('interlock.server_request.outcome', 'answered');
+        return answer;
+      });
+  }
+
+  if (roots !== undefined) {
+    answerers.roots = (signal) =>
+      traced(deps, 'roots/list', server, 'roots', async (span) => {
+        const list = typeof roots === 'function' ? await roots({ server, signal }) : roots;
+        const { allowed, denial } = await filterRoots(deps, span, server, list);
+        if (denial !== undefined) throw refuse('roots', denial.reason, denial);
+        span.setAttribute('interlock.roots.sent', allowed.length);
+        return { roots: allowed };
+      });
+  }
+  return answerers;
+}
+
+/**
+ * Each root is decided on its own, with `uri`, `path` (the decoded file path) and `name` as `args`, and only
+ * the allowed ones are sent. A root that is not a `file://` URI is never sent. When roots exist but none is
+ * allowed, or there are none and the request itself is denied, the request is refused.
+ */
+async function filterRoots(
+  deps: HandlerDeps,
+  span: Span,
+  server: string,
+  list: readonly Root[],
+): Promise<{ allowed: Root[]; denial: PermissionDeniedError | undefined }> {
+  if (list.length === 0) {
+    const denial = await decide(deps, span, server, 'roots', {});
+    return { allowed: [], denial };
+  }
+  const allowed: Root[] = [];
+  let denial: PermissionDeniedError | undefined;
+  for (const root of list) {
+    const path = filePathOf(root.uri);
+    if (path === undefined) continue;
+    const args: Record<string, unknown> = { uri: root.uri, path };
+    if (root.name !== undefined) args.name = root.name;
+    const refused = await decide(deps, span, server, 'roots', args, false);
+    if (refused === undefined) allowed.push({ ...root });
+    else denial ??= refused;
+  }
+  span.setAttribute('interlock.decision', allowed.length > 0 ? 'allow' : 'deny');
+  if (allowed.length === 0) {
+    return {
+      allowed,
+      denial:
+        denial ??
+        new PermissionDeniedError({
+          resource: `mcp:${server}:roots`,
+          action: 'request',
+          reason: 'None of the roots is a file:// URI.',
+        }),
+    };
+  }
+  return { allowed, denial: undefined };
+}
+
+/** The decoded path of a `file://` URI on the local host, or undefined (such a root is never sent). */
+function filePathOf(uri: string): string | undefined {
+  try {
+    const url = new URL(uri);
+    if (url.protocol !== 'file:' || (url.host !== '' && url.host !== 'localhost')) return undefined;
+    const path = decodeURIComponent(url.pathname);
+    return path.includes('\0') ? undefined : path;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Asks the gate; returns undefined when allowed, the denial when denied. Other failures (an audit sink that
+ * blocks) propagate. Records the decision on the span unless `record` is false.
+ */
+async function decide(
+  deps: HandlerDeps,
+  span: Span,
+  server: string,
+  kind: ServerRequestKind,
+  args: Record<string, unknown>,
+  record = true,
+): Promise<PermissionDeniedError | undefined> {
+  try {
+    const decision = await deps.authorize(server, kind, args);
+    if (record) {
+      span.setAttribute('interlock.decision', 'allow');
+      if (decision.ruleId !== undefined) span.setAttribute('interlock.rule_id', decision.ruleId);
+    }
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof PermissionDeniedError)) throw err;
+    if (record) {
+      span.setAttribute('interlock.decision', 'deny');
+      if (err.rule?.id !== undefined) span.setAttribute('interlock.rule_id', err.rule.id);
+    }
+    return err;
+  }
+}
+
+function declined(span: Span): ElicitResult {
+  span.setAttribute('interlock.server_request.outcome', 'decline');
+  return { action: 'decline' };
+}
+
+/**
+ * The refusal for this era: on a 2026-07-28 server the tool call fails with `ServerRequestRefusedError`; a
+ * 2025-era server gets a JSON-RPC error whose message says the client refused (`-1` for a policy denial,
+ * invalid params for a request that broke a fixed rule).
+ */
+function refusal(
+  client: Client | undefined,
+  server: string,
+  kind: ServerRequestKind,
+  reason: string,
+  denial: PermissionDeniedError | undefined,
+): Error {
+  const byPolicy = denial !== undefined;
+  const refused = new ServerRequestRefusedError(
+    { server, kind, reason, byPolicy, rule: denial?.rule },
+    { cause: denial },
+  );
+  if (client === undefined || client.getProtocolEra() === 'modern') return refused;
+  return new ProtocolError(
+    byPolicy ? REQUEST_REJECTED_CODE : ProtocolErrorCode.InvalidParams,
+    byPolicy
+      ? `The client (Interlock) refused this ${kind} request by its policy: ${reason}`
+      : `The client (Interlock) refused this ${kind} request: ${reason}`,
+  );
 }

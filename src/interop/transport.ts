@@ -8,6 +8,7 @@ import type { FetchLike, OAuthClientProvider, Transport } from '@modelcontextpro
 import {
   Client,
   type PriorDiscovery,
+  ProtocolErrorCode,
   SdkError,
   SdkErrorCode,
   SSEClientTransport,
@@ -18,6 +19,7 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { ConfigError } from '../errors.js';
 import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from './config.js';
 import { httpStatusOf } from './request-errors.js';
+import { installServerLogs, type ServerLogSupport } from './server-logs.js';
 import type { ServerRequestSupport } from './server-requests.js';
 import { ProcessStdioTransport } from './stdio-transport.js';
 import { acceptTaskResults } from './task-handles.js';
@@ -66,6 +68,8 @@ export interface OpenClientOptions {
   onStderr: StderrListener;
   /** Client capabilities and handlers for requests the server sends us. @default none declared */
   serverRequests?: ServerRequestSupport | undefined;
+  /** The log level to ask for and where log messages go. @default log messages are dropped */
+  serverLogs?: ServerLogSupport | undefined;
 }
 
 /** An open client and the transport it runs over. */
@@ -200,6 +204,8 @@ async function openEra(
 ): Promise<OpenClient> {
   const client = new Client(options.identity, {
     capabilities: options.serverRequests?.capabilities ?? {},
+    // MCP 2026-07-28 MRTR: a server that keeps answering `input_required` is stopped after this many rounds.
+    inputRequired: { maxRounds: MAX_INPUT_ROUNDS },
     versionNegotiation: {
       mode: kind === 'sse' ? 'legacy' : 'auto',
       // A stdio server that ignores the probe is a 2025-era one: leave half the time for `initialize`.
@@ -237,9 +243,47 @@ async function openEra(
   } finally {
     options.signal.removeEventListener('abort', onAbort);
   }
+  boundRequestState(transport);
+  if (options.serverLogs !== undefined) await installServerLogs(client, config.name, options.serverLogs);
   const pid = transport instanceof ProcessStdioTransport ? transport.pid : undefined;
   const era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
   return { client, transport, kind, pid, protocolVersion: client.getNegotiatedProtocolVersion(), era };
+}
+
+/** Rounds of `input_required` one request may take before it fails (MCP 2026-07-28 MRTR). */
+export const MAX_INPUT_ROUNDS = 10;
+
+/** The longest `requestState` echoed back to a server (MCP 2026-07-28 MRTR); a longer one fails the call. */
+export const MAX_REQUEST_STATE_CHARS = 1024 * 1024;
+
+/**
+ * Stops an `input_required` answer whose opaque `requestState` is larger than {@link MAX_REQUEST_STATE_CHARS}
+ * before the SDK echoes it back round after round: the response becomes a JSON-RPC error that says why.
+ * Installed after connect, over the handler the client set.
+ */
+function boundRequestState(transport: Transport): void {
+  const deliver = transport.onmessage;
+  if (deliver === undefined) return;
+  transport.onmessage = (message, extra) => {
+    const result = (message as { result?: { resultType?: unknown; requestState?: unknown } }).result;
+    const state = result?.resultType === 'input_required' ? result.requestState : undefined;
+    if (typeof state === 'string' && state.length > MAX_REQUEST_STATE_CHARS) {
+      const id = (message as { id: string | number }).id;
+      deliver(
+        {
+          jsonrpc: '2.0',
+          id,
+          error: {
+            code: ProtocolErrorCode.InternalError,
+            message: `its input_required answer carried a requestState of ${state.length} characters, over Interlock's limit of ${MAX_REQUEST_STATE_CHARS}; it was not sent back and the call is stopped`,
+          },
+        },
+        extra,
+      );
+      return;
+    }
+    deliver(message, extra);
+  };
 }
 
 /** The SDK's transport got a 401 again right after it fetched a new token (it then stops asking). */

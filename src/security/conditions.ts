@@ -35,30 +35,45 @@ const Regex = z.string().min(1).max(MAX_REGEX_SOURCE_LENGTH);
 // Field descriptions live on the schemas (`.describe()`): the API reference, the project file's reference page
 // and its JSON Schema are generated from them.
 
-/** Constraints on one argument; every key given must hold. */
+/** The keys of an argument constraint that test one value. */
+const ValueConstraintShape = {
+  equals: Scalar.optional().describe('The value equals this JSON scalar (same type).'),
+  oneOf: z.array(Scalar).min(1).max(1000).optional().describe('The value is one of these JSON scalars.'),
+  startsWith: z
+    .string()
+    .min(1)
+    .max(4096)
+    .optional()
+    .describe('String prefix; a prefix starting with / compares normalized POSIX paths, segment by segment.'),
+  pattern: Regex.optional().describe('A safe regular expression the whole string must match.'),
+  maxLength: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe('Most characters (UTF-16 units) a string, or items an array, may have.'),
+  min: z.number().finite().optional().describe('Smallest number allowed (inclusive).'),
+  max: z.number().finite().optional().describe('Largest number allowed (inclusive).'),
+};
+
+const needsAKey = { message: 'an argument constraint needs at least one key' };
+
+/**
+ * Constraints on one argument; every key given must hold. `each` applies to every item of an array (an empty
+ * array holds): `models: { each: { oneOf: ['small', 'medium'] } }`.
+ */
 export const ArgConstraintSchema = z
   .strictObject({
-    equals: Scalar.optional().describe('The value equals this JSON scalar (same type).'),
-    oneOf: z.array(Scalar).min(1).max(1000).optional().describe('The value is one of these JSON scalars.'),
-    startsWith: z
-      .string()
-      .min(1)
-      .max(4096)
+    ...ValueConstraintShape,
+    each: z
+      .strictObject(ValueConstraintShape)
+      .refine((c) => Object.keys(c).length > 0, needsAKey)
       .optional()
       .describe(
-        'String prefix; a prefix starting with / compares normalized POSIX paths, segment by segment.',
+        'Constraints every item of an array must meet (an empty array meets them): the keys above, one level deep.',
       ),
-    pattern: Regex.optional().describe('A safe regular expression the whole string must match.'),
-    maxLength: z
-      .number()
-      .int()
-      .nonnegative()
-      .optional()
-      .describe('Most characters (UTF-16 units) a string, or items an array, may have.'),
-    min: z.number().finite().optional().describe('Smallest number allowed (inclusive).'),
-    max: z.number().finite().optional().describe('Largest number allowed (inclusive).'),
   })
-  .refine((c) => Object.keys(c).length > 0, { message: 'an argument constraint needs at least one key' })
+  .refine((c) => Object.keys(c).length > 0, needsAKey)
   .describe('Constraints on one argument; every key given must hold.');
 
 /** Constraints on the agent name. */
@@ -144,7 +159,7 @@ function pathPrefix(prefix: string): Check {
   };
 }
 
-function constraintChecks(c: ArgConstraint): Check[] {
+function constraintChecks(c: ArgConstraint | NonNullable<ArgConstraint['each']>): Check[] {
   const checks: Check[] = [];
   if (c.equals !== undefined) {
     const want = c.equals;
@@ -180,6 +195,19 @@ function constraintChecks(c: ArgConstraint): Check[] {
   if (c.max !== undefined) {
     const n = c.max;
     checks.push((v) => (typeof v !== 'number' || Number.isNaN(v) ? ERRORED : bool(v <= n)));
+  }
+  if ('each' in c && c.each !== undefined) {
+    const itemChecks = constraintChecks(c.each);
+    checks.push((v) => {
+      if (!Array.isArray(v)) return ERRORED;
+      let out: ConditionResult = HOLDS;
+      for (const item of v) {
+        const r = allOf(itemChecks, item);
+        if (r === FAILS_TO_HOLD) return FAILS_TO_HOLD;
+        if (r === ERRORED) out = ERRORED;
+      }
+      return out;
+    });
   }
   return checks;
 }

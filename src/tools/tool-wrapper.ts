@@ -78,6 +78,20 @@ export interface ToolCallOptions {
     | undefined;
   /** The OpenTelemetry context the call's span is a child of. @default the active context */
   traceContext?: Context | undefined;
+  /**
+   * The least severe log message the server may send during this call (MCP 2026-07-28 per-request log level,
+   * `_meta` `io.modelcontextprotocol/logLevel`). @default the manager's `logLevel`
+   */
+  logLevel?:
+    | 'debug'
+    | 'info'
+    | 'notice'
+    | 'warning'
+    | 'error'
+    | 'critical'
+    | 'alert'
+    | 'emergency'
+    | undefined;
 }
 
 /** What a wrapper calls through. The manager implements it; tests may pass their own. */

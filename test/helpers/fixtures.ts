@@ -18,6 +18,7 @@ export type FixtureName =
   | 'faulty'
   | 'faulty-http'
   | 'hostile-schemas'
+  | 'hostile-requests'
   | 'tool-defs'
   | 'tasks-modern'
   | 'tasks-legacy';

@@ -5,7 +5,7 @@
  * `request` and audited; a denied one is refused the protocol's way and the app's handler is never asked.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError, type InteropError } from '../../src/errors.js';
 import type { MCPServerConfigInput } from '../../src/interop/config.js';
 import { MCPClientManager, type MCPClientManagerOptions } from '../../src/interop/manager.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';
@@ -24,7 +24,7 @@ interface Era {
     declined: RegExp;
     defaulted: RegExp;
   };
-  sample: { tool: string; args: Record<string, unknown> };
+  sample: { tool: string; args: Record<string, unknown>; refused: RegExp };
   roots: { tool: string };
 }
 
@@ -39,7 +39,13 @@ const eras: Era[] = [
       declined: /"action":"decline"/,
       defaulted: /"color":"blue"/,
     },
-    sample: { tool: 'sample', args: {} },
+    // 2026: the SDK fails the tool call with our own coded refusal.
+    sample: {
+      tool: 'sample',
+      args: {},
+      refused:
+        /^thrown: CAPABILITY_DENIED Interlock's policy refused the sampling request server 'srv' made during this call \(the refusal is the client's, not the server's\): No rule allows 'request' on 'mcp:srv:sampling'/,
+    },
     roots: { tool: 'list_roots' },
   },
   {
@@ -53,7 +59,13 @@ const eras: Era[] = [
       // server-everything's schema gives `integer` the default 42 (SEP-1034).
       defaulted: /"integer": 42/,
     },
-    sample: { tool: 'trigger-sampling-request', args: { prompt: 'A haiku, please.', maxTokens: 50 } },
+    // 2025: the server reports our JSON-RPC error in its tool result.
+    sample: {
+      tool: 'trigger-sampling-request',
+      args: { prompt: 'A haiku, please.', maxTokens: 50 },
+      refused:
+        /MCP error -1: The client \(Interlock\) refused this sampling request by its policy: No rule allows 'request' on 'mcp:srv:sampling'/,
+    },
     roots: { tool: 'get-roots-list' },
   },
 ];
@@ -135,12 +147,9 @@ describe.each(eras)('server requests on protocol $era', (era) => {
     await m.connectServer(era.server);
     const outcome = await m.executeTool(`mcp__srv__${era.sample.tool}`, era.sample.args).then(
       (text) => text,
-      (err: Error) => `thrown: ${err.message}`,
+      (err: InteropError) => `thrown: ${err.code} ${err.message}`,
     );
-    // 2025: the server reports our JSON-RPC error in its tool result; 2026: the SDK fails the call with it.
-    expect(outcome).toMatch(
-      /Request rejected by the client's policy: Permission denied: 'request' on 'mcp:srv:sampling'/,
-    );
+    expect(outcome).toMatch(era.sample.refused);
     expect(outcome).not.toContain('old pond');
     expect(asked).toEqual([]);
     expect(requestRecords(audit)).toEqual([{ resource: 'mcp:srv:sampling', allowed: false }]);
@@ -162,9 +171,9 @@ describe.each(eras)('server requests on protocol $era', (era) => {
       (text) => text,
       (err: Error) => `thrown: ${err.message}`,
     );
+    // The roots are computed, then each is decided: none allowed, so the server gets a refusal, not the list.
     expect(outcome).not.toContain('file:///tmp/project');
-    expect(asked).toEqual([]);
-    expect(requestRecords(denied.audit)).toContainEqual({ resource: 'mcp:srv:roots', allowed: false });
+    expect(requestRecords(denied.audit)).toEqual([{ resource: 'mcp:srv:roots', allowed: false }]);
   });
 });
 

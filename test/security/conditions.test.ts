@@ -112,6 +112,34 @@ describe('other constraints', () => {
   });
 });
 
+describe('each: constraints on every item of an array', () => {
+  const models = { args: { models: { each: { oneOf: ['small', 'medium'] } } } };
+
+  it('holds when every item meets the constraints, and for an empty array', () => {
+    expect(effects(models, { models: ['small', 'medium'] })).toEqual({ allow: true, deny: true });
+    expect(effects(models, { models: [] }).allow).toBe(true);
+  });
+
+  it('does not hold when one item fails', () => {
+    expect(effects(models, { models: ['small', 'huge'] })).toEqual({ allow: false, deny: false });
+  });
+
+  it('fails closed on a value that is not an array, or an item of the wrong type', () => {
+    expect(effects(models, { models: 'small' })).toEqual({ allow: false, deny: true });
+    expect(effects(models, { models: ['small', 7] })).toEqual({ allow: false, deny: true });
+  });
+
+  it('combines with maxLength on the array itself, and refuses each inside each', () => {
+    const few = { args: { tools: { maxLength: 2, each: { pattern: '^search_[a-z]+$' } } } };
+    expect(effects(few, { tools: ['search_web'] }).allow).toBe(true);
+    expect(effects(few, { tools: ['search_web', 'search_db', 'search_fs'] }).allow).toBe(false);
+    expect(effects(few, { tools: ['delete_all'] }).allow).toBe(false);
+    const set = new CapabilitySet();
+    const nested = { args: { v: { each: { each: { equals: 1 } } } } } as unknown as RuleCondition;
+    expect(() => set.grant('mcp:fs:*', 'execute', { when: nested })).toThrow(/when/);
+  });
+});
+
 describe('regular expressions in conditions', () => {
   it('stays linear on a classic ReDoS input', () => {
     const hostile = `${'a'.repeat(5000)}!`;

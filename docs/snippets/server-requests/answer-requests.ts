@@ -12,7 +12,10 @@ export async function main() {
   const capabilities = new CapabilitySet();
   capabilities.grant('mcp:everything:*', 'execute');
   capabilities.grant('mcp:everything:elicitation', 'request'); // may ask the user
-  capabilities.grant('mcp:everything:roots', 'request'); // may see the roots
+  // May see the project's root, and no other: each root is decided on its path.
+  capabilities.grant('mcp:everything:roots', 'request', {
+    when: { args: { path: { startsWith: '/home/ada/project' } } },
+  });
   // No grant for mcp:everything:sampling: its requests are refused with an error.
   const audit = new MemoryAuditSink();
 
@@ -26,7 +29,10 @@ export async function main() {
       model: 'my-model',
       content: { type: 'text', text: 'never sent' },
     }),
-    roots: [{ uri: 'file:///home/ada/project', name: 'project' }],
+    roots: [
+      { uri: 'file:///home/ada/project', name: 'project' },
+      { uri: 'file:///home/ada/.ssh', name: 'keys' }, // never sent: the policy does not allow it
+    ],
   });
   await manager.connectServer({
     name: 'everything',
@@ -40,13 +46,19 @@ export async function main() {
     prompt: 'A haiku, please.',
     maxTokens: 50,
   });
+  const roots = await manager.executeTool('mcp__everything__get-roots-list', {});
   return {
+    rootsSent: roots.includes('file:///home/ada/project') && !roots.includes('.ssh'), // true
     accepted: answered.includes('"name": "Ada"'), // true
     defaultFilled: answered.includes('"integer": 42'), // true: the schema's default (SEP-1034)
-    samplingRefused: sampled.includes("Request rejected by the client's policy"), // true
-    decisions: audit.records
-      .filter((r) => r.action === 'request')
-      .map((r) => `${r.resource} ${r.allowed ? 'allowed' : 'denied'}`),
-    // ['mcp:everything:elicitation allowed', 'mcp:everything:sampling denied']
+    samplingRefused: sampled.includes('The client (Interlock) refused this sampling request by its policy'), // true
+    decisions: [
+      ...new Set(
+        audit.records
+          .filter((r) => r.action === 'request')
+          .map((r) => `${r.resource} ${r.allowed ? 'allowed' : 'denied'}`),
+      ),
+    ].sort(),
+    // elicitation allowed; roots allowed (project) and denied (.ssh); sampling denied
   };
 }

@@ -3,9 +3,11 @@
  * pins, approvals and audit apply exactly as they do for an agent. Prints the result string.
  */
 import { createInterface } from 'node:readline';
+import { openBrowser } from '../../auth/loopback.js';
 import { PermissionDeniedError } from '../../errors.js';
 import type { Approver } from '../../security/types.js';
 import type { ToolAnnotations } from '../../tools/tool-wrapper.js';
+import { cliElicitation } from '../elicit.js';
 import { HintedError } from '../exit.js';
 import { type CliIO, type Printer, visible } from '../io.js';
 import { type CommandContext, Project } from '../project.js';
@@ -14,7 +16,19 @@ import { type ArgsOptions, connectFor, readArgs } from './shared.js';
 
 export async function callCommand(ctx: CommandContext, name: string, options: ArgsOptions): Promise<number> {
   const args = await readArgs(ctx.io, options);
-  const project = await Project.open(ctx, { approver: terminalApprover(ctx.io, ctx.printer) });
+  const project = await Project.open(ctx, {
+    approver: terminalApprover(ctx.io, ctx.printer),
+    elicitation: cliElicitation(ctx.io, ctx.printer, (url) =>
+      // openBrowser's own first line speaks of signing in; the prompt already showed the URL.
+      openBrowser(
+        new URL(url),
+        (line) => {
+          if (!line.startsWith('Open this URL')) ctx.printer.lineErr(visible(line));
+        },
+        { env: ctx.io.env },
+      ),
+    ),
+  });
   const { printer } = ctx;
   try {
     const tool = await connectFor(project, name);
