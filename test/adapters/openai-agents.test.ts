@@ -1,0 +1,163 @@
+/**
+ * `toOpenAIAgentsTools` against the real OpenAI Agents SDK (0.14, the newest on Node 20): the SDK's `Runner`
+ * loop, driven by a scripted `Model` (the SDK accepts any object with `getResponse`), calls
+ * server-everything's tools through the manager's gate. Tracing is off: nothing leaves the machine.
+ */
+import {
+  Agent,
+  type AgentInputItem,
+  type AgentOutputItem,
+  type Model,
+  type ModelRequest,
+  type ModelResponse,
+  Runner,
+  Usage,
+} from '@openai/agents';
+import { describe, expect, it } from 'vitest';
+import { toOpenAIAgentsTools } from '../../src/adapters/openai-agents/index.js';
+import { ECHO, GET_SUM, PNG_BASE64_PREFIX, SECRET_REASON, TINY_IMAGE, useEverything } from './helpers.js';
+
+/** The names the SDK gives the tools with a '-'. */
+const TINY_IMAGE_NAME = TINY_IMAGE.replaceAll('-', '_');
+const GET_SUM_NAME = GET_SUM.replaceAll('-', '_');
+
+/** A model that answers from a list of turns and records what it was sent. */
+class ScriptedAgentsModel implements Model {
+  readonly requests: ModelRequest[] = [];
+  readonly #turns: AgentOutputItem[][];
+
+  constructor(turns: AgentOutputItem[][]) {
+    this.#turns = [...turns];
+  }
+
+  async getResponse(request: ModelRequest): Promise<ModelResponse> {
+    this.requests.push(request);
+    const output = this.#turns.shift();
+    if (output === undefined) throw new Error('The script has no more turns.');
+    return { usage: new Usage(), output };
+  }
+
+  // biome-ignore lint/correctness/useYield: the scripted model does not stream; a run that asks fails loudly.
+  async *getStreamedResponse(): AsyncIterable<never> {
+    throw new Error('The scripted model does not stream.');
+  }
+}
+
+function callTools(...calls: [id: string, name: string, args: Record<string, unknown>][]): AgentOutputItem[] {
+  return calls.map(([callId, name, args]) => ({
+    type: 'function_call',
+    callId,
+    name,
+    arguments: JSON.stringify(args),
+    status: 'completed',
+  }));
+}
+
+function answer(text: string): AgentOutputItem[] {
+  return [
+    { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text }] },
+  ];
+}
+
+/** The outputs of tool calls the model was sent in a request, by call id. */
+function toolOutputsSent(request: ModelRequest | undefined): Record<string, unknown> {
+  const items = typeof request?.input === 'string' ? [] : (request?.input ?? []);
+  const out: Record<string, unknown> = {};
+  for (const item of items as AgentInputItem[]) {
+    if (item.type === 'function_call_result') out[item.callId] = item.output;
+  }
+  return out;
+}
+
+/** The text of a function call output, whichever shape the SDK stored it in. */
+function textOf(output: unknown): string {
+  if (typeof output === 'string') return output;
+  if (typeof output === 'object' && output !== null && 'text' in output) return String(output.text);
+  return JSON.stringify(output);
+}
+
+describe('toOpenAIAgentsTools with the OpenAI Agents SDK loop', () => {
+  const setup = useEverything();
+  const runner = new Runner({ tracingDisabled: true });
+
+  it("hands out the tools the policy could allow, with the servers' JSON Schemas", () => {
+    const tools = toOpenAIAgentsTools(setup.manager);
+    // The SDK keeps letters, digits and _ in a tool name.
+    expect(tools.map((t) => t.name).sort()).toEqual([ECHO, TINY_IMAGE_NAME]);
+    const echo = tools.find((t) => t.name === ECHO);
+    expect(echo?.strict).toBe(false);
+    expect(echo?.parameters).toEqual(setup.manager.getTool(ECHO)?.inputSchema);
+  });
+
+  it('runs an allowed call on the server and gives the model a denied one through errorFunction', async () => {
+    const model = new ScriptedAgentsModel([
+      callTools(
+        ['call_ok', ECHO, { message: 'hello from the Agents SDK' }],
+        ['call_denied', ECHO, { message: 'secret plan' }],
+      ),
+      answer('done'),
+    ]);
+    const agent = new Agent({ name: 'echoer', model, tools: toOpenAIAgentsTools(setup.manager) });
+    const sentBefore = setup.sentCalls();
+
+    const result = await runner.run(agent, 'Echo two things.');
+
+    expect(result.finalOutput).toBe('done');
+    const sent = toolOutputsSent(model.requests[1]);
+    expect(textOf(sent.call_ok)).toBe('Echo: hello from the Agents SDK');
+    expect(textOf(sent.call_denied)).toContain(SECRET_REASON);
+    expect(textOf(sent.call_denied)).toContain('do not retry');
+    expect(setup.sentCalls() - sentBefore).toBe(1);
+  });
+
+  it('refuses a tool outside the policy even when every tool is handed out', async () => {
+    const model = new ScriptedAgentsModel([
+      callTools(['call_sum', GET_SUM_NAME, { a: 1, b: 2 }]),
+      answer('ok'),
+    ]);
+    const agent = new Agent({
+      name: 'adder',
+      model,
+      tools: toOpenAIAgentsTools(setup.manager, { tools: 'all' }),
+    });
+    const sentBefore = setup.sentCalls();
+    await runner.run(agent, 'Add.');
+    expect(textOf(toolOutputsSent(model.requests[1]).call_sum)).toContain(
+      "Permission denied: 'execute' on 'mcp:everything:get-sum'",
+    );
+    expect(setup.sentCalls()).toBe(sentBefore);
+  });
+
+  it('sends an image result as text by default and as an image output with results: content', async () => {
+    const run = async (results: 'text' | 'content') => {
+      const model = new ScriptedAgentsModel([callTools(['call_image', TINY_IMAGE_NAME, {}]), answer('seen')]);
+      const agent = new Agent({
+        name: 'viewer',
+        model,
+        tools: toOpenAIAgentsTools(setup.manager, { results }),
+      });
+      await runner.run(agent, 'Show me.');
+      return toolOutputsSent(model.requests[1]).call_image;
+    };
+
+    const text = await run('text');
+    expect(textOf(text)).toContain('[image: image/png,');
+    expect(JSON.stringify(text)).not.toContain(PNG_BASE64_PREFIX);
+
+    const content = (await run('content')) as { type: string; [k: string]: unknown }[];
+    expect(Array.isArray(content)).toBe(true);
+    expect(content.map((p) => p.type)).toEqual(['input_text', 'input_image']);
+    expect(JSON.stringify(content[1])).toContain(PNG_BASE64_PREFIX);
+  });
+
+  it('refuses to hand out two tools the SDK would give one name', () => {
+    const { manager } = setup;
+    const image = manager.getTool(TINY_IMAGE);
+    if (image === undefined) throw new Error('server-everything has no get-tiny-image');
+    const twins = [...manager.tools, image];
+    const source = { tools: twins, visibleTools: () => twins, callTool: manager.callTool.bind(manager) };
+    expect(() => toOpenAIAgentsTools(source)).toThrow(
+      /would both be named 'mcp__everything__get_tiny_image'/,
+    );
+  });
+});
