@@ -52,7 +52,7 @@ export interface MediaAdapterOptions extends AdapterOptions {
    * framework's media parts, for vision- or audio-capable models.
    * @default 'text'
    */
-  results?: 'text' | 'content' | undefined;
+  toolResults?: 'text' | 'content' | undefined;
 }
 
 /** The tools an adapter hands out, in the source's order. */
@@ -96,7 +96,7 @@ export async function callForModel(
 
 /** The images and audio of a result when `results` is `content`; none otherwise (the default stays lean). */
 export function mediaFor(options: MediaAdapterOptions, result: ToolCallResult): MediaContent[] {
-  return options.results === 'content' ? resultMedia(result.content) : [];
+  return options.toolResults === 'content' ? resultMedia(result.content) : [];
 }
 
 /**

@@ -130,4 +130,9 @@ export interface AgentOptions {
   maxParallelToolCalls?: number | undefined;
   /** Reject (after closing the agent) when any enabled server fails to connect. @default false */
   requireAllServers?: boolean | undefined;
+  /**
+   * `content`: tool results reach the model with their images and audio as the provider's media parts (for
+   * vision- or audio-capable models), besides the text. @default 'text'
+   */
+  toolResults?: 'text' | 'content' | undefined;
 }

@@ -17,6 +17,7 @@ import type { ModelToolCall, ModelToolDefinition, ToolResultMessage } from '../p
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { CapabilityGate } from '../security/gate.js';
 import { toolResource } from '../security/pattern.js';
+import { type MediaContent, resultMedia } from '../tools/media.js';
 import type { ToolCallResult } from '../tools/normalize.js';
 import { classifyCallError as classify } from './call-errors.js';
 import type { McpToolAccess } from './gated-view.js';
@@ -35,6 +36,8 @@ export interface ToolboxOptions {
   gate: CapabilityGate;
   tracer: Tracer;
   maxResultChars?: number | undefined;
+  /** `content`: MCP tool results carry their images and audio to the model too. @default 'text' */
+  toolResults?: 'text' | 'content' | undefined;
 }
 
 /** One executed (or refused) model tool call. */
@@ -136,6 +139,7 @@ export class Toolbox {
     const span = this.#startSpan(call.name, call.id, options.parent);
     const base = { turn, callId: call.id, tool: call.name, source, server, arguments: call.arguments };
     let step: RunStep;
+    let media: MediaContent[] = [];
     if (call.argumentsError !== undefined) {
       const reason = `The arguments for '${call.name}' were not usable: ${call.argumentsError}.`;
       step = {
@@ -158,6 +162,7 @@ export class Toolbox {
             callId: call.id,
           },
         );
+        if (this.#o.toolResults === 'content') media = resultMedia(result.content);
         step = {
           ...base,
           decision: 'allow',
@@ -189,6 +194,7 @@ export class Toolbox {
         toolName: call.name,
         content: step.output,
         isError: step.isError,
+        ...(media.length === 0 ? {} : { media }),
       },
     };
   }

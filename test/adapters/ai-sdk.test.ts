@@ -122,7 +122,7 @@ describe('toAISDKTools with the AI SDK agent loop', () => {
       const model = new MockLanguageModelV3({ doGenerate: [callTools([TINY_IMAGE, {}]), answer('seen')] });
       await generateText({
         model,
-        tools: toAISDKTools(setup.manager, { results }),
+        tools: toAISDKTools(setup.manager, { toolResults: results }),
         prompt: 'Show me.',
         stopWhen: stepCountIs(3),
       });

@@ -72,7 +72,7 @@ describe('toLangChainTools with the LangChain agent loop', () => {
       const model = fakeModel()
         .respondWithTools([{ name: TINY_IMAGE, args: {}, id: 'call_image' }])
         .respond(new AIMessage('seen'));
-      const agent = createAgent({ model, tools: toLangChainTools(setup.manager, { results }) });
+      const agent = createAgent({ model, tools: toLangChainTools(setup.manager, { toolResults: results }) });
       const result = await agent.invoke({ messages: [{ role: 'user', content: 'Show me.' }] });
       return toolMessages(result.messages)[0]?.content;
     };

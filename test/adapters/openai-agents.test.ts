@@ -134,7 +134,7 @@ describe('toOpenAIAgentsTools with the OpenAI Agents SDK loop', () => {
       const agent = new Agent({
         name: 'viewer',
         model,
-        tools: toOpenAIAgentsTools(setup.manager, { results }),
+        tools: toOpenAIAgentsTools(setup.manager, { toolResults: results }),
       });
       await runner.run(agent, 'Show me.');
       return toolOutputsSent(model.requests[1]).call_image;

@@ -42,14 +42,14 @@ export function toAISDKTools(
       execute: async (input, { abortSignal }) => {
         const outcome = await callForModel(source, definition.name, input, options, abortSignal);
         if (!outcome.ok) throw outcome.error;
-        if (options.results !== 'content') return outcome.result.text;
+        if (options.toolResults !== 'content') return outcome.result.text;
         const output: AISDKContentOutput = {
           text: outcome.result.text,
           media: mediaFor(options, outcome.result),
         };
         return output;
       },
-      ...(options.results === 'content' ? { toModelOutput: ({ output }) => contentOutput(output) } : {}),
+      ...(options.toolResults === 'content' ? { toModelOutput: ({ output }) => contentOutput(output) } : {}),
     });
   }
   return tools;

@@ -14,12 +14,12 @@ import {
 export type { AdapterOptions, AdapterToolSource, MediaAdapterOptions } from '../shared.js';
 
 /**
- * Options of {@link toOpenAIAgentsTools}. With `results: 'content'`, images reach the model as image outputs;
+ * Options of {@link toOpenAIAgentsTools}. With `toolResults: 'content'`, images reach the model as image outputs;
  * audio stays a text placeholder (function call outputs take text, images and files, not audio).
  */
 export type OpenAIAgentsToolsOptions = MediaAdapterOptions;
 
-/** What a tool returns with `results: 'content'` and a result with images. */
+/** What a tool returns with `toolResults: 'content'` and a result with images. */
 export type OpenAIAgentsContentOutput = (ToolOutputText | ToolOutputImage)[];
 
 /** A JSON Schema object as the SDK types tool parameters (it does not export the type by name). */
