@@ -3,53 +3,16 @@
  * `MockLanguageModelV3` as a scripted model, calls server-everything's tools through the manager's gate.
  */
 import { generateText, stepCountIs } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { toAISDKTools } from '../../src/adapters/ai-sdk/index.js';
 import { PermissionDeniedError } from '../../src/errors.js';
 import { ECHO, GET_SUM, PNG_BASE64_PREFIX, SECRET_REASON, TINY_IMAGE, useEverything } from './helpers.js';
-
-type Result = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>;
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 1, text: 1, reasoning: undefined },
-};
-
-/** A model turn that calls tools. */
-function callTools(...calls: [name: string, input: Record<string, unknown>][]): Result {
-  return {
-    content: calls.map(([toolName, input], i) => ({
-      type: 'tool-call' as const,
-      toolCallId: `call_${i}`,
-      toolName,
-      input: JSON.stringify(input),
-    })),
-    finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
-    usage,
-    warnings: [],
-  };
-}
-
-/** A final answer. */
-function answer(text: string): Result {
-  return {
-    content: [{ type: 'text', text }],
-    finishReason: { unified: 'stop', raw: 'stop' },
-    usage,
-    warnings: [],
-  };
-}
-
-/** The tool results the model was sent in its `turn`-th request (0-based), by tool call id. */
-function toolResultsSent(model: MockLanguageModelV3, turn: number): Record<string, unknown> {
-  const prompt = model.doGenerateCalls[turn]?.prompt ?? [];
-  const out: Record<string, unknown> = {};
-  for (const message of prompt) {
-    if (message.role !== 'tool') continue;
-    for (const part of message.content) if (part.type === 'tool-result') out[part.toolCallId] = part.output;
-  }
-  return out;
-}
+import {
+  aiSdkModel,
+  aiSdkAnswer as answer,
+  aiSdkCallTools as callTools,
+  aiSdkToolResultsSent as toolResultsSent,
+} from './models.js';
 
 describe('toAISDKTools with the AI SDK agent loop', () => {
   const setup = useEverything();
@@ -66,12 +29,10 @@ describe('toAISDKTools with the AI SDK agent loop', () => {
   });
 
   it('runs an allowed call on the server and returns a denied one as a tool error the model reads', async () => {
-    const model = new MockLanguageModelV3({
-      doGenerate: [
-        callTools([ECHO, { message: 'hello from the AI SDK' }], [ECHO, { message: 'secret plan' }]),
-        answer('done'),
-      ],
-    });
+    const model = aiSdkModel([
+      callTools([ECHO, { message: 'hello from the AI SDK' }], [ECHO, { message: 'secret plan' }]),
+      answer('done'),
+    ]);
     const sentBefore = setup.sentCalls();
     const result = await generateText({
       model,
@@ -99,9 +60,7 @@ describe('toAISDKTools with the AI SDK agent loop', () => {
   });
 
   it('refuses a tool outside the policy even when every tool is handed out', async () => {
-    const model = new MockLanguageModelV3({
-      doGenerate: [callTools([GET_SUM, { a: 1, b: 2 }]), answer('ok')],
-    });
+    const model = aiSdkModel([callTools([GET_SUM, { a: 1, b: 2 }]), answer('ok')]);
     const sentBefore = setup.sentCalls();
     await generateText({
       model,
@@ -119,7 +78,7 @@ describe('toAISDKTools with the AI SDK agent loop', () => {
 
   it('sends an image result as text by default and as an image part with results: content', async () => {
     const run = async (results: 'text' | 'content') => {
-      const model = new MockLanguageModelV3({ doGenerate: [callTools([TINY_IMAGE, {}]), answer('seen')] });
+      const model = aiSdkModel([callTools([TINY_IMAGE, {}]), answer('seen')]);
       await generateText({
         model,
         tools: toAISDKTools(setup.manager, { toolResults: results }),

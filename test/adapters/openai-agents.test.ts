@@ -3,71 +3,20 @@
  * loop, driven by a scripted `Model` (the SDK accepts any object with `getResponse`), calls
  * server-everything's tools through the manager's gate. Tracing is off: nothing leaves the machine.
  */
-import {
-  Agent,
-  type AgentInputItem,
-  type AgentOutputItem,
-  type Model,
-  type ModelRequest,
-  type ModelResponse,
-  Runner,
-  Usage,
-} from '@openai/agents';
+import { Agent, Runner } from '@openai/agents';
 import { describe, expect, it } from 'vitest';
 import { toOpenAIAgentsTools } from '../../src/adapters/openai-agents/index.js';
 import { ECHO, GET_SUM, PNG_BASE64_PREFIX, SECRET_REASON, TINY_IMAGE, useEverything } from './helpers.js';
+import {
+  agentsAnswer as answer,
+  agentsCallTools as callTools,
+  ScriptedAgentsModel,
+  agentsToolOutputsSent as toolOutputsSent,
+} from './models.js';
 
 /** The names the SDK gives the tools with a '-'. */
 const TINY_IMAGE_NAME = TINY_IMAGE.replaceAll('-', '_');
 const GET_SUM_NAME = GET_SUM.replaceAll('-', '_');
-
-/** A model that answers from a list of turns and records what it was sent. */
-class ScriptedAgentsModel implements Model {
-  readonly requests: ModelRequest[] = [];
-  readonly #turns: AgentOutputItem[][];
-
-  constructor(turns: AgentOutputItem[][]) {
-    this.#turns = [...turns];
-  }
-
-  async getResponse(request: ModelRequest): Promise<ModelResponse> {
-    this.requests.push(request);
-    const output = this.#turns.shift();
-    if (output === undefined) throw new Error('The script has no more turns.');
-    return { usage: new Usage(), output };
-  }
-
-  // biome-ignore lint/correctness/useYield: the scripted model does not stream; a run that asks fails loudly.
-  async *getStreamedResponse(): AsyncIterable<never> {
-    throw new Error('The scripted model does not stream.');
-  }
-}
-
-function callTools(...calls: [id: string, name: string, args: Record<string, unknown>][]): AgentOutputItem[] {
-  return calls.map(([callId, name, args]) => ({
-    type: 'function_call',
-    callId,
-    name,
-    arguments: JSON.stringify(args),
-    status: 'completed',
-  }));
-}
-
-function answer(text: string): AgentOutputItem[] {
-  return [
-    { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text }] },
-  ];
-}
-
-/** The outputs of tool calls the model was sent in a request, by call id. */
-function toolOutputsSent(request: ModelRequest | undefined): Record<string, unknown> {
-  const items = typeof request?.input === 'string' ? [] : (request?.input ?? []);
-  const out: Record<string, unknown> = {};
-  for (const item of items as AgentInputItem[]) {
-    if (item.type === 'function_call_result') out[item.callId] = item.output;
-  }
-  return out;
-}
 
 /** The text of a function call output, whichever shape the SDK stored it in. */
 function textOf(output: unknown): string {
