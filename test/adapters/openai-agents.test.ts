@@ -6,6 +6,9 @@
 import { Agent, Runner } from '@openai/agents';
 import { describe, expect, it } from 'vitest';
 import { toOpenAIAgentsTools } from '../../src/adapters/openai-agents/index.js';
+import { MCPClientManager } from '../../src/interop/manager.js';
+import { CapabilitySet } from '../../src/security/capability-set.js';
+import { nodeFixture } from '../helpers/index.js';
 import { ECHO, GET_SUM, PNG_BASE64_PREFIX, SECRET_REASON, TINY_IMAGE, useEverything } from './helpers.js';
 import {
   agentsAnswer as answer,
@@ -99,14 +102,14 @@ describe('toOpenAIAgentsTools with the OpenAI Agents SDK loop', () => {
     expect(JSON.stringify(content[1])).toContain(PNG_BASE64_PREFIX);
   });
 
-  it('refuses to hand out two tools the SDK would give one name', () => {
-    const { manager } = setup;
-    const image = manager.getTool(TINY_IMAGE);
-    if (image === undefined) throw new Error('server-everything has no get-tiny-image');
-    const twins = [...manager.tools, image];
-    const source = { tools: twins, visibleTools: () => twins, callTool: manager.callTool.bind(manager) };
-    expect(() => toOpenAIAgentsTools(source)).toThrow(
-      /would both be named 'mcp__everything__get_tiny_image'/,
-    );
+  it('refuses to hand out two tools the SDK would give one name, and takes them once filtered', async () => {
+    const capabilities = new CapabilitySet();
+    capabilities.grant('mcp:weird:*', 'execute');
+    await using manager = new MCPClientManager({ capabilities });
+    // The weird-names fixture has both `read_file` and `read-file`: the SDK names both `..._read_file`.
+    await manager.connectServer({ name: 'weird', transport: 'stdio', ...nodeFixture('weird-names') });
+    expect(() => toOpenAIAgentsTools(manager)).toThrow(/would both be named 'mcp__weird__read_file'/);
+    const tools = toOpenAIAgentsTools(manager, { filter: (t) => t.tool !== 'read-file' });
+    expect(tools.filter((t) => t.name === 'mcp__weird__read_file')).toHaveLength(1);
   });
 });
