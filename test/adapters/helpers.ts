@@ -14,7 +14,7 @@ export const GET_SUM = 'mcp__everything__get-sum';
 /** The reason the policy gives for refusing a secret; the model must be able to read it. */
 export const SECRET_REASON = 'Secrets never leave this machine.';
 
-export interface EverythingSetup {
+export interface EverythingSetup extends AsyncDisposable {
   manager: MCPClientManager;
   audit: MemoryAuditSink;
   /** Calls the manager sent to server-everything so far (denied calls are never sent). */
@@ -22,8 +22,8 @@ export interface EverythingSetup {
   close(): Promise<void>;
 }
 
-/** Connects server-everything (stdio) behind the test policy. */
-export async function connectEverything(): Promise<EverythingSetup> {
+/** The test policy: `echo` except for secrets, and `get-tiny-image`. */
+export function testPolicy(): CapabilitySet {
   const capabilities = new CapabilitySet();
   capabilities.grant('mcp:everything:echo', 'execute');
   capabilities.grant('mcp:everything:get-tiny-image', 'execute');
@@ -32,6 +32,11 @@ export async function connectEverything(): Promise<EverythingSetup> {
     description: SECRET_REASON,
     when: { args: { message: { startsWith: 'secret' } } },
   });
+  return capabilities;
+}
+
+/** Connects server-everything (stdio) behind `capabilities`. @default the test policy */
+export async function connectEverything(capabilities = testPolicy()): Promise<EverythingSetup> {
   const audit = new MemoryAuditSink();
   const manager = new MCPClientManager({ capabilities, audit });
   await manager.connectServer({
@@ -45,6 +50,7 @@ export async function connectEverything(): Promise<EverythingSetup> {
     audit,
     sentCalls: () => manager.health().everything?.calls ?? 0,
     close: () => manager.close(),
+    [Symbol.asyncDispose]: () => manager.close(),
   };
 }
 
@@ -74,6 +80,7 @@ export function useEverything(): EverythingSetup {
     },
     sentCalls: () => current().sentCalls(),
     close: () => current().close(),
+    [Symbol.asyncDispose]: () => current().close(),
   };
 }
 

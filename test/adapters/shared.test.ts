@@ -11,29 +11,18 @@ import { describe, expect, it } from 'vitest';
 import { toAISDKTools } from '../../src/adapters/ai-sdk/index.js';
 import { toLangChainTools } from '../../src/adapters/langchain/index.js';
 import type { AdapterToolSource } from '../../src/adapters/shared.js';
-import { MCPClientManager } from '../../src/interop/manager.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { toToolCallResult } from '../../src/tools/normalize.js';
 import { ToolWrapper } from '../../src/tools/tool-wrapper.js';
-import { EVERYTHING_BIN } from '../helpers/http-fixtures.js';
+import { connectEverything } from './helpers.js';
 import { aiSdkAnswer, aiSdkCallTools, aiSdkModel, aiSdkToolResultsSent } from './models.js';
-
-async function everything(capabilities: CapabilitySet): Promise<MCPClientManager> {
-  const manager = new MCPClientManager({ capabilities });
-  await manager.connectServer({
-    name: 'everything',
-    transport: 'stdio',
-    command: process.execPath,
-    args: [EVERYTHING_BIN, 'stdio'],
-  });
-  return manager;
-}
 
 describe('adapter options', () => {
   it('makes the calls for the agent given, so a rule on the agent decides them', async () => {
     const capabilities = new CapabilitySet();
     capabilities.grant('mcp:everything:echo', 'execute', { when: { agent: { equals: 'alice' } } });
-    await using manager = await everything(capabilities);
+    await using setup = await connectEverything(capabilities);
+    const { manager } = setup;
 
     const run = async (agent: string | undefined) => {
       const model = aiSdkModel([
@@ -55,7 +44,8 @@ describe('adapter options', () => {
   it("cancels the MCP call when the framework's run is aborted", async () => {
     const capabilities = new CapabilitySet();
     capabilities.grant('mcp:everything:trigger-long-running-operation', 'execute');
-    await using manager = await everything(capabilities);
+    await using setup = await connectEverything(capabilities);
+    const { manager } = setup;
     const inFlight = () => manager.health().everything?.callsInFlight ?? 0;
     const controller = new AbortController();
     const model = aiSdkModel([
