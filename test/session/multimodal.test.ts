@@ -5,6 +5,7 @@
  * carries the text with its placeholder only, exactly as before.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/index.js';
 import { AnthropicProvider, OpenAIChatProvider } from '../../src/providers/index.js';
 import type { ModelProvider } from '../../src/providers/types.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
@@ -114,5 +115,45 @@ describe('image results through the Anthropic provider', () => {
     expect(blocks[0]?.text).toContain('[image: image/png,');
     expect(blocks[1]).toMatchObject({ type: 'image', source: { type: 'base64', media_type: 'image/png' } });
     expect(blocks[1]?.source?.data).toMatch(new RegExp(`^${PNG_BASE64_PREFIX}`));
+  });
+});
+
+describe('toolResults on engine agents', () => {
+  const everything = {
+    name: 'everything',
+    transport: 'stdio' as const,
+    command: process.execPath,
+    args: [EVERYTHING_BIN, 'stdio'],
+  };
+
+  it("passes toolResults: 'content' to the agent, and refuses a value it does not know", async () => {
+    api.reply(
+      { body: openAIResponse({ tool_calls: [{ id: 'call_img', name: TINY_IMAGE, arguments: '{}' }] }) },
+      { body: openAIResponse({ content: 'A logo.' }) },
+    );
+    await using engine = new Engine({
+      models: {
+        gpt: new OpenAIChatProvider({ baseURL: `${api.url}/v1`, apiKey: 'sk-test', model: 'gpt-test' }),
+      },
+    });
+    const capabilities = new CapabilitySet();
+    capabilities.grant('mcp:everything:get-tiny-image', 'execute');
+    await expect(
+      engine.createAgent({ name: 'x', model: 'gpt', toolResults: 'images' as 'content' }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      issues: [expect.objectContaining({ path: 'createAgent.toolResults' })],
+    });
+
+    const agent = await engine.createAgent({
+      name: 'viewer',
+      model: 'gpt',
+      capabilities,
+      mcpServers: [everything],
+      toolResults: 'content',
+    });
+    await agent.run('Show me the logo.');
+    const messages = (api.requests[1]?.body as { messages: { role: string; content: unknown }[] }).messages;
+    expect(JSON.stringify(messages.at(-1))).toContain(`data:image/png;base64,${PNG_BASE64_PREFIX}`);
   });
 });
