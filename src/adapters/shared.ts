@@ -94,7 +94,7 @@ export async function callForModel(
   }
 }
 
-/** The images and audio of a result when `results` is `content`; none otherwise (the default stays lean). */
+/** The images and audio of a result with `toolResults: 'content'`; none otherwise (the default stays lean). */
 export function mediaFor(options: MediaAdapterOptions, result: ToolCallResult): MediaContent[] {
   return options.toolResults === 'content' ? resultMedia(result.content) : [];
 }

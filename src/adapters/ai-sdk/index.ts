@@ -15,7 +15,7 @@ export type { AdapterOptions, AdapterToolSource, MediaAdapterOptions } from '../
 /** Options of {@link toAISDKTools}. */
 export type AISDKToolsOptions = MediaAdapterOptions;
 
-/** What a tool's `execute` resolves to when `results` is `content`: the text and the result's media. */
+/** What a tool's `execute` resolves to with `toolResults: 'content'`: the text and the result's media. */
 export interface AISDKContentOutput {
   readonly text: string;
   readonly media: readonly MediaContent[];
