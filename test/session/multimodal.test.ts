@@ -153,7 +153,7 @@ describe('toolResults on engine agents', () => {
       toolResults: 'content',
     });
     await agent.run('Show me the logo.');
-    const messages = (api.requests[1]?.body as { messages: { role: string; content: unknown }[] }).messages;
-    expect(JSON.stringify(messages.at(-1))).toContain(`data:image/png;base64,${PNG_BASE64_PREFIX}`);
+    const body = api.requests[1]?.body as { messages: { role: string; content: unknown }[] } | undefined;
+    expect(JSON.stringify(body?.messages.at(-1))).toContain(`data:image/png;base64,${PNG_BASE64_PREFIX}`);
   });
 });
