@@ -8,6 +8,9 @@ import { createAgent } from 'langchain';
 import { describe, expect, it } from 'vitest';
 import { toLangChainTools } from '../../src/adapters/langchain/index.js';
 import { PermissionDeniedError } from '../../src/errors.js';
+import { MCPClientManager } from '../../src/interop/manager.js';
+import { CapabilitySet } from '../../src/security/capability-set.js';
+import { nodeFixture } from '../helpers/index.js';
 import { ECHO, GET_SUM, PNG_BASE64_PREFIX, SECRET_REASON, TINY_IMAGE, useEverything } from './helpers.js';
 
 function toolMessages(messages: readonly BaseMessage[]): ToolMessage[] {
@@ -86,5 +89,20 @@ describe('toLangChainTools with the LangChain agent loop', () => {
     expect(content[0]).toMatchObject({ type: 'text' });
     expect(content[1]).toMatchObject({ type: 'image', mimeType: 'image/png' });
     expect(String(content[1]?.data)).toMatch(new RegExp(`^${PNG_BASE64_PREFIX}`));
+  });
+
+  it("answers a call the server reports as failed (isError) with an error ToolMessage carrying the server's text", async () => {
+    const capabilities = new CapabilitySet();
+    capabilities.grant('mcp:echo:fail', 'execute');
+    await using manager = new MCPClientManager({ capabilities });
+    await manager.connectServer({ name: 'echo', transport: 'stdio', ...nodeFixture('echo') });
+    const model = fakeModel()
+      .respondWithTools([{ name: 'mcp__echo__fail', args: { message: 'disk full' }, id: 'call_fail' }])
+      .respond(new AIMessage('sorry'));
+    const agent = createAgent({ model, tools: toLangChainTools(manager) });
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Try.' }] });
+    const [message] = toolMessages(result.messages);
+    expect(message?.status).toBe('error');
+    expect(message?.content).toBe('Error: disk full');
   });
 });

@@ -20,8 +20,8 @@ export type LangChainToolsOptions = MediaAdapterOptions;
 /**
  * The manager's tools as LangChain `DynamicStructuredTool`s named `mcp__{server}__{tool}`, for `createAgent`,
  * a `ToolNode` or `model.bindTools`. Each call goes through the manager, so its capability set decides every
- * call. Called with a tool call (as agents do), a denied or failed call returns a `ToolMessage` with
- * `status: 'error'` whose content is the denial the model reads; called directly with plain arguments, it
+ * call. Called with a tool call (as agents do), a denied or failed call, or one the server reports as failed
+ * (`isError`), returns a `ToolMessage` with `status: 'error'` whose content is the denial the model reads; called directly with plain arguments, it
  * throws the coded error. Input schemas are the servers' JSON Schemas as they are. The list is a snapshot:
  * convert again after the tools change.
  */
@@ -41,12 +41,11 @@ export function toLangChainTools(
           const toolCallId = toolCallIdOf(config);
           if (!outcome.ok) {
             if (toolCallId === undefined) throw outcome.error;
-            return new ToolMessage({
-              content: outcome.output,
-              tool_call_id: toolCallId,
-              name: definition.name,
-              status: 'error',
-            });
+            return errorMessage(outcome.output, toolCallId, definition.name);
+          }
+          // The server reported the call as failed (`isError`): an error for LangChain too, with its text.
+          if (outcome.result.isError && toolCallId !== undefined) {
+            return errorMessage(outcome.result.text, toolCallId, definition.name);
           }
           const media = mediaFor(options, outcome.result);
           if (media.length === 0) return outcome.result.text;
@@ -58,6 +57,10 @@ export function toLangChainTools(
         },
       }),
   );
+}
+
+function errorMessage(content: string, toolCallId: string, name: string): ToolMessage {
+  return new ToolMessage({ content, tool_call_id: toolCallId, name, status: 'error' });
 }
 
 /** The id of the tool call being answered: agents pass it as the runtime's `toolCallId` or the config's `toolCall`. */
