@@ -26,6 +26,8 @@ export const ErrorCode = {
   INVALID_TOOL_INPUT: 'INVALID_TOOL_INPUT',
   /** A tool schema given to `registerTools` or received from a server is unusable. */
   INVALID_TOOL_SCHEMA: 'INVALID_TOOL_SCHEMA',
+  /** A tool's result does not match its `outputSchema` (or has no `structuredContent` though it declares one). */
+  INVALID_TOOL_OUTPUT: 'INVALID_TOOL_OUTPUT',
   /** The request did not complete within its timeout. */
   REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
   /** The request was cancelled through its `AbortSignal`. */
@@ -168,6 +170,29 @@ export class ToolInputError extends InteropError {
 export class ToolSchemaError extends InteropError {
   constructor(message: string, options: InteropErrorOptions = {}) {
     super(ErrorCode.INVALID_TOOL_SCHEMA, message, options);
+  }
+}
+
+/**
+ * A tool's result does not keep the promise of its `outputSchema`: `structuredContent` is missing or does not
+ * match (MCP tools, "Output Schema": servers MUST provide conforming results). The server's fault, not the
+ * caller's. Code `INVALID_TOOL_OUTPUT`; `issues` name the paths inside `structuredContent` that fail.
+ */
+export class ToolOutputError extends InteropError {
+  readonly toolName: string;
+  readonly issues: readonly ToolInputIssue[];
+
+  constructor(toolName: string, issues: readonly ToolInputIssue[], options: InteropErrorOptions = {}) {
+    const list = issues
+      .map((i) => `${i.field === '' ? '(structuredContent)' : i.field}: ${i.message}`)
+      .join('; ');
+    super(
+      ErrorCode.INVALID_TOOL_OUTPUT,
+      `Tool '${toolName}' returned a result that does not match its outputSchema: ${list}. The server broke its own contract; report it to the server's authors, or call it without relying on structuredContent.`,
+      options,
+    );
+    this.toolName = toolName;
+    this.issues = Object.freeze([...issues]);
   }
 }
 

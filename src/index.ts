@@ -29,6 +29,7 @@ export {
   ToolDefinitionChangedError,
   ToolInputError,
   ToolNotFoundError,
+  ToolOutputError,
   ToolSchemaError,
 } from './errors.js';
 export {

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Example stdio MCP server bundled with Interlock: a small in-memory notebook.
 // Run: node examples/servers/notes-server.mjs (speaks MCP on stdin/stdout).
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+// It imports only dependencies of the package (the SDK's v2 server and zod), so it also runs from an installed
+// mcp-interlock: node node_modules/mcp-interlock/examples/servers/notes-server.mjs
+import { McpServer } from '@modelcontextprotocol/server';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 
 const notes = new Map([
@@ -14,7 +16,11 @@ const server = new McpServer({ name: 'interlock-example-notes', version: '1.0.0'
 
 server.registerTool(
   'list_notes',
-  { description: 'List the ids of all notes.', inputSchema: {}, annotations: { readOnlyHint: true } },
+  {
+    description: 'List the ids of all notes.',
+    inputSchema: z.object({}),
+    annotations: { readOnlyHint: true },
+  },
   async () => ({ content: [{ type: 'text', text: [...notes.keys()].join('\n') }] }),
 );
 
@@ -22,7 +28,7 @@ server.registerTool(
   'read_note',
   {
     description: 'Read one note by id.',
-    inputSchema: { id: z.string().describe('Note id, e.g. drafts/welcome') },
+    inputSchema: z.object({ id: z.string().describe('Note id, e.g. drafts/welcome') }),
     annotations: { readOnlyHint: true },
   },
   async ({ id }) => {
@@ -36,7 +42,7 @@ server.registerTool(
   'write_note',
   {
     description: 'Create or replace a note.',
-    inputSchema: { id: z.string(), text: z.string().max(10_000) },
+    inputSchema: z.object({ id: z.string(), text: z.string().max(10_000) }),
     annotations: { destructiveHint: true },
   },
   async ({ id, text }) => {
@@ -47,7 +53,11 @@ server.registerTool(
 
 server.registerTool(
   'delete_note',
-  { description: 'Delete a note.', inputSchema: { id: z.string() }, annotations: { destructiveHint: true } },
+  {
+    description: 'Delete a note.',
+    inputSchema: z.object({ id: z.string() }),
+    annotations: { destructiveHint: true },
+  },
   async ({ id }) => ({
     content: [{ type: 'text', text: notes.delete(id) ? `Deleted '${id}'.` : `No note '${id}'.` }],
   }),

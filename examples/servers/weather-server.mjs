@@ -3,8 +3,9 @@
 // Run: node examples/servers/weather-server.mjs [--port N]; listens on 127.0.0.1 and prints `LISTENING <port>`.
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+// It imports only dependencies of the package (the SDK's v2 server and zod), so it also runs from an installed
+// mcp-interlock: node node_modules/mcp-interlock/examples/servers/weather-server.mjs
+import { McpServer, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
 const { values } = parseArgs({ options: { port: { type: 'string', default: '0' } } });
@@ -24,7 +25,7 @@ function createMcpServer() {
     'get_forecast',
     {
       description: 'Three-day forecast for a city.',
-      inputSchema: { city: z.string().min(1).max(80) },
+      inputSchema: z.object({ city: z.string().min(1).max(80) }),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async ({ city }) => ({
@@ -35,7 +36,7 @@ function createMcpServer() {
     'set_alert',
     {
       description: 'Subscribe a phone number to storm alerts.',
-      inputSchema: { phone: z.string(), city: z.string() },
+      inputSchema: z.object({ phone: z.string(), city: z.string() }),
     },
     async ({ city }) => ({ content: [{ type: 'text', text: `Alert set for ${city}.` }] }),
   );
@@ -51,15 +52,34 @@ const http = createServer(async (req, res) => {
     res.writeHead(405, { Allow: 'POST' }).end();
     return;
   }
-  // Stateless Streamable HTTP: one server and transport per request.
-  const server = createMcpServer();
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-  res.on('close', () => {
-    transport.close();
-    server.close();
+  // Stateless Streamable HTTP: one server and transport per request, answered with one JSON body.
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers))
+    if (typeof value === 'string') headers.set(name, value);
+  const request = new Request(`http://127.0.0.1${req.url}`, {
+    method: 'POST',
+    headers,
+    body: Buffer.concat(chunks),
   });
-  await server.connect(transport);
-  await transport.handleRequest(req, res);
+  const server = createMcpServer();
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  try {
+    await server.connect(transport);
+    const response = await transport.handleRequest(request);
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(Buffer.from(await response.arrayBuffer()));
+  } catch (err) {
+    process.stderr.write(`weather server: ${err?.stack ?? err}\n`);
+    if (!res.headersSent) res.writeHead(500);
+    res.end();
+  } finally {
+    await server.close();
+  }
 });
 
 http.listen(Number(values.port), '127.0.0.1', () => {

@@ -33,4 +33,13 @@ export {
   signInStatus,
   signOut,
 } from './sign-in-state.js';
-export { FileTokenStore, MemoryTokenStore, type StoredOAuthState, type TokenStore } from './token-store.js';
+export {
+  DEFAULT_REFRESH_LOCK_TTL_MS,
+  FileTokenStore,
+  MemoryTokenStore,
+  StateTokenStore,
+  type StateTokenStoreOptions,
+  type StoredOAuthState,
+  shareTokenRefresh,
+  type TokenStore,
+} from './token-store.js';

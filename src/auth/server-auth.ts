@@ -11,7 +11,7 @@ import type { HeadersHelperConfig, MCPServerConfig } from '../interop/config.js'
 import type { ServerAuth, ServerAuthFactory } from '../interop/transport.js';
 import { LoopbackReceiver, openBrowser } from './loopback.js';
 import { OAuthProvider, type OAuthProviderOptions, tokenStoreKey } from './provider.js';
-import { MemoryTokenStore, type TokenStore } from './token-store.js';
+import { MemoryTokenStore, shareTokenRefresh, type TokenStore } from './token-store.js';
 
 /** Gives fresh headers for a server; called once, then again after each 401. */
 export type HeadersSource = (context: { server: string; url: string }) => Promise<Record<string, string>>;
@@ -267,8 +267,8 @@ export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFac
       get authProvider() {
         return provider;
       },
-      wrapFetch: (fetch) =>
-        wrapServerFetch(fetch, {
+      wrapFetch: (fetch) => {
+        const wrapped = wrapServerFetch(fetch, {
           serverUrl: config.url,
           server: config.name,
           headers: source,
@@ -278,7 +278,12 @@ export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFac
             const required = await provider.requireScope(scope);
             return stepUp(provider, { serverUrl: config.url, scope: required, resourceMetadataUrl, fetch });
           },
-        }),
+        });
+        // A store shared by a fleet (issue 16): one process at a time refreshes this server's token.
+        return oauth === undefined
+          ? wrapped
+          : shareTokenRefresh(wrapped, { store, key: tokenStoreKey(config.url), serverUrl: config.url });
+      },
       close: async () => {
         await receiver?.close();
       },

@@ -37,16 +37,29 @@ export class InterruptedError extends Error {
   }
 }
 
-/** An error with a line of advice for the person at the terminal (and a `hint` field with `--json`). */
+/**
+ * An error with advice for the person at the terminal: a `hint` (a line or a few; a `hint` field with `--json`),
+ * optionally the reason said in CLI terms, and extra `--json` fields.
+ */
 export class HintedError extends Error {
   readonly error: unknown;
-  readonly hint: string;
+  readonly hint: string | undefined;
+  /** Replaces the reason of a denial (the library's may name an API call). */
+  readonly reason: string | undefined;
+  /** Added to the `--json` error. */
+  readonly data: Record<string, unknown> | undefined;
 
-  constructor(error: unknown, hint: string) {
+  constructor(
+    error: unknown,
+    hint: string | undefined,
+    options: { reason?: string | undefined; data?: Record<string, unknown> | undefined } = {},
+  ) {
     super(error instanceof Error ? error.message : String(error), { cause: error });
     this.name = new.target.name;
     this.error = error;
     this.hint = hint;
+    this.reason = options.reason;
+    this.data = options.data;
   }
 }
 

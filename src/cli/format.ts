@@ -13,13 +13,19 @@ export function oneLine(text: string | undefined, max = 80): string {
 }
 
 /**
- * Renders rows under a header, columns padded to their widest cell. On a terminal the last column is cut to
- * the terminal width.
+ * Renders rows under a header, columns padded to their widest cell, each line after `indent` spaces. On a
+ * terminal the last column is cut to the terminal width.
  */
-export function renderTable(printer: Printer, header: readonly string[], rows: readonly Cell[][]): string {
+export function renderTable(
+  printer: Printer,
+  header: readonly string[],
+  rows: readonly Cell[][],
+  options: { indent?: number } = {},
+): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => textOf(r[i] ?? '').length)));
   const columns = printer.columns;
-  const lastStart = widths.slice(0, -1).reduce((sum, w) => sum + w + 2, 0);
+  const pad = ' '.repeat(options.indent ?? 0);
+  const lastStart = widths.slice(0, -1).reduce((sum, w) => sum + w + 2, pad.length);
   const room = columns === undefined ? undefined : Math.max(10, columns - lastStart - 1);
   const render = (cells: readonly Cell[], isHeader: boolean): string =>
     cells
@@ -33,7 +39,7 @@ export function renderTable(printer: Printer, header: readonly string[], rows: r
       })
       .join('  ')
       .trimEnd();
-  return [render(header, true), ...rows.map((r) => render(r, false))].join('\n');
+  return [render(header, true), ...rows.map((r) => render(r, false))].map((line) => pad + line).join('\n');
 }
 
 /** `123 ms` or `1.2 s`. */

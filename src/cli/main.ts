@@ -4,19 +4,21 @@
  * so tests and other programs can run it in-process; run as a program, it wires the real process in, turns
  * Ctrl-C into a clean shutdown (exit 130) and exits with the command's code.
  */
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { ExitCode } from './exit.js';
 import { type CliIO, Printer, processIO } from './io.js';
 import type { CommandContext } from './project.js';
-import { reportError } from './report.js';
+import { helpHint, reportError } from './report.js';
+import { packageVersion } from './version.js';
 
 const EXAMPLES = `
 Examples:
   $ interlock demo                        see the gate at work on two bundled servers (no setup)
   $ interlock servers                     connect every server of ./interlock.config.yaml
   $ interlock tools --server notes        list the tools of one server with the policy's verdict
+  $ interlock tools notes/write_note      one tool in full: its arguments, verdict and description
   $ interlock check mcp__notes__write_note --args '{"id":"team/x","text":"hi"}'
   $ interlock call mcp__notes__read_note --args '{"id":"drafts/welcome"}'
   $ interlock call mcp__notes__write_note --args-file args.json --json
@@ -24,6 +26,9 @@ Examples:
   $ interlock login                       sign in to every OAuth server (browser, or client credentials)
   $ interlock login --status              show stored sign-ins: scope and expiry, nothing contacted
   $ interlock logout crm                  revoke and forget the tokens of one server
+  $ interlock policy revoke search-budget  remove a rule of the shared policy in every process (state.policy)
+  $ interlock serve                       the project as one MCP server on stdio, for a desktop client
+  $ interlock serve --http --port 8080    the same over Streamable HTTP, callers checked by gateway.auth
 
 Project file:
   interlock.config.yaml (or .yml, .json) in the working directory, or --config <file>.
@@ -39,18 +44,6 @@ Exit codes:
 
 Colors only on a terminal, never with NO_COLOR set. --json prints one JSON document on stdout.
 `;
-
-/** The package version, from package.json two levels up (from `src/cli/` and `dist/cli/` alike). */
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-      version?: unknown;
-    };
-    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
 
 interface GlobalOptions {
   config?: string;
@@ -78,7 +71,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
       try {
         exitCode = await command(ctx, ...(raw.slice(0, -1) as A));
       } catch (err) {
-        exitCode = reportError(printer, err);
+        exitCode = reportError(printer, err, cmd.name());
       }
     };
 
@@ -90,7 +83,7 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .option('--json', 'print one JSON document for machines')
     .option('--no-color', 'no colors (also when NO_COLOR is set or output is not a terminal)')
     .option('-v, --verbose', 'log what servers and connections do to stderr')
-    .showHelpAfterError('(run interlock --help for usage)')
+    .showHelpAfterError(`  hint: ${helpHint()}`)
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
@@ -106,13 +99,25 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   program
     .command('tools')
     .description(
-      "list every exposed tool: server, one-line description, and the policy's verdict with its rule",
+      "list every exposed tool: server, one-line description, and the policy's verdict with its rule; with a name, one tool in full",
+    )
+    .argument(
+      '[tool]',
+      'show one tool in full: its arguments (input schema), verdict and description. Names: mcp__notes__read_note, notes/read_note, or read_note when one server has it',
     )
     .option('-s, --server <name>', 'only this server')
     .action(
-      run(async (ctx, options: { server?: string }) =>
-        (await import('./commands/tools.js')).toolsCommand(ctx, options),
+      run(async (ctx, tool: string | undefined, options: { server?: string }) =>
+        (await import('./commands/tools.js')).toolsCommand(ctx, tool, options),
       ),
+    );
+
+  program
+    .command('describe')
+    .description('show one tool in full (the same as interlock tools <tool>)')
+    .argument('<tool>', 'mcp__notes__read_note, notes/read_note, or read_note when one server has it')
+    .action(
+      run(async (ctx, tool: string) => (await import('./commands/tools.js')).toolsCommand(ctx, tool, {})),
     );
 
   program
@@ -183,11 +188,44 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     );
 
   program
+    .command('policy')
+    .description(
+      "the policy shared through Redis (state.policy): its version; 'publish' the file's policy; 'revoke ID'",
+    )
+    .argument('[action]', "'publish', 'revoke', or nothing for the shared version")
+    .argument('[rule]', "with 'revoke': the id of the rule to remove for every process")
+    .action(
+      run(async (ctx, action: string | undefined, rule: string | undefined) =>
+        (await import('./commands/policy.js')).policyCommand(ctx, action, rule),
+      ),
+    );
+
+  program
+    .command('serve')
+    .description(
+      "serve the project's servers as one MCP server, every call gated per caller: stdio, or --http",
+    )
+    .option('--http', 'serve Streamable HTTP instead of stdio (both protocol eras, many clients)')
+    .option(
+      '--host <host>',
+      'with --http: the address to listen on (default: gateway.http.host or 127.0.0.1)',
+    )
+    .option('--port <port>', 'with --http: the port (default: gateway.http.port or 8080; 0 for any free one)')
+    .action(
+      run(async (ctx, options: { http?: boolean; host?: string; port?: string }) =>
+        (await import('./commands/serve.js')).serveCommand(ctx, options),
+      ),
+    );
+
+  program
     .command('demo')
     .description(
       'run the bundled example servers with a sample policy: allowed, denied, constrained, audited',
     )
     .action(run(async (ctx) => (await import('./commands/demo.js')).demoCommand(ctx)));
+
+  // Usage errors end with the same hint as every other error, naming the command's own help.
+  for (const command of program.commands) command.showHelpAfterError(`  hint: ${helpHint(command.name())}`);
 
   try {
     if (argv.length === 0) {

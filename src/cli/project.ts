@@ -7,7 +7,7 @@
 import { dirname, join } from 'node:path';
 import { openBrowser } from '../auth/loopback.js';
 import { createServerAuth } from '../auth/server-auth.js';
-import { FileTokenStore } from '../auth/token-store.js';
+import { FileTokenStore, StateTokenStore, type TokenStore } from '../auth/token-store.js';
 import type { InterlockConfig } from '../config/load.js';
 import { loadInterlockConfig } from '../config/load.js';
 import { createMasker } from '../config/secrets.js';
@@ -18,10 +18,15 @@ import { JsonLinesAuditSink } from '../security/audit.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { PinStore } from '../security/pinning.js';
 import type { Approver } from '../security/types.js';
+import { FleetQuotaCounter } from '../state/quota-counter.js';
+import { SharedPins } from '../state/shared-pins.js';
+import { SharedPolicy } from '../state/shared-policy.js';
 import type { StateStore } from '../state/types.js';
+import { Advisor } from './advice.js';
 import { UsageError } from './exit.js';
 import { closeWithin, interruptible } from './interrupt.js';
 import { type CliIO, type Printer, visible } from './io.js';
+import { VerdictExplainer } from './verdict.js';
 
 /** What a command was started with. */
 export interface CommandContext {
@@ -59,33 +64,53 @@ export class Project {
   readonly capabilities: CapabilitySet;
   readonly manager: MCPClientManager;
   readonly pins: PinStore;
+  /** Where OAuth state is kept: the project's Redis with a `state` section, else the token file. */
+  readonly tokens: TokenStore;
   readonly outcomes = new Map<string, ServerOutcome>();
   readonly #audit: JsonLinesAuditSink | undefined;
   readonly #state: StateStore | undefined;
+  /** The policy shared through the store (`state.policy`), when the file names one. */
+  readonly sharedPolicy: SharedPolicy | undefined;
+  readonly #sharedPins: SharedPins | undefined;
   readonly #pinsBefore: string;
   readonly #ctx: CommandContext;
   #closing: Promise<void> | undefined;
+  #advisor: Advisor | undefined;
 
   private constructor(
     ctx: CommandContext,
     config: InterlockConfig,
     pins: PinStore,
     http: HttpOptions | undefined,
-    state: StateStore | undefined,
+    state:
+      | {
+          store: StateStore;
+          pins: SharedPins;
+          quotaCounter: FleetQuotaCounter;
+          policy: SharedPolicy | undefined;
+        }
+      | undefined,
     approver?: Approver,
   ) {
     this.#ctx = ctx;
     this.config = config;
     this.pins = pins;
+    this.#sharedPins = state?.pins;
     this.#pinsBefore = JSON.stringify(pins.toJSON());
     const warn = (message: string) => ctx.printer.warn(message);
-    this.#state = state;
-    // With a `state` section, maxCalls quotas count in Redis and hold across every process and host.
-    const setOptions = { onWarning: warn, quotaCounter: state };
+    this.#state = state?.store;
+    // With a `state` section, maxCalls quotas count in Redis and hold across every process and host; while Redis
+    // is away they fail closed or give a local share, as the section says. Pins and OAuth tokens live there too.
+    const setOptions = { onWarning: warn, quotaCounter: state?.quotaCounter };
+    this.tokens =
+      state === undefined ? new FileTokenStore(tokensFile(config)) : new StateTokenStore(state.store);
+    this.sharedPolicy = state?.policy;
     this.capabilities =
-      config.policy === undefined
-        ? new CapabilitySet(setOptions)
-        : CapabilitySet.fromPolicy(config.policy, setOptions);
+      state?.policy !== undefined
+        ? state.policy.capabilities
+        : config.policy === undefined
+          ? new CapabilitySet(setOptions)
+          : CapabilitySet.fromPolicy(config.policy, setOptions);
     this.#audit = config.auditFile === undefined ? undefined : new JsonLinesAuditSink(config.auditFile);
     this.manager = new MCPClientManager({
       capabilities: this.capabilities,
@@ -100,12 +125,37 @@ export class Project {
       // Servers with `auth` (OAuth) or `headersHelper`: tokens persist beside the pins, in a 0600 file; a sign-in
       // opens the browser and prints the URL, and the redirect comes back to a loopback port.
       serverAuth: createServerAuth({
-        store: new FileTokenStore(tokensFile(config)),
+        store: this.tokens,
         // `BROWSER` is honored, from the environment the CLI was given.
         openUrl: (url) => openBrowser(url, (line) => ctx.printer.lineErr(visible(line)), { env: ctx.io.env }),
       }),
     });
-    this.manager.on('warning', (w) => warn(w.message));
+    this.manager.on('warning', (w) => {
+      // Said below in CLI terms: the library's message names the method a program would call.
+      if (w.code !== 'TOOL_DEFINITION_CHANGED') warn(w.message);
+    });
+    this.manager.on('tool_definition_changed', (e) => {
+      if (e.action === 'blocked') {
+        warn(
+          `tool '${e.name}' changed its definition since it was pinned; its calls are blocked until you review the change with 'interlock pins' and approve it: interlock pins --approve ${e.name} --hash ${e.currentHash.slice(0, 12)}`,
+        );
+      } else if (e.action === 'warned') {
+        warn(
+          `tool '${e.name}' changed its definition since it was pinned; the new definition was pinned (onToolChange: warn)`,
+        );
+      }
+    });
+  }
+
+  /** Verdicts of this project's policy, and what to change about them, in CLI terms. */
+  get advisor(): Advisor {
+    this.#advisor ??= new Advisor(this.config, this.#ctx.io.cwd, new VerdictExplainer(this.capabilities));
+    return this.#advisor;
+  }
+
+  /** The audit sink of the project file's `audit.file`, if any. */
+  get audit(): JsonLinesAuditSink | undefined {
+    return this.#audit;
   }
 
   /** Loads the project file (`--config`, or the default in the working directory) and opens its stores. */
@@ -119,11 +169,40 @@ export class Project {
     const pins = await PinStore.load(config.pinsFile);
     const http = await httpOptionsFromConfig(config.http);
     // Loaded only when the file asks for it: other commands never load the Redis client.
-    const state =
+    const store =
       config.state === undefined
         ? undefined
         : await (await import('../state/redis.js')).RedisStateStore.connect(config.state.redis);
-    return new Project(ctx, config, pins, http, state, options.approver);
+    if (store === undefined) return new Project(ctx, config, pins, http, undefined, options.approver);
+    let shared: SharedPins | undefined;
+    try {
+      // The pin file's pins join the fleet's where it has none; the fleet's are loaded before anything connects.
+      shared = await SharedPins.open(store, { pins });
+      const quotaCounter = new FleetQuotaCounter(store, { onUnavailable: config.state?.quotaFallback });
+      const name = config.state?.policy?.name;
+      // A shared policy: the file's policy is its first version; later versions (a revoke anywhere) apply here.
+      const policy =
+        name === undefined
+          ? undefined
+          : await SharedPolicy.open(store, {
+              name,
+              initial: config.policy,
+              capabilities: { onWarning: (m) => ctx.printer.warn(m), quotaCounter },
+              onError: (err) => ctx.printer.warn(`shared policy '${name}': ${(err as Error).message}`),
+            });
+      return new Project(
+        ctx,
+        config,
+        pins,
+        http,
+        { store, pins: shared, quotaCounter, policy },
+        options.approver,
+      );
+    } catch (err) {
+      await shared?.close();
+      await store.close();
+      throw err;
+    }
   }
 
   /** The server a tool name belongs to, when it is an exposed name of a configured server. */
@@ -202,6 +281,12 @@ export class Project {
     this.#closing ??= (async () => {
       await this.manager.close();
       await this.#audit?.close();
+      // Pins approved or first seen by this command reach the fleet before the connection closes.
+      await this.#sharedPins
+        ?.flush()
+        .catch((err: Error) => this.#ctx.printer.warn(`pins not shared: ${err.message}`));
+      await this.sharedPolicy?.close();
+      await this.#sharedPins?.close();
       await this.#state?.close();
     })();
     return closeWithin(this.#ctx.io.signal, this.#closing);

@@ -44,48 +44,84 @@ export function errorData(error: unknown): Record<string, unknown> {
 }
 
 /** Shows `error` and returns the exit code for it. */
-export function reportError(printer: Printer, error: unknown): number {
+export function reportError(printer: Printer, error: unknown, command?: string): number {
   const exitCode = exitCodeFor(error);
-  const hint = error instanceof HintedError ? error.hint : undefined;
-  if (error instanceof HintedError) error = error.error;
+  const advice = error instanceof HintedError ? error : undefined;
+  if (advice !== undefined) error = advice.error;
+  const reason = error instanceof PermissionDeniedError ? (advice?.reason ?? error.reason) : undefined;
   if (printer.json) {
-    printer.data({ error: { ...errorData(error), ...(hint === undefined ? {} : { hint }), exitCode } });
+    const data = errorData(error);
+    if (reason !== undefined && error instanceof PermissionDeniedError && reason !== error.reason) {
+      data.reason = reason;
+      data.message = `Permission denied: '${error.action}' on '${error.resource}'. ${reason}`;
+    }
+    if (error instanceof ToolDefinitionChangedError) data.message = blockedMessage(error);
+    // A pointer to --help is for people; a script gets the advice that says what to change.
+    const hint = advice?.hint ?? defaultHint(error, exitCode, undefined, false);
+    printer.data({
+      error: { ...data, ...advice?.data, ...(hint === undefined ? {} : { hint }), exitCode },
+    });
     return exitCode;
   }
-  showError(printer, error, exitCode);
-  if (hint !== undefined) printer.lineErr(`  hint: ${visible(hint)}`);
+  showError(printer, error, reason);
+  const hint = advice?.hint ?? defaultHint(error, exitCode, command);
+  if (hint !== undefined) printHint(printer, hint);
   return exitCode;
 }
 
-function showError(printer: Printer, error: unknown, exitCode: number): void {
+/** `  hint: first line`, further lines indented under it. The one style of advice on stderr. */
+export function printHint(printer: Printer, hint: string): void {
+  const [first, ...rest] = visible(hint).split('\n');
+  printer.lineErr(`  ${printer.style('dim', 'hint:', 'err')} ${first ?? ''}`);
+  for (const line of rest) printer.lineErr(`        ${line}`);
+}
+
+/** The advice every error of a kind gets, when its command gave none. */
+function defaultHint(
+  error: unknown,
+  exitCode: number,
+  command: string | undefined,
+  help = true,
+): string | undefined {
+  if (error instanceof ToolDefinitionChangedError) {
+    return `review the change with 'interlock pins', then approve what you reviewed: interlock pins --approve ${error.toolName} --hash ${error.currentHash.slice(0, 12)}`;
+  }
+  if (error instanceof ToolNotFoundError) {
+    return error.toolName.startsWith('mcp__')
+      ? "'interlock tools' lists every tool"
+      : "tools are named mcp__{server}__{tool}; 'interlock tools' lists them";
+  }
+  if (error instanceof ToolInputError) return `'interlock tools ${error.toolName}' shows its arguments`;
+  if (help && exitCode === ExitCode.USAGE && !(error instanceof ConfigError)) return helpHint(command);
+  return undefined;
+}
+
+/** `see 'interlock call --help'`: the hint after a usage error. */
+export function helpHint(command?: string): string {
+  return `see 'interlock ${command === undefined ? '' : `${command} `}--help'`;
+}
+
+function blockedMessage(error: ToolDefinitionChangedError): string {
+  return `Tool '${error.toolName}' changed its definition since it was pinned (${error.pinnedHash.slice(0, 12)} -> ${error.currentHash.slice(0, 12)}); its calls are blocked until the change is approved.`;
+}
+
+function showError(printer: Printer, error: unknown, reason: string | undefined): void {
   if (error instanceof InterruptedError) {
     printer.lineErr(printer.style('yellow', 'interrupted', 'err'));
     return;
   }
-  const message = visible(error instanceof Error ? error.message : String(error));
   if (error instanceof PermissionDeniedError) {
-    printer.lineErr(`${printer.style('red', 'denied:', 'err')} ${visible(error.reason)}`);
-    if (error.rule !== undefined) printer.lineErr(`  rule: ${describeRule(error.rule)}`);
+    // The reason names the deciding rule (id, pattern, description): it is not repeated on a line of its own.
+    printer.lineErr(`${printer.style('red', 'denied:', 'err')} ${visible(reason ?? error.reason)}`);
     return;
   }
   if (error instanceof ToolDefinitionChangedError) {
-    printer.lineErr(`${printer.style('red', 'blocked:', 'err')} ${message}`);
-    printer.lineErr(
-      `  review the change with: interlock pins; then approve what you reviewed: interlock pins --approve ${error.toolName} --hash ${error.currentHash.slice(0, 12)}`,
-    );
+    // The library's message tells a program which method to call; here the fix is a command (the hint).
+    printer.lineErr(`${printer.style('red', 'blocked:', 'err')} ${visible(blockedMessage(error))}`);
     return;
   }
+  const message = visible(error instanceof Error ? error.message : String(error));
   printer.lineErr(`${printer.style('red', 'error:', 'err')} ${message}`);
-  if (error instanceof ToolNotFoundError && !error.toolName.startsWith('mcp__')) {
-    printer.lineErr("  tools are named mcp__{server}__{tool}; 'interlock tools' lists them");
-  }
-  if (
-    exitCode === ExitCode.USAGE &&
-    !(error instanceof ConfigError) &&
-    !(error instanceof ToolNotFoundError)
-  ) {
-    printer.lineErr("  see 'interlock --help'");
-  }
 }
 
 /** `id (effect pattern): description`. */

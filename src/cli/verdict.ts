@@ -4,8 +4,11 @@
  * (`check`, `couldAllow`): listing tools never consumes a `maxCalls` quota.
  */
 import type { DecidingRule } from '../errors.js';
+
+export { describeCondition };
+
 import { CapabilitySet } from '../security/capability-set.js';
-import type { RuleCondition } from '../security/conditions.js';
+import { describeCondition } from '../security/conditions.js';
 import type { RuleInfo } from '../security/rules.js';
 import type { CheckContext, Decision, DecisionEffect } from '../security/types.js';
 
@@ -63,44 +66,44 @@ export class VerdictExplainer {
 
   /** The first live allow or ask rule with a condition whose pattern and actions cover the request. */
   #conditionalRule(resource: string, action: string): RuleInfo | undefined {
+    return this.#liveRules().find(
+      (rule) => rule.condition !== 'none' && !this.#spent(rule) && this.#covers(rule, resource, action),
+    );
+  }
+
+  /**
+   * True when some live allow or ask rule covers the request, whatever its condition or quota says. False means
+   * a default deny has only one fix: a new rule.
+   */
+  ruleCovers(resource: string, action: string): boolean {
+    return this.#liveRules().some((rule) => this.#covers(rule, resource, action));
+  }
+
+  #liveRules(): RuleInfo[] {
     const now = Date.now();
-    return this.#caps.rules.find((rule) => {
-      if (rule.effect === 'deny' || rule.condition === 'none') return false;
-      if (rule.expiresAt !== undefined && now >= rule.expiresAt) return false;
-      const usage = this.#caps.usage(rule.id);
-      if (usage !== undefined && usage.used >= usage.maxCalls) return false;
-      let probe = this.#probes.get(rule.id);
-      if (probe === undefined) {
-        probe = new CapabilitySet({ onWarning: () => {} });
-        probe.grant(rule.pattern, rule.actions);
-        this.#probes.set(rule.id, probe);
-      }
-      return probe.check(resource, action).allowed;
-    });
+    return this.#caps.rules.filter(
+      (rule) => rule.effect !== 'deny' && (rule.expiresAt === undefined || now < rule.expiresAt),
+    );
+  }
+
+  #spent(rule: RuleInfo): boolean {
+    const usage = this.#caps.usage(rule.id);
+    return usage !== undefined && usage.used >= usage.maxCalls;
+  }
+
+  /** Whether the rule's pattern and actions cover the request (its condition aside). */
+  #covers(rule: RuleInfo, resource: string, action: string): boolean {
+    let probe = this.#probes.get(rule.id);
+    if (probe === undefined) {
+      probe = new CapabilitySet({ onWarning: () => {} });
+      probe.grant(rule.pattern, rule.actions);
+      this.#probes.set(rule.id, probe);
+    }
+    return probe.check(resource, action).allowed;
   }
 }
 
 function fromDecision(decision: Decision): ToolVerdict {
   const verdict = decision.allowed ? 'allowed' : decision.effect === 'ask' ? 'ask' : 'denied';
   return { verdict, effect: decision.effect, rule: decision.rule, reason: decision.reason };
-}
-
-/** A declarative condition in words: `id starts with "drafts/" and city is one of "Berlin", "Oslo"`. */
-export function describeCondition(when: RuleCondition): string {
-  const parts: string[] = [];
-  const describe = (subject: string, c: Record<string, unknown>) => {
-    const q = (v: unknown) => JSON.stringify(v);
-    if (c.equals !== undefined) parts.push(`${subject} is ${q(c.equals)}`);
-    if (Array.isArray(c.oneOf)) parts.push(`${subject} is one of ${c.oneOf.map(q).join(', ')}`);
-    if (c.startsWith !== undefined) parts.push(`${subject} starts with ${q(c.startsWith)}`);
-    if (c.pattern !== undefined) parts.push(`${subject} matches /${String(c.pattern)}/`);
-    if (c.maxLength !== undefined) parts.push(`${subject} has at most ${String(c.maxLength)} characters`);
-    if (c.min !== undefined) parts.push(`${subject} >= ${String(c.min)}`);
-    if (c.max !== undefined) parts.push(`${subject} <= ${String(c.max)}`);
-  };
-  for (const [arg, c] of Object.entries(when.args ?? {})) describe(arg, c as Record<string, unknown>);
-  if (when.agent !== undefined) describe('the agent', when.agent as Record<string, unknown>);
-  for (const [hint, value] of Object.entries(when.annotations ?? {}))
-    parts.push(`${hint} is ${String(value)}`);
-  return parts.length === 0 ? 'its condition holds' : parts.join(' and ');
 }

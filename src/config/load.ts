@@ -8,6 +8,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { z } from 'zod';
 import { ConfigError, type ConfigIssue, PolicyError } from '../errors.js';
+import { type GatewayConfig, GatewayConfigSchema, type GatewayTlsConfig } from '../gateway/options.js';
 import {
   appendPath,
   type HttpConfig,
@@ -33,7 +34,6 @@ import {
   parsePath,
 } from './issues.js';
 import { keysAt } from './keys.js';
-import { PolicyDocSchema } from './policy-docs.js';
 import {
   DEFAULT_AGENT,
   DEFAULT_CONFIG_FILES,
@@ -78,6 +78,8 @@ export interface InterlockConfig {
   readonly http: HttpConfig | undefined;
   /** Shared state (`state`): the Redis server quotas are counted in, or `undefined` to count in this process. */
   readonly state: StateConfig | undefined;
+  /** `interlock serve` (`gateway`): who may call, which rules each caller gets, where HTTP listens. */
+  readonly gateway: GatewayConfig | undefined;
   /**
    * Every value a variable puts anywhere in a server entry or a section, URL passwords, and literal values of
    * secret-looking `env` and `headers` keys.
@@ -208,6 +210,14 @@ class Loader {
       data.agent === undefined ? DEFAULT_AGENT : (this.#string(data.agent, 'agent') ?? DEFAULT_AGENT);
     const network = this.#section(data.network, 'network', NetworkConfigSchema);
     const state = this.#section(data.state, 'state', StateConfigSchema);
+    const gatewaySection = this.#section(data.gateway, 'gateway', GatewayConfigSchema);
+    const gateway =
+      gatewaySection?.http?.tls === undefined
+        ? gatewaySection
+        : {
+            ...gatewaySection,
+            http: { ...gatewaySection.http, tls: gatewayTlsPaths(gatewaySection.http.tls, this.#dir) },
+          };
     const httpSection = this.#section(data.http, 'http', HttpConfigSchema);
     const http =
       httpSection?.tls === undefined
@@ -226,6 +236,7 @@ class Loader {
       network,
       http,
       state,
+      gateway,
       secrets: Object.freeze([...this.#secrets]),
     });
   }
@@ -426,7 +437,7 @@ class Loader {
       const expanded = expandEnv(doc.data, { env: this.env }, '', issues);
       const policy = issues.length > 0 ? undefined : validatePolicy(expanded, '', issues);
       if (issues.length > 0 || policy === undefined) {
-        this.#add(issues, doc, PolicyDocSchema);
+        this.#add(issues, doc, PolicySchema);
         return { policy: undefined, policyFile: undefined };
       }
       return { policy, policyFile: path };
@@ -470,6 +481,17 @@ function withCwd(config: MCPServerConfig, dir: string): MCPServerConfig {
 }
 
 /** `caFile`, `certFile` and `keyFile` made absolute, relative ones starting at `dir`. */
+/** The gateway's certificate files, relative to the project file. */
+function gatewayTlsPaths(tls: GatewayTlsConfig, dir: string): GatewayTlsConfig {
+  const abs = (file: string | undefined) => (file === undefined ? undefined : resolve(dir, expandHome(file)));
+  return {
+    ...tls,
+    ...(tls.certFile === undefined ? {} : { certFile: abs(tls.certFile) }),
+    ...(tls.keyFile === undefined ? {} : { keyFile: abs(tls.keyFile) }),
+    ...(tls.clientCaFile === undefined ? {} : { clientCaFile: abs(tls.clientCaFile) }),
+  };
+}
+
 function tlsPaths(tls: ServerTlsConfig, dir: string): ServerTlsConfig {
   const abs = (file: string) => resolve(dir, expandHome(file));
   return {
@@ -513,7 +535,7 @@ export async function loadPolicyFile(
   const expanded = expandEnv(doc.data, { env: options.env ?? process.env }, '', issues);
   const policy = issues.length > 0 ? undefined : validatePolicy(expanded, '', issues);
   if (issues.length > 0 || policy === undefined) {
-    const explained = issues.map((i) => explainIssue(i, doc, (p) => keysAt(PolicyDocSchema, p)));
+    const explained = issues.map((i) => explainIssue(i, doc, (p) => keysAt(PolicySchema, p)));
     throw fileError('policy file', doc.file, dedupe(explained));
   }
   return policy;

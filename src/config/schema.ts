@@ -3,20 +3,22 @@
  * shape (or VS Code's `servers`), per-server options, a capability policy, and where pins and audit records go.
  *
  * The server entries are derived from the interop schemas (`MCPServerConfigSchema`), so a field added there
- * (reconnect, idempotent tools, ...) is accepted and documented here without a change. Validation of server
+ * (reconnect, idempotent tools, ...) is accepted and documented here without a change: descriptions live on
+ * those schemas (`.describe()`), the one source of the reference pages and the JSON Schema. Validation of server
  * entries goes through `parseMCPConfig`, the same code that reads `mcp.json`; the policy goes through
  * `PolicySchema` and `CapabilitySet.fromPolicy`. {@link InterlockConfigSchema} describes the whole file for
  * editors (the shipped JSON Schema) and for the reference page.
  */
 import { z } from 'zod';
+import { GatewayConfigSchema } from '../gateway/options.js';
 import {
   HttpConfigSchema,
   MCPServerConfigSchema,
   NetworkConfigSchema,
   ServerNameSchema,
 } from '../interop/config.js';
+import { PolicySchema } from '../security/policy.js';
 import { RedisStateStoreOptionsSchema } from '../state/options.js';
-import { PolicyDocSchema } from './policy-docs.js';
 
 /** The project file format version. */
 export const CONFIG_VERSION = 1;
@@ -31,85 +33,6 @@ export const DEFAULT_PINS_FILE = '.interlock/pins.json';
 /** The agent name put in audit records and policy conditions when the file names none. */
 export const DEFAULT_AGENT = 'interlock-cli';
 
-/**
- * Descriptions for editors and the reference page, by field path inside a server entry, for fields whose
- * interop schema carries none (a description set there with `.meta({ description })` wins).
- */
-const FIELD_DOCS: Readonly<Record<string, string>> = {
-  timeoutMs: 'Per-request timeout in milliseconds.',
-  connectTimeoutMs: 'Connect timeout (start, initialize and tool discovery) in milliseconds.',
-  tools: 'Which tools of this server are exposed at all, and which are safe to retry.',
-  'tools.allow': 'Tools to expose: exact names or `*` globs. Without it, every tool.',
-  'tools.deny': 'Tools never to expose, even when `allow` matches.',
-  'tools.idempotent': 'Tools safe to send again after a reconnect (exact names or `*` globs).',
-  enabled: 'A disabled server is validated but never connected.',
-  onToolChange:
-    "What to do when a tool's definition differs from its pin: block its calls until approved, warn and re-pin, or accept quietly.",
-  reconnect: 'How a server that drops is brought back: exponential backoff with jitter.',
-  'reconnect.enabled': 'Reconnect after the server drops.',
-  'reconnect.maxAttempts': 'Attempts before the server is failed; "Infinity" never gives up. Default 5.',
-  'reconnect.initialDelayMs': 'Delay before the first attempt, in milliseconds.',
-  'reconnect.maxDelayMs': 'Cap on any delay, in milliseconds.',
-  'reconnect.factor': 'Growth of the delay per attempt.',
-  'reconnect.jitter': 'full: a random delay up to the computed one; none: exact.',
-  maxTotalTimeoutMs: 'Total time a call may take even while the server reports progress, in milliseconds.',
-  maxConcurrentCalls:
-    'Calls in flight at once to this server; more wait in a bounded queue. Default unlimited.',
-  maxQueuedCalls: 'Calls that may wait for a slot; beyond it calls fail fast with OVERLOADED.',
-  command: 'The program to run (no shell is involved).',
-  args: 'Arguments of the program. Relative paths resolve against `cwd`.',
-  env: 'Extra environment variables for the server process. Values are never printed.',
-  cwd: 'Working directory of the server process, relative to this file. Default: the directory of this file.',
-  inheritEnv:
-    'Variables of this process the server inherits beyond HOME, LOGNAME, PATH, SHELL, TERM and USER: true for all, or a list of names.',
-  maxMessageBytes: 'The largest message (one line of output) accepted from the server. Default 128 MiB.',
-  url: 'The server endpoint: an absolute http: or https: URL.',
-  headers: 'Headers sent with every request, e.g. Authorization. Values are never printed.',
-  auth: 'OAuth 2.1 for this server: authorization code (a user signs in) or client credentials (machine to machine). Secrets are never printed.',
-  'auth.type': "Always 'oauth'.",
-  'auth.grant': "'authorization_code' (default) or 'client_credentials'.",
-  'auth.clientId': 'A pre-registered client id; without one the client registers dynamically (RFC 7591).',
-  'auth.clientSecret': 'The client secret of a confidential client. Never printed.',
-  'auth.tokenEndpointAuthMethod':
-    "How the client authenticates at the token endpoint: 'client_secret_basic', 'client_secret_post', 'private_key_jwt' or 'none'.",
-  'auth.privateKey': "PEM (PKCS#8) private key for 'private_key_jwt'. Never printed.",
-  'auth.signingAlgorithm': "JWS algorithm for 'private_key_jwt', e.g. RS256 or ES256.",
-  'auth.clientMetadataUrl': 'HTTPS URL of a client ID metadata document, used as the client id.',
-  'auth.scope': 'Scopes to ask for when the server names none.',
-  'auth.redirectPort': 'Fixed loopback port for the sign-in redirect. Default: any free port.',
-  headersHelper:
-    'A command whose output (a JSON object) gives headers; run again when the server answers 401.',
-  'headersHelper.command': 'The program to run (no shell).',
-  'headersHelper.args': 'Its arguments.',
-};
-
-interface WrapperDef {
-  type: string;
-  innerType?: z.ZodType;
-  defaultValue?: unknown;
-  shape?: Record<string, z.ZodType>;
-}
-
-/** `schema` with the descriptions of {@link FIELD_DOCS} at `path` and below (objects, optional, default). */
-function documented(schema: z.ZodType, path: string): z.ZodType {
-  const def = (schema as unknown as { _zod: { def: WrapperDef } })._zod.def;
-  let out = schema;
-  if (def.type === 'default' && def.innerType !== undefined) {
-    out = documented(def.innerType, path).default(def.defaultValue as never);
-  } else if (def.type === 'optional' && def.innerType !== undefined) {
-    out = documented(def.innerType, path).optional();
-  } else if (def.type === 'object' && def.shape !== undefined) {
-    const fields = Object.entries(def.shape).map(([key, field]) => [
-      key,
-      documented(field, `${path}.${key}`),
-    ]);
-    out = (schema as z.ZodObject).safeExtend(Object.fromEntries(fields));
-  }
-  // A description of the field itself wins; extending an object drops it, so it is put back.
-  const doc = schema.description ?? FIELD_DOCS[path.slice(1)];
-  return doc !== undefined && out.description === undefined ? out.describe(doc) : out;
-}
-
 /** `type` values accepted for each transport, as Claude Desktop, `.mcp.json` and VS Code write them. */
 export const TRANSPORT_TYPE_ALIASES: Readonly<Record<string, readonly string[]>> = Object.freeze({
   stdio: ['stdio'],
@@ -118,13 +41,6 @@ export const TRANSPORT_TYPE_ALIASES: Readonly<Record<string, readonly string[]>>
   auto: [],
 });
 
-const TRANSPORT_DOCS: Readonly<Record<string, string>> = {
-  stdio: 'A local server run as a child process, speaking MCP over stdin and stdout.',
-  sse: 'A remote server speaking the 2024-11-05 HTTP+SSE transport.',
-  http: 'A remote server speaking Streamable HTTP (MCP 2025-03-26 and later).',
-  auto: 'A remote server: Streamable HTTP first, HTTP+SSE when the server answers the first request with a 4xx.',
-};
-
 type Variant = (typeof MCPServerConfigSchema.options)[number];
 
 /** One entry of `mcpServers` for one transport: the interop fields minus `name`, plus the file-format aliases. */
@@ -132,7 +48,7 @@ function entryVariant(variant: Variant): z.ZodType {
   const { name: _name, transport, ...fields } = variant.shape as Record<string, z.ZodType>;
   const kind = (transport as z.ZodLiteral<string>).value;
   const shape: Record<string, z.ZodType> = {};
-  for (const [key, field] of Object.entries(fields)) shape[key] = documented(field, `.${key}`);
+  for (const [key, field] of Object.entries(fields)) shape[key] = field;
   const aliases = TRANSPORT_TYPE_ALIASES[kind] ?? [];
   const type =
     aliases.length === 0
@@ -151,7 +67,7 @@ function entryVariant(variant: Variant): z.ZodType {
       disabled: z.boolean().optional().describe('Claude Desktop spelling of `enabled: false`.'),
     })
     .strict()
-    .describe(TRANSPORT_DOCS[kind] ?? kind);
+    .describe(variant.description ?? kind);
 }
 
 /**
@@ -171,7 +87,7 @@ function overlayVariant(): z.ZodType {
               )
               .optional()
               .describe('Changes the transport of the server from mcpConfig.')
-          : documented(field, `.${key}`).optional();
+          : field.optional();
     }
   }
   shape.disabled = z.boolean().optional().describe('Claude Desktop spelling of `enabled: false`.');
@@ -195,15 +111,49 @@ const ServerName = z
 
 const FilePath = z.string().min(1, 'must not be empty');
 
-/** `state`: where quotas shared by many processes are counted. */
+/** `state`: where quotas, pins and OAuth tokens shared by many processes are kept. */
 export const StateConfigSchema = z
   .strictObject({
     redis: RedisStateStoreOptionsSchema.describe(
-      'A Redis (or Valkey) server: `url` (redis:// or rediss://), `keyPrefix`, `tls` ({ ca, cert, key, servername }), `connectTimeoutMs`, `commandTimeoutMs`. Write the password as a variable reference.',
+      'A Redis (or Valkey) server; write its password as a variable reference.',
     ),
+    quotaFallback: z
+      .union([
+        z.literal('deny'),
+        z.strictObject({
+          localShare: z
+            .strictObject({
+              replicas: z
+                .number()
+                .int()
+                .min(1)
+                .describe(
+                  'How many processes share the quota: each gives at most its share while Redis is away.',
+                ),
+            })
+            .describe('Each process gives at most its share of what was left, until Redis answers again.'),
+        }),
+      ])
+      .default('deny')
+      .describe(
+        "What a quota does while Redis cannot answer: 'deny' (fail closed), or { localShare: { replicas: N } } (each of N processes gives its share of what was left).",
+      ),
+    policy: z
+      .strictObject({
+        name: z
+          .string()
+          .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'a policy name is 1-64 characters of A-Z, a-z, 0-9, _, . and -')
+          .describe(
+            "The shared policy's name in the store: processes that name the same policy decide alike.",
+          ),
+      })
+      .optional()
+      .describe(
+        "Decide with a policy shared through Redis: the file's policy is published as its first version; `interlock policy publish` and `interlock policy revoke ID` change it for every process at once.",
+      ),
   })
   .describe(
-    'Shared state for many processes and hosts: maxCalls quotas of the policy are counted there, so they hold across every process that uses the same Redis and keyPrefix.',
+    'Shared state for many processes and hosts: maxCalls quotas of the policy are counted there, tool pins and OAuth tokens are kept there, so they hold across every process that uses the same Redis and keyPrefix.',
   );
 
 /** `{ file }`: a policy kept in its own JSON or YAML file. */
@@ -221,7 +171,7 @@ export const McpConfigRefSchema = z
       .record(z.string().min(1), ServerNameSchema)
       .optional()
       .describe(
-        'New names for servers of that file, by the name written there: { "my.server": "my_server" }. The new name is the one policies, tool names (mcp__my_server__echo) and option entries in mcpServers use.',
+        'New names for servers of that file, by the name written there: { "my.server": "my_server" }. The new name is the one policies, tool names (`mcp__my_server__echo`) and option entries in mcpServers use.',
       ),
   })
   .describe('An existing mcp.json, with some of its servers renamed.');
@@ -230,7 +180,7 @@ function projectSchema(
   entries: z.ZodType,
   policy: z.ZodType,
   name: z.ZodString,
-  sections: { network: z.ZodType; http: z.ZodType; state: z.ZodType },
+  sections: { network: z.ZodType; http: z.ZodType; state: z.ZodType; gateway: z.ZodType },
 ) {
   return z
     .strictObject({
@@ -272,6 +222,7 @@ function projectSchema(
       network: sections.network.optional(),
       http: sections.http.optional(),
       state: sections.state.optional(),
+      gateway: sections.gateway.optional(),
       agent: z
         .string()
         .min(1)
@@ -289,9 +240,14 @@ function projectSchema(
 /** The whole project file, for editors (the JSON Schema) and docs. */
 export const InterlockConfigSchema = projectSchema(
   ServerEntrySchema,
-  z.union([PolicyDocSchema, PolicyFileRefSchema]),
+  z.union([PolicySchema, PolicyFileRefSchema]),
   ServerName,
-  { network: NetworkConfigSchema, http: HttpConfigSchema, state: StateConfigSchema },
+  {
+    network: NetworkConfigSchema,
+    http: HttpConfigSchema,
+    state: StateConfigSchema,
+    gateway: GatewayConfigSchema,
+  },
 );
 
 /** The file as validated at the top level; server entries and the policy are checked by their own parsers. */
@@ -299,6 +255,7 @@ export const ProjectFileShapeSchema = projectSchema(z.unknown(), z.unknown(), z.
   network: z.unknown(),
   http: z.unknown(),
   state: z.unknown(),
+  gateway: z.unknown(),
 });
 
 /** What a project file holds, as written. */

@@ -10,6 +10,7 @@ import { silentLogger } from '../interop/logger.js';
 import { CLIENT_VERSION, MCPClientManager } from '../interop/manager.js';
 import { TRACER_NAME } from '../session/telemetry.js';
 import { AgentFactory } from './agent-factory.js';
+import type { FleetBinding } from './fleet.js';
 import { capabilityResolver, modelResolver } from './resolvers.js';
 import { TOKENS } from './tokens.js';
 import type { EngineOptions, ManagerFactory } from './types.js';
@@ -23,7 +24,7 @@ export interface ComposedEngine {
 }
 
 /** Binds everything `options` leaves to defaults, and resolves the agent factory. */
-export function composeEngine(options: EngineOptions): ComposedEngine {
+export function composeEngine(options: EngineOptions, fleet?: FleetBinding): ComposedEngine {
   const c = new Container({ defaultScope: 'Singleton' });
   c.bind(TOKENS.Http).toConstantValue(
     createHttpClient({ fetch: options.fetch, network: options.network, http: options.http }),
@@ -41,13 +42,21 @@ export function composeEngine(options: EngineOptions): ComposedEngine {
   c.bind(TOKENS.Capabilities).toDynamicValue(
     (ctx) =>
       options.resolveCapabilities ??
-      capabilityResolver(options.capabilitySets, ctx.get(TOKENS.Clock), ctx.get(TOKENS.Logger)),
+      capabilityResolver(options.capabilitySets, ctx.get(TOKENS.Clock), ctx.get(TOKENS.Logger), {
+        quotaCounter: fleet?.quotaCounter,
+        shared: (name) => fleet?.policySet(name),
+        sharedNames: fleet?.policyNames,
+      }),
   );
   c.bind(TOKENS.Defaults).toConstantValue(
     Object.freeze({
       maxTurns: options.maxTurns,
       maxParallelToolCalls: options.maxParallelToolCalls,
-      managerOptions: options.managerOptions,
+      // A fleet's store, pins, tokens and principal are defaults; the engine's own managerOptions win.
+      managerOptions:
+        fleet === undefined
+          ? options.managerOptions
+          : { ...fleet.managerOptions(), ...options.managerOptions },
     }),
   );
   c.bind(TOKENS.AgentFactory).toDynamicValue(

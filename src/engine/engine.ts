@@ -9,6 +9,7 @@ import { parseOptions } from '../providers/options.js';
 import { Agent } from './agent.js';
 import type { AgentFactory } from './agent-factory.js';
 import { composeEngine } from './container.js';
+import { FleetBinding } from './fleet.js';
 import type { AgentOptions, EngineOptions } from './types.js';
 
 const EngineOptionsSchema = z.object({
@@ -23,6 +24,7 @@ export class Engine implements AsyncDisposable {
   readonly #factory: AgentFactory;
   readonly #http: HttpClient;
   readonly #agents = new Set<Agent>();
+  readonly #fleet: FleetBinding | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(options: EngineOptions = {}) {
@@ -35,7 +37,9 @@ export class Engine implements AsyncDisposable {
         `Invalid Engine options: managerOptions.${misplaced[0]} belongs on the Engine itself (new Engine({ ${misplaced[0] === 'httpClient' ? 'network, http' : misplaced[0]} })): one HTTP stack serves every agent.`,
         { issues: misplaced.map((k) => ({ path: `managerOptions.${k}`, message: 'set it on the Engine' })) },
       );
-    const { factory, http } = composeEngine({ ...options });
+    this.#fleet =
+      options.state === undefined ? undefined : new FleetBinding(options.state, options.clock ?? Date.now);
+    const { factory, http } = composeEngine({ ...options }, this.#fleet);
     this.#factory = factory;
     this.#http = http;
   }
@@ -48,6 +52,9 @@ export class Engine implements AsyncDisposable {
   async createAgent(options: AgentOptions): Promise<Agent> {
     this.#assertOpen();
     for (const a of this.#agents) if (a.closed) this.#agents.delete(a);
+    // A fleet's pins and shared policies are loaded from the store before the first agent connects anything.
+    await this.#fleet?.open();
+    this.#assertOpen();
     const session = this.#factory.create(options);
     const agent = new Agent(session);
     this.#agents.add(agent);
@@ -81,6 +88,7 @@ export class Engine implements AsyncDisposable {
     this.#closing ??= (async () => {
       await Promise.allSettled([...this.#agents].map((a) => a.close()));
       this.#agents.clear();
+      await this.#fleet?.close();
       await this.#http.close();
     })();
     return this.#closing;

@@ -22,6 +22,7 @@ export type {
   CapabilitySpec,
   EngineManagerOptions,
   EngineOptions,
+  EngineStateOptions,
   ManagerFactory,
   ModelResolver,
 } from './types.js';

@@ -5,6 +5,7 @@ import type { Logger } from '../interop/logger.js';
 import type { ModelProvider } from '../providers/types.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { parsePolicy } from '../security/policy.js';
+import type { QuotaCounter } from '../security/types.js';
 import type { CapabilityResolver, CapabilitySpec, ModelResolver } from './types.js';
 
 /**
@@ -15,6 +16,13 @@ export function capabilityResolver(
   named: Readonly<Record<string, CapabilitySet | Readonly<Record<string, unknown>>>> = {},
   clock: () => number,
   logger: Logger,
+  fleet: {
+    /** Counts the quotas of sets parsed from policies (a fleet's store). */
+    quotaCounter?: QuotaCounter | undefined;
+    /** Shared policies by name, looked up after `named`. */
+    shared?: ((name: string) => CapabilitySet | undefined) | undefined;
+    sharedNames?: readonly string[] | undefined;
+  } = {},
 ): CapabilityResolver {
   const sets = new Map<string, CapabilitySet | Readonly<Record<string, unknown>>>();
   for (const [name, value] of Object.entries(named)) {
@@ -24,9 +32,10 @@ export function capabilityResolver(
   const fromSpec = (spec: CapabilitySpec, agent: string): CapabilitySet => {
     if (spec instanceof CapabilitySet) return spec;
     if (typeof spec === 'string') {
-      const found = sets.get(spec);
+      const found = sets.get(spec) ?? fleet.shared?.(spec);
       if (found === undefined) {
-        const known = [...sets.keys()].map((k) => `'${k}'`).join(', ') || 'none';
+        const known =
+          [...sets.keys(), ...(fleet.sharedNames ?? [])].map((k) => `'${k}'`).join(', ') || 'none';
         throw new ConfigError(
           `Agent '${agent}' asks for the capability set '${spec}', which the engine does not have (known: ${known}). Add it to capabilitySets.`,
           { issues: [{ path: 'capabilities', message: `unknown capability set '${spec}'` }] },
@@ -34,12 +43,12 @@ export function capabilityResolver(
       }
       return fromSpec(found, agent);
     }
-    return CapabilitySet.fromPolicy(spec, { clock });
+    return CapabilitySet.fromPolicy(spec, { clock, quotaCounter: fleet.quotaCounter });
   };
   return (spec, agent) => {
     if (spec === undefined) {
       logger.info(`agent '${agent}' has no capabilities: every tool call will be denied`);
-      return new CapabilitySet({ clock });
+      return new CapabilitySet({ clock, quotaCounter: fleet.quotaCounter });
     }
     return fromSpec(spec, agent);
   };

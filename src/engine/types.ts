@@ -13,6 +13,8 @@ import type { CapabilitySet } from '../security/capability-set.js';
 import type { AuditFailureMode } from '../security/gate.js';
 import type { Approver, AuditSink } from '../security/types.js';
 import type { NativeTool } from '../session/native-tool.js';
+import type { QuotaFallback } from '../state/quota-counter.js';
+import type { StateStore } from '../state/types.js';
 
 /**
  * Creates a manager; the engine passes the agent's capabilities, audit, approver, agent name, tracer and its shared
@@ -64,6 +66,33 @@ export interface EngineDefaults {
   readonly managerOptions?: EngineManagerOptions | undefined;
 }
 
+/**
+ * One state store and principal for every agent of the engine (issue 16, a fleet of processes and hosts): quotas,
+ * tool pins, OAuth tokens and shared policy revisions live in the store, so they hold across every process that
+ * points at it.
+ */
+export interface EngineStateOptions {
+  /** The shared store, e.g. `await RedisStateStore.connect({ url })`. Its owner closes it, after the engine. */
+  store: StateStore;
+  /** The tenant or user every agent acts for: in audit records and shared quota keys. @default none */
+  principal?: string | undefined;
+  /**
+   * What a quota does while the store cannot answer: `'deny'` (fail closed) or `{ localShare: { replicas } }`
+   * (each of `replicas` processes gives its share). Applies to sets the engine parses from policies and to shared
+   * policies. @default 'deny'
+   */
+  quotaFallback?: QuotaFallback | undefined;
+  /**
+   * Names of shared policies (`SharedPolicy`) to follow: each becomes a capability set of that name for
+   * `createAgent({ capabilities: name })`, updated on every published version. @default none
+   */
+  policies?: readonly string[] | undefined;
+  /** Share tool pins through the store: an approval in one process unblocks the tool in all. @default true */
+  pins?: boolean | undefined;
+  /** Keep OAuth tokens in the store, refreshed by one process at a time (unless `managerOptions.serverAuth` is set). @default true */
+  tokens?: boolean | undefined;
+}
+
 /** Options of `new Engine()`: each replaces one binding of the composition root. */
 export interface EngineOptions {
   /** Creates each agent's manager. @default `(o) => new MCPClientManager(o)` */
@@ -102,6 +131,11 @@ export interface EngineOptions {
   defaultModel?: ModelProvider | string | undefined;
   /** Ms since the epoch, for audit records and for rule expiry of sets parsed from policies. @default `Date.now` */
   clock?: (() => number) | undefined;
+  /**
+   * Share state with the other processes of a fleet: quotas, pins, OAuth tokens and policy revisions in one
+   * store, and one principal for every agent. @default none: everything stays in this process
+   */
+  state?: EngineStateOptions | undefined;
   /** @default DEFAULT_MAX_TURNS (10) */
   maxTurns?: number | undefined;
   /** @default DEFAULT_MAX_PARALLEL_TOOL_CALLS (8) */

@@ -1,9 +1,12 @@
 /**
- * The one path every tool call takes after name resolution: a `tools/call` span, the capability gate (nothing is
- * sent when it denies), argument validation, the server's call slot, a live client (waiting out a reconnect
- * within the timeout), the request itself with progress and cancellation, and one automatic re-send only when
- * the call provably never reached the server or the config marks the tool idempotent.
+ * The one path every tool call takes after name resolution: a `tools/call` span, argument validation (after
+ * explicit denies, before argument conditions), the capability gate (nothing is sent when it denies), the
+ * server's call slot, a live client (waiting out a reconnect within the timeout), the request itself with progress
+ * and cancellation, one automatic re-send only when the call provably never reached the server or the config
+ * marks the tool idempotent, and the result checked against the tool's `outputSchema`.
  */
+
+import type { Tool } from '@modelcontextprotocol/client';
 import {
   type Attributes,
   context as otelContext,
@@ -15,14 +18,22 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { type InteropError, isInteropError, NotConnectedError, ToolInputError } from '../errors.js';
+import {
+  type InteropError,
+  isInteropError,
+  NotConnectedError,
+  ToolInputError,
+  type ToolInputIssue,
+  ToolOutputError,
+} from '../errors.js';
 import type { SecretRedactor } from '../redact.js';
 import { AUDIT_SPAN_EVENT } from '../security/audit.js';
 import type { CapabilityGate } from '../security/gate.js';
-import type { Decision } from '../security/types.js';
+import type { AccessRequest, Decision } from '../security/types.js';
 import { type ArgumentLimits, argumentLimitIssue } from '../tools/limits.js';
 import { type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
 import type { ToolCallOptions } from '../tools/tool-wrapper.js';
+import type { OutputValidator } from '../tools/validate.js';
 import type { CatalogEntry, ToolCatalog } from './catalog.js';
 import { toolMatchesAny } from './config.js';
 import type { ServerConnection } from './connection.js';
@@ -167,6 +178,11 @@ async function callInSpan(
     tool,
     definitionHash: entry.hash,
   };
+  // Issue 18 item 3: the arguments meet the tool's schema before the policy's argument conditions see them, so a
+  // misspelt argument is a schema error the caller can fix, not a denial that hides it. Deny rules still come
+  // first: a call an explicit deny matches (or that no rule could ever allow) is answered with the denial.
+  const invalid = checkInput(deps, entry, input);
+  if (invalid !== undefined && !deniedWhatever(deps, request)) throw invalid;
   // Read before deciding: any change from here on makes the call decide again right before it is sent.
   let revision = deps.gate.capabilities.revision;
   let decision: Decision;
@@ -178,11 +194,9 @@ async function callInSpan(
   }
   // A span that records nothing (no OpenTelemetry SDK) gets no attributes built for it.
   if (span.isRecording()) span.addEvent(DECISION_EVENT, decisionAttributes(resource, decision));
+  // The policy changed between the two looks and now allows it: the arguments are still wrong.
+  if (invalid !== undefined) throw invalid;
 
-  const tooBig = argumentLimitIssue(input, deps.argumentLimits);
-  if (tooBig !== undefined) throw new ToolInputError(name, [tooBig], { server });
-  const issues = deps.catalog.validatorOf(entry)(input);
-  if (issues.length > 0) throw new ToolInputError(name, issues, { server });
   if (connection === undefined || (entry.wrapper.offline && connection.state !== 'ready')) {
     throw new NotConnectedError(
       entry.wrapper.offline
@@ -200,8 +214,16 @@ async function callInSpan(
     Object.keys(meta).length === 0
       ? { name: tool, arguments: input }
       : { name: tool, arguments: input, _meta: meta };
+  const outputValidator = deps.catalog.outputValidatorOf(entry);
   const requestOptions = {
     timeout: timeoutMs,
+    // The client checks structuredContent itself when its cached tool list has an outputSchema; we check it
+    // here instead (once, with bounded $refs, with our error). A definition without outputSchema turns its check
+    // off and keeps the inputSchema for SEP-2243 header mirroring; the client then does not refresh its list
+    // and retry by itself on a HEADER_MISMATCH answer (only for tools with an outputSchema).
+    ...(outputValidator === undefined
+      ? {}
+      : { toolDefinition: { name: tool, inputSchema: entry.wrapper.inputSchema as Tool['inputSchema'] } }),
     // The SDK only resets the timeout on progress when an onprogress handler is set.
     onprogress: options.onProgress ?? noop,
     resetTimeoutOnProgress: true,
@@ -231,6 +253,7 @@ async function callInSpan(
       deps.events.emit('tool_call_started', () => ({ callId, name, server, tool, attempt }));
       try {
         const raw = await client.callTool(params, requestOptions);
+        if (outputValidator !== undefined) checkOutput(name, server, outputValidator, raw);
         const result = toToolCallResult(raw, { maxResultChars: deps.maxResultChars });
         const durationMs = performance.now() - started;
         connection.stats.record(durationMs, !result.isError);
@@ -282,6 +305,66 @@ async function callInSpan(
     perCall?.dispose();
     release();
   }
+}
+
+/**
+ * What is wrong with `input` for this tool, before any argument condition is evaluated: over the argument limits,
+ * not matching the input schema, or a schema (input or output) that cannot be used. Undefined when it is fine.
+ */
+function checkInput(
+  deps: CallPathDeps,
+  entry: CatalogEntry,
+  input: Record<string, unknown>,
+): InteropError | undefined {
+  const { name, server } = entry.wrapper;
+  const tooBig = argumentLimitIssue(input, deps.argumentLimits);
+  if (tooBig !== undefined) return new ToolInputError(name, [tooBig], { server });
+  try {
+    const issues = deps.catalog.validatorOf(entry)(input);
+    if (issues.length > 0) return new ToolInputError(name, issues, { server });
+    // Compiled before anything is sent: a tool whose results could never be checked is not called.
+    deps.catalog.outputValidatorOf(entry);
+  } catch (err) {
+    if (isInteropError(err)) return err;
+    throw err;
+  }
+  return undefined;
+}
+
+/**
+ * Whether the policy denies this call whatever its arguments: an explicit deny applies, or no rule could ever
+ * allow it. Side-effect free (no quota is used, nothing audited): the gate then decides and records it.
+ */
+function deniedWhatever(deps: CallPathDeps, request: AccessRequest): boolean {
+  const caps = deps.gate.capabilities;
+  const { resource, action, context } = request;
+  if (caps.check(resource, action, context).effect === 'deny') return true;
+  const withoutArgs = { ...context, args: undefined };
+  return !caps.couldAllow(resource, action, withoutArgs);
+}
+
+/**
+ * MCP tools, "Output Schema": a successful result of a tool with an `outputSchema` carries `structuredContent`
+ * that matches it. `isError` results are exempt (they report the failure, not the output).
+ */
+function checkOutput(name: string, server: string, validate: OutputValidator, raw: unknown): void {
+  const result = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+  if (result.isError === true) return;
+  const structured = result.structuredContent;
+  let issues: ToolInputIssue[];
+  if (structured === undefined) {
+    issues = [{ field: '', message: 'is missing, though the tool declares an outputSchema' }];
+  } else {
+    try {
+      issues = validate(structured);
+    } catch (err) {
+      // A value nested deep enough to exhaust the stack under a recursive schema.
+      issues = [
+        { field: '', message: `could not be checked (${err instanceof Error ? err.message : String(err)})` },
+      ];
+    }
+  }
+  if (issues.length > 0) throw new ToolOutputError(name, issues, { server });
 }
 
 /** The connection itself failed (as opposed to the server answering with an error). */

@@ -15,10 +15,17 @@ import { ToolNameRegistry, unsafeToolNameReason } from '../tools/names.js';
 import {
   type ToolAnnotations,
   type ToolDefinition,
+  type ToolIcon,
   type ToolInvoker,
   ToolWrapper,
 } from '../tools/tool-wrapper.js';
-import { compileInputValidator, type InputValidator, normalizeInputSchema } from '../tools/validate.js';
+import {
+  compileInputValidator,
+  compileOutputValidator,
+  type InputValidator,
+  normalizeInputSchema,
+  type OutputValidator,
+} from '../tools/validate.js';
 import type { ToolFilter } from './config.js';
 import { toolPassesFilter } from './config.js';
 
@@ -29,8 +36,12 @@ export interface CatalogEntry {
   hash: string;
   /** Set while a changed definition awaits approval (`onToolChange: 'block'`), with what changed. */
   blocked: { pinned: string; current: string; definition: PinnedToolDefinition } | undefined;
+  /** What the pin covers of a live tool (to re-check it when a pin changes elsewhere); undefined offline. */
+  pinned: PinnedToolDefinition | undefined;
   /** Compiled lazily at the first call: servers may list many tools that are never called. */
   validator: InputValidator | undefined;
+  /** The output schema's validator, compiled once per definition at the first call (when it has one). */
+  outputValidator: OutputValidator | undefined;
 }
 
 /** What a merge changed, by exposed name, plus what it refused. */
@@ -59,7 +70,7 @@ export interface MergeOptions {
 }
 
 /** The shape a tool arrives in, live (`tools/list`) or offline (`registerTools`). */
-export type RawTool = Pick<Tool, 'name' | 'description' | 'annotations' | 'title'> & {
+export type RawTool = Pick<Tool, 'name' | 'description' | 'annotations' | 'title' | 'icons'> & {
   /** JSON Schemas are read loosely here: `normalizeInputSchema` and the validator check them. */
   inputSchema: { type: 'object'; [key: string]: unknown };
   outputSchema?: { [key: string]: unknown } | undefined;
@@ -139,6 +150,7 @@ export class ToolCatalog {
       const blocked = options.offline
         ? undefined
         : this.#checkPin(server, registered.name, raw, hash, options, change);
+      const pinned = options.offline || options.pins === undefined ? undefined : pinnedPartsOf(raw);
       next.add(registered.name);
       const existing = this.#entries.get(registered.name);
       if (existing === undefined) {
@@ -146,16 +158,21 @@ export class ToolCatalog {
           wrapper: new ToolWrapper(definition, this.#invoker),
           hash,
           blocked,
+          pinned,
           validator: undefined,
+          outputValidator: undefined,
         });
         change.added.push(registered.name);
       } else {
         if (existing.hash !== hash || existing.wrapper.title !== definition.title) {
           change.changed.push(registered.name);
+          // Validators belong to one definition (the hash covers both schemas): compiled again at the next call.
           existing.validator = undefined;
+          existing.outputValidator = undefined;
         }
         existing.hash = hash;
         existing.blocked = blocked;
+        existing.pinned = pinned;
         existing.wrapper._update(definition);
       }
     }
@@ -232,6 +249,33 @@ export class ToolCatalog {
     return true;
   }
 
+  /**
+   * Re-checks a live tool against its pin after the pin changed in another process (issue 16, shared pins): a
+   * definition that now matches is unblocked; one that no longer does is blocked when `onToolChange` is `block`.
+   * A removed pin changes nothing (the next discovery pins again). Returns what was done, if anything.
+   */
+  recheckPin(
+    server: string,
+    tool: string,
+    pins: PinStore,
+    onToolChange: MergeOptions['onToolChange'],
+  ): { name: string; action: 'unblocked' | 'blocked'; pinned: string; current: string } | undefined {
+    const entry = [...(this.#byServer.get(server) ?? [])]
+      .map((name) => this.#entries.get(name))
+      .find((e) => e?.wrapper.tool === tool);
+    const pinnedHash = pins.get(server, tool);
+    if (entry?.pinned === undefined || pinnedHash === undefined) return undefined;
+    const name = entry.wrapper.name;
+    if (pinnedHash === entry.hash) {
+      if (entry.blocked === undefined) return undefined;
+      entry.blocked = undefined;
+      return { name, action: 'unblocked', pinned: pinnedHash, current: entry.hash };
+    }
+    if ((onToolChange ?? 'block') !== 'block') return undefined;
+    entry.blocked = { pinned: pinnedHash, current: entry.hash, definition: entry.pinned };
+    return { name, action: 'blocked', pinned: pinnedHash, current: entry.hash };
+  }
+
   /** Removes every tool of `server`. */
   removeServer(server: string): string[] {
     const names = this.#byServer.get(server);
@@ -250,6 +294,17 @@ export class ToolCatalog {
     });
     return entry.validator;
   }
+
+  /** The entry's output validator, compiled on first use; undefined when the tool has no output schema. */
+  outputValidatorOf(entry: CatalogEntry): OutputValidator | undefined {
+    const schema = entry.wrapper.outputSchema;
+    if (schema === undefined) return undefined;
+    entry.outputValidator ??= compileOutputValidator(schema as Record<string, unknown>, {
+      toolName: entry.wrapper.name,
+      server: entry.wrapper.server,
+    });
+    return entry.outputValidator;
+  }
 }
 
 function toDefinition(name: string, server: string, raw: RawTool, offline: boolean): ToolDefinition {
@@ -259,6 +314,7 @@ function toDefinition(name: string, server: string, raw: RawTool, offline: boole
     tool: raw.name,
     title: raw.title ?? raw.annotations?.title,
     description: raw.description ?? '',
+    icons: safeIcons(raw.icons),
     inputSchema: deepFreeze(normalizeInputSchema(raw.inputSchema as Record<string, unknown>)),
     outputSchema: raw.outputSchema === undefined ? undefined : deepFreeze(structuredClone(raw.outputSchema)),
     annotations:
@@ -267,6 +323,29 @@ function toDefinition(name: string, server: string, raw: RawTool, offline: boole
         : (deepFreeze(structuredClone(raw.annotations)) as ToolAnnotations),
     offline,
   });
+}
+
+/**
+ * The icons worth passing on: `https:` or `data:image/` sources only (MCP 2026-07-28 basic, "Icons": clients MUST
+ * reject unsafe schemes such as `javascript:` and `file:`), copied and frozen. Undefined when none is left.
+ */
+function safeIcons(icons: unknown): readonly ToolIcon[] | undefined {
+  if (!Array.isArray(icons)) return undefined;
+  const kept: ToolIcon[] = [];
+  for (const icon of icons) {
+    if (typeof icon !== 'object' || icon === null || typeof icon.src !== 'string') continue;
+    if (!/^(?:https:\/\/|data:image\/)/i.test(icon.src)) continue;
+    const { src, mimeType, sizes, theme } = icon as Record<string, unknown>;
+    kept.push(
+      Object.freeze({
+        src: src as string,
+        ...(typeof mimeType === 'string' ? { mimeType } : {}),
+        ...(Array.isArray(sizes) ? { sizes: Object.freeze(sizes.filter((x) => typeof x === 'string')) } : {}),
+        ...(theme === 'light' || theme === 'dark' ? { theme } : {}),
+      }),
+    );
+  }
+  return kept.length === 0 ? undefined : Object.freeze(kept);
 }
 
 function deepFreeze<T>(value: T): T {

@@ -1,6 +1,8 @@
 /**
  * Server configuration: one zod schema per transport, a union on `transport`, parsed once where it enters.
- * The schema is the source of the TypeScript types.
+ * The schema is the source of the TypeScript types, and its `.describe()` texts are the one source of the
+ * field descriptions: the API reference's field tables (docs/reference/config-types.md), the project file's
+ * reference page and the shipped JSON Schema are generated from them.
  */
 import { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../errors.js';
@@ -17,7 +19,10 @@ export const ServerNameSchema = z
   .string()
   .regex(SERVER_NAME_RE, 'must be 1-40 characters of A-Z, a-z, 0-9, _ and -')
   .refine((s) => !s.includes('__'), 'must not contain "__" (it separates server and tool in tool names)')
-  .refine((s) => !s.startsWith('_') && !s.endsWith('_'), 'must not start or end with "_"');
+  .refine((s) => !s.startsWith('_') && !s.endsWith('_'), 'must not start or end with "_"')
+  .describe(
+    'Unique name of the server within a manager: the `{server}` of `mcp__{server}__{tool}` and of `mcp:{server}:{tool}`. 1-40 characters of `A-Z a-z 0-9 _ -`, no `__`, not starting or ending with `_`.',
+  );
 
 /** A tool-name filter entry: an exact original tool name, or a glob where `*` matches any run of characters. */
 const ToolNamePattern = z.string().min(1, 'must not be empty');
@@ -25,18 +30,22 @@ const ToolNamePattern = z.string().min(1, 'must not be empty');
 /** Which tools of a server are exposed at all. Deny wins over allow; no `allow` means all. */
 export const ToolFilterSchema = z
   .object({
-    /** Tools to expose (exact names or `*` globs). Absent: every tool. */
-    allow: z.array(ToolNamePattern).optional(),
-    /** Tools never to expose, even when `allow` matches. */
-    deny: z.array(ToolNamePattern).optional(),
-    /**
-     * Tools that are safe to send twice: after a lost connection their call is sent again once the server is
-     * back. Other calls are only re-sent when they are known never to have reached the server. Server
-     * annotations (`idempotentHint`) are untrusted and never make a call be sent twice.
-     */
-    idempotent: z.array(ToolNamePattern).optional(),
+    allow: z
+      .array(ToolNamePattern)
+      .optional()
+      .describe('Tools to expose: exact names or `*` globs. Without it, every tool.'),
+    deny: z.array(ToolNamePattern).optional().describe('Tools never to expose, even when `allow` matches.'),
+    idempotent: z
+      .array(ToolNamePattern)
+      .optional()
+      .describe(
+        'Tools safe to send twice (exact names or `*` globs): after a lost connection their call is sent again once the server is back. Other calls are re-sent only when they never reached the server. Server annotations (idempotentHint) are untrusted and never make a call be sent twice.',
+      ),
   })
-  .strict();
+  .strict()
+  .describe(
+    'Which tools of this server are exposed at all, and which are safe to retry. Deny wins over allow.',
+  );
 
 /** Reconnect defaults. */
 export const DEFAULT_RECONNECT = Object.freeze({
@@ -51,50 +60,90 @@ export const DEFAULT_RECONNECT = Object.freeze({
 /** How a server that drops is brought back: exponential backoff with jitter. */
 export const ReconnectSchema = z
   .object({
-    /** @default true */
-    enabled: z.boolean().default(DEFAULT_RECONNECT.enabled),
-    /** Attempts before the server is `failed`; `Infinity` (or the string "Infinity") never gives up. @default 5 */
+    enabled: z.boolean().default(DEFAULT_RECONNECT.enabled).describe('Reconnect after the server drops.'),
+    // The default sits before the transform so that the JSON Schema (the input side) shows it.
     maxAttempts: z
       .union([z.literal(Number.POSITIVE_INFINITY), z.literal('Infinity'), z.number().int().positive()])
+      .default(DEFAULT_RECONNECT.maxAttempts)
       .transform((v) => (v === 'Infinity' ? Number.POSITIVE_INFINITY : v))
-      .default(DEFAULT_RECONNECT.maxAttempts),
-    /** Delay before the first attempt. @default 250 */
-    initialDelayMs: z.number().int().min(0).max(3_600_000).default(DEFAULT_RECONNECT.initialDelayMs),
-    /** Cap on any delay. @default 30 000 */
-    maxDelayMs: z.number().int().min(0).max(3_600_000).default(DEFAULT_RECONNECT.maxDelayMs),
-    /** Growth per attempt. @default 2 */
-    factor: z.number().min(1).max(10).default(DEFAULT_RECONNECT.factor),
-    /** `full`: a random delay between 0 and the computed one (spreads herds); `none`: exact. @default 'full' */
-    jitter: z.enum(['full', 'none']).default(DEFAULT_RECONNECT.jitter),
+      .describe('Attempts before the server is failed; Infinity (or the string "Infinity") never gives up.'),
+    initialDelayMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(3_600_000)
+      .default(DEFAULT_RECONNECT.initialDelayMs)
+      .describe('Delay before the first attempt, in milliseconds.'),
+    maxDelayMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(3_600_000)
+      .default(DEFAULT_RECONNECT.maxDelayMs)
+      .describe('Cap on any delay, in milliseconds.'),
+    factor: z
+      .number()
+      .min(1)
+      .max(10)
+      .default(DEFAULT_RECONNECT.factor)
+      .describe('Growth of the delay per attempt.'),
+    jitter: z
+      .enum(['full', 'none'])
+      .default(DEFAULT_RECONNECT.jitter)
+      .describe('full: a random delay between 0 and the computed one (spreads herds); none: exact.'),
   })
-  .strict();
+  .strict()
+  .describe('How a server that drops is brought back: exponential backoff with jitter.');
 
 export type ReconnectOptions = z.output<typeof ReconnectSchema>;
 
+// Field descriptions live on the schemas (`.describe()`), the one source the docs are generated from.
 const common = {
-  /** Unique name of the server within a manager; the `{server}` in `mcp__{server}__{tool}`. */
   name: ServerNameSchema,
-  /** Per-request timeout in ms. @default 60 000 */
-  timeoutMs: z.number().int().positive().max(86_400_000).default(DEFAULT_REQUEST_TIMEOUT_MS),
-  /** Connect timeout in ms. @default 30 000 */
-  connectTimeoutMs: z.number().int().positive().max(3_600_000).default(DEFAULT_CONNECT_TIMEOUT_MS),
-  /** Which tools to expose at all. */
+  timeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .max(86_400_000)
+    .default(DEFAULT_REQUEST_TIMEOUT_MS)
+    .describe('Per-request timeout in milliseconds.'),
+  connectTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .max(3_600_000)
+    .default(DEFAULT_CONNECT_TIMEOUT_MS)
+    .describe('Connect timeout (start, initialize and tool discovery) in milliseconds.'),
   tools: ToolFilterSchema.optional(),
-  /** A disabled server is validated but never connected. @default true */
-  enabled: z.boolean().default(true),
-  /**
-   * What to do when a tool's definition differs from its pin (a rug pull, or an honest update): `block` its calls
-   * until `approveToolChange`, `warn` and re-pin, or `accept` and re-pin quietly. @default 'block'
-   */
-  onToolChange: z.enum(['block', 'warn', 'accept']).default('block'),
-  /** Auto-reconnect after the server drops. */
+  enabled: z.boolean().default(true).describe('A disabled server is validated but never connected.'),
+  onToolChange: z
+    .enum(['block', 'warn', 'accept'])
+    .default('block')
+    .describe(
+      "What to do when a tool's definition differs from its pin (a rug pull, or an honest update): block its calls until approved, warn and re-pin, or accept and re-pin quietly.",
+    ),
   reconnect: ReconnectSchema.default(ReconnectSchema.parse({})),
-  /** Total time a call may take even while the server reports progress (progress resets `timeoutMs`). */
-  maxTotalTimeoutMs: z.number().int().positive().max(86_400_000).optional(),
-  /** Calls in flight at once to this server; more wait in a bounded queue. @default unlimited */
-  maxConcurrentCalls: z.number().int().positive().optional(),
-  /** Calls that may wait for a slot; beyond it calls fail fast with `OVERLOADED`. @default 100 */
-  maxQueuedCalls: z.number().int().min(0).default(100),
+  maxTotalTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .max(86_400_000)
+    .optional()
+    .describe(
+      'Total time a call may take even while the server reports progress (progress resets timeoutMs), in milliseconds.',
+    ),
+  maxConcurrentCalls: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Calls in flight at once to this server; more wait in a bounded queue. Default: unlimited.'),
+  maxQueuedCalls: z
+    .number()
+    .int()
+    .min(0)
+    .default(100)
+    .describe('Calls that may wait for a slot; beyond it calls fail fast with OVERLOADED.'),
 };
 
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid environment variable name');
@@ -103,27 +152,40 @@ const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid en
 export const StdioServerConfigSchema = z
   .object({
     ...common,
-    transport: z.literal('stdio'),
-    /** The program to run (no shell is involved). */
-    command: z.string().min(1, 'must not be empty'),
-    args: z.array(z.string()).default([]),
-    /** Extra environment variables for the child, on top of the minimal default environment. */
-    env: z.record(EnvName, z.string()).default({}),
-    cwd: z.string().min(1).optional(),
-    /**
-     * Which variables of this process the child inherits beyond the minimal default list
-     * (HOME, LOGNAME, PATH, SHELL, TERM, USER): `true` for all of them, or a list of names. @default false
-     */
-    inheritEnv: z.union([z.boolean(), z.array(EnvName)]).default(false),
-    /** The largest message (one stdout line) accepted; a larger one fails the server. @default 128 MiB */
+    transport: z.literal('stdio').describe('How the server is reached: stdio, sse, http or auto.'),
+    command: z.string().min(1, 'must not be empty').describe('The program to run (no shell is involved).'),
+    args: z.array(z.string()).default([]).describe('Arguments of the program.'),
+    env: z
+      .record(EnvName, z.string())
+      .default({})
+      .describe(
+        'Extra environment variables for the server process, on top of the minimal default environment. Values are never printed.',
+      ),
+    cwd: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Working directory of the server process. Default: this process's; in a project file, the directory of that file (and a relative cwd is relative to it).",
+      ),
+    inheritEnv: z
+      .union([z.boolean(), z.array(EnvName)])
+      .default(false)
+      .describe(
+        'Variables of this process the server inherits beyond HOME, LOGNAME, PATH, SHELL, TERM and USER: true for all, or a list of names.',
+      ),
     maxMessageBytes: z
       .number()
       .int()
       .min(1024)
       .max(2 ** 31)
-      .default(128 * 1024 * 1024),
+      .default(128 * 1024 * 1024)
+      .describe(
+        'The largest message (one line of output) accepted from the server, in bytes (default 128 MiB); a larger one fails the server.',
+      ),
   })
-  .strict();
+  .strict()
+  .describe('A local server run as a child process, speaking MCP over its stdin and stdout.');
 
 const HttpUrl = z
   .string()
@@ -135,24 +197,48 @@ const HeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a 
 /** OAuth 2.1 for this server (issue 9); run by the auth area's `createServerAuth`. Secrets are never logged. */
 export const OAuthConfigSchema = z
   .object({
-    type: z.literal('oauth'),
-    /** `authorization_code` (a user signs in) or `client_credentials` (machine to machine). */
-    grant: z.enum(['authorization_code', 'client_credentials']).default('authorization_code'),
-    /** A pre-registered client; without one the client registers dynamically. */
-    clientId: z.string().min(1).optional(),
-    clientSecret: z.string().min(1).optional(),
+    type: z.literal('oauth').describe("Always 'oauth'."),
+    grant: z
+      .enum(['authorization_code', 'client_credentials'])
+      .default('authorization_code')
+      .describe('authorization_code (a user signs in) or client_credentials (machine to machine).'),
+    clientId: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('A pre-registered client id; without one the client registers dynamically (RFC 7591).'),
+    clientSecret: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('The client secret of a confidential client. Never printed.'),
     tokenEndpointAuthMethod: z
       .enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'])
-      .optional(),
-    /** PEM (PKCS#8) private key for `private_key_jwt`. */
-    privateKey: z.string().min(1).optional(),
-    signingAlgorithm: z.string().min(1).optional(),
-    /** HTTPS URL of a client ID metadata document. */
-    clientMetadataUrl: z.string().url().optional(),
-    /** Scopes to ask for when the server names none. */
-    scope: z.string().min(1).optional(),
-    /** Fixed loopback port for the redirect receiver. @default any free port */
-    redirectPort: z.number().int().min(0).max(65_535).optional(),
+      .optional()
+      .describe('How the client authenticates at the token endpoint.'),
+    privateKey: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('PEM (PKCS#8) private key for private_key_jwt. Never printed.'),
+    signingAlgorithm: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('JWS algorithm for private_key_jwt, e.g. RS256 or ES256.'),
+    clientMetadataUrl: z
+      .string()
+      .url()
+      .optional()
+      .describe('HTTPS URL of a client ID metadata document, used as the client id.'),
+    scope: z.string().min(1).optional().describe('Scopes to ask for when the server names none.'),
+    redirectPort: z
+      .number()
+      .int()
+      .min(0)
+      .max(65_535)
+      .optional()
+      .describe('Fixed loopback port for the sign-in redirect. Default: any free port.'),
   })
   .strict()
   .describe(
@@ -161,7 +247,10 @@ export const OAuthConfigSchema = z
 
 /** A command whose stdout is a JSON object of headers, run again when the server answers 401. */
 export const HeadersHelperSchema = z
-  .object({ command: z.string().min(1), args: z.array(z.string()).default([]) })
+  .object({
+    command: z.string().min(1).describe('The program to run (no shell).'),
+    args: z.array(z.string()).default([]).describe('Its arguments.'),
+  })
   .strict()
   .describe(
     'A command (no shell) printing a JSON object of headers; run again when the server answers 401. Output is never printed.',
@@ -232,7 +321,7 @@ export const NetworkConfigSchema = z
       .array(z.string().min(1))
       .optional()
       .describe(
-        'Hosts allowed whatever they resolve to: names, *.suffix wildcards, IP addresses or CIDR ranges.',
+        'Hosts allowed whatever they resolve to: names, `*.suffix` wildcards, IP addresses or CIDR ranges.',
       ),
     denyHosts: z
       .array(z.string().min(1))
@@ -289,39 +378,58 @@ export const HttpConfigSchema = z
   );
 
 const httpFields = {
-  url: HttpUrl,
-  /** Static headers sent with every request (e.g. `Authorization`). Never logged. */
-  headers: z.record(HeaderName, z.string()).default({}),
-  /** OAuth for this server. */
+  url: HttpUrl.describe('The server endpoint: an absolute http: or https: URL.'),
+  headers: z
+    .record(HeaderName, z.string())
+    .default({})
+    .describe('Headers sent with every request, e.g. Authorization. Values are never printed.'),
   auth: OAuthConfigSchema.optional(),
-  /** Dynamic headers from a command, refreshed on 401. */
   headersHelper: HeadersHelperSchema.optional(),
-  /** TLS on top of the manager's (extra CAs, client certificate). */
   tls: ServerTlsSchema.optional(),
-  /** The proxy for this server, instead of the manager's. */
   proxy: ServerProxySchema.optional(),
 };
 
 /** The 2024-11-05 HTTP+SSE transport. */
 export const SseServerConfigSchema = z
-  .object({ ...common, transport: z.literal('sse'), ...httpFields })
-  .strict();
+  .object({
+    ...common,
+    transport: z.literal('sse').describe('How the server is reached: stdio, sse, http or auto.'),
+    ...httpFields,
+  })
+  .strict()
+  .describe('A remote server speaking the 2024-11-05 HTTP+SSE transport.');
 /** Streamable HTTP (MCP 2025-03-26 and later). */
 export const HttpServerConfigSchema = z
-  .object({ ...common, transport: z.literal('http'), ...httpFields })
-  .strict();
+  .object({
+    ...common,
+    transport: z.literal('http').describe('How the server is reached: stdio, sse, http or auto.'),
+    ...httpFields,
+  })
+  .strict()
+  .describe('A remote server speaking Streamable HTTP (MCP 2025-03-26 and later).');
 /** Streamable HTTP first; SSE when the server answers the initialize POST with a 4xx (the spec's fallback). */
 export const AutoServerConfigSchema = z
-  .object({ ...common, transport: z.literal('auto'), ...httpFields })
-  .strict();
+  .object({
+    ...common,
+    transport: z.literal('auto').describe('How the server is reached: stdio, sse, http or auto.'),
+    ...httpFields,
+  })
+  .strict()
+  .describe(
+    'A remote server: Streamable HTTP first, HTTP+SSE when the server answers the first request with a 4xx.',
+  );
 
 /** Any server config, discriminated by `transport`. */
-export const MCPServerConfigSchema = z.discriminatedUnion('transport', [
-  StdioServerConfigSchema,
-  SseServerConfigSchema,
-  HttpServerConfigSchema,
-  AutoServerConfigSchema,
-]);
+export const MCPServerConfigSchema = z
+  .discriminatedUnion('transport', [
+    StdioServerConfigSchema,
+    SseServerConfigSchema,
+    HttpServerConfigSchema,
+    AutoServerConfigSchema,
+  ])
+  .describe(
+    'One MCP server: its name, how it is reached (transport and command or url) and per-server options.',
+  );
 
 /** A validated server config, defaults applied. */
 export type MCPServerConfig = z.output<typeof MCPServerConfigSchema>;

@@ -29,7 +29,7 @@ import { CallLimiter } from './limiter.js';
 import { httpStatusOf } from './request-errors.js';
 import { requestSignal } from './signals.js';
 import { CallStats } from './stats.js';
-import { ProcessStdioTransport } from './stdio-transport.js';
+import { ProcessStdioTransport, StdoutNoiseError } from './stdio-transport.js';
 import { type OpenClient, type OpenClientOptions, openClient } from './transport.js';
 
 /** Lifecycle of a connection. */
@@ -37,6 +37,8 @@ export type ConnectionState = 'idle' | 'connecting' | 'ready' | 'reconnecting' |
 
 /** How many stderr lines a connection keeps. */
 export const STDERR_LINES_KEPT = 50;
+/** Non-JSON stdout lines of a live server reported one by one (per connection); later ones are skipped quietly. */
+export const STDOUT_GARBAGE_WARNINGS = 5;
 /** Upper bound on pages followed in one list request (a server that paginates forever is cut off). */
 export const MAX_LIST_PAGES = 1000;
 
@@ -115,6 +117,7 @@ export class ServerConnection {
   #connectOptions: ConnectOptions | undefined;
   readonly #stderr: string[] = [];
   readonly #hooks: ConnectionHooks;
+  #garbageLines = 0;
 
   /** What the server said about itself in `initialize` or `server/discover`. */
   serverInfo: Implementation | undefined;
@@ -269,6 +272,7 @@ export class ServerConnection {
     const client = ready.client;
     client.onclose = () => this.#handleClose(ready);
     client.onerror = (error) => this.#handleTransportError(ready, error);
+    this.#garbageLines = 0;
     this.#setState('ready');
   }
 
@@ -281,6 +285,14 @@ export class ServerConnection {
     if (err instanceof RequestTimeoutError) {
       const timedOut = new ConnectionError(`${base}${detail}`, { cause: err, server: this.name });
       return redactor?.maskError(timedOut) ?? timedOut;
+    }
+    if (err instanceof StdoutNoiseError) {
+      // Its own words, not trimmed as server text: the quoted line is already cut, and the advice must stay whole.
+      const noisy = new ConnectionError(`Server '${this.name}' failed to connect: ${err.message}.${detail}`, {
+        cause: err,
+        server: this.name,
+      });
+      return redactor?.maskError(noisy) ?? noisy;
     }
     const hint =
       this.config.transport === 'stdio' && /ENOENT/.test(base)
@@ -455,12 +467,17 @@ export class ServerConnection {
           }),
         ),
       );
+    } else if (open.kind === 'stdio') {
+      // A server that logs to stdout does so on every call: the first lines are reported, then one notice.
+      this.#garbageLines += 1;
+      if (this.#garbageLines > STDOUT_GARBAGE_WARNINGS + 1) return;
+      const text =
+        this.#garbageLines > STDOUT_GARBAGE_WARNINGS
+          ? `Server '${this.name}' keeps writing lines to stdout that are not JSON-RPC messages; they are skipped without further warnings (a stdio server should log to stderr).`
+          : `Server '${this.name}': ${message}`;
+      this.#hooks.onWarning(this, 'STDOUT_GARBAGE', this.#connectOptions?.redactor?.mask(text) ?? text);
     } else {
-      this.#hooks.onWarning(
-        this,
-        open.kind === 'stdio' ? 'STDOUT_GARBAGE' : 'TRANSPORT_ERROR',
-        `Server '${this.name}': ${message}`,
-      );
+      this.#hooks.onWarning(this, 'TRANSPORT_ERROR', `Server '${this.name}': ${message}`);
     }
   }
 

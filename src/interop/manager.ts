@@ -134,6 +134,16 @@ export interface MCPClientManagerOptions {
   roots?: RootsOption | undefined;
 }
 
+/** Options of a resource read or prompt request. */
+export interface ResourceRequestOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  /** The agent on whose behalf it is made (conditions, audit). @default the manager's or view's agent */
+  agent?: string;
+  /** Who the agent acts for (audit, shared quotas). @default the manager's principal */
+  principal?: string;
+}
+
 /** Options of {@link MCPClientManager.withCapabilities}. */
 export interface CapabilityViewOptions {
   approver?: Approver | undefined;
@@ -150,6 +160,17 @@ export interface CapabilityViewOptions {
  */
 export interface CapabilityView extends ToolInvoker {
   readonly capabilities: CapabilitySet;
+  /** The tools the view's set could allow (as {@link MCPClientManager.visibleTools} for the manager's set). */
+  visibleTools(context?: CheckContext): ToolWrapper[];
+  /** {@link MCPClientManager.readResource}, decided by the view's set. */
+  readResource(server: string, uri: string, options?: ResourceRequestOptions): Promise<ReadResourceResult>;
+  /** {@link MCPClientManager.getPrompt}, decided by the view's set. */
+  getPrompt(
+    server: string,
+    name: string,
+    args?: Record<string, string>,
+    options?: ResourceRequestOptions,
+  ): Promise<GetPromptResult>;
   executeTool(name: string, args?: Record<string, unknown>, options?: ToolCallOptions): Promise<string>;
 }
 
@@ -241,6 +262,7 @@ export class MCPClientManager implements ToolInvoker {
   readonly #serverAuth: ServerAuthFactory | undefined;
   readonly #serverRequests: ServerRequestSupport | undefined;
   readonly #callPath: CallPathDeps;
+  readonly #unwatchPins: () => void;
   #callIds = 0;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -303,6 +325,10 @@ export class MCPClientManager implements ToolInvoker {
     this.#maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
     this.#agent = options.agent;
     this.#pins = options.pins ?? new PinStore();
+    // Issue 16: a pin another process wrote (an approval, a first sighting) re-checks this manager's tools.
+    this.#unwatchPins = this.#pins.onChange((change) => {
+      if (change.origin === 'shared') this.#pinChanged(change.server, change.tool);
+    });
     this.#tracer = options.tracer ?? trace.getTracer('interlock', CLIENT_VERSION);
     this.#catalog = new ToolCatalog(this, options.maxToolNameLength ?? DEFAULT_MAX_TOOL_NAME_LENGTH);
     this.#callPath = {
@@ -527,6 +553,7 @@ export class MCPClientManager implements ToolInvoker {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
+      this.#unwatchPins();
       this.#closeController.abort(new ClosedError('The manager was closed while connecting.'));
       await Promise.allSettled([...this.#pending.values()]);
       await this.disconnectAll();
@@ -571,13 +598,17 @@ export class MCPClientManager implements ToolInvoker {
    * model is not shown tools it can never call. Each call is still checked when it is made.
    */
   visibleTools(context?: CheckContext): ToolWrapper[] {
+    return this.#visibleTools(this.#capabilities, context);
+  }
+
+  #visibleTools(capabilities: CapabilitySet, context: CheckContext | undefined): ToolWrapper[] {
     return this.#catalog.wrappers().filter((wrapper) => {
       if (this.#catalog.get(wrapper.name)?.blocked !== undefined) return false;
       const ctx =
         context === undefined
           ? { annotations: wrapper.annotations }
           : { ...context, annotations: wrapper.annotations };
-      return this.#capabilities.couldAllow(`mcp:${wrapper.server}:${wrapper.tool}`, 'execute', ctx);
+      return capabilities.couldAllow(`mcp:${wrapper.server}:${wrapper.tool}`, 'execute', ctx);
     });
   }
 
@@ -698,8 +729,13 @@ export class MCPClientManager implements ToolInvoker {
       ...(options.clock === undefined ? {} : { clock: options.clock }),
     });
     const deps: CallPathDeps = { ...this.#callPath, gate, agent: options.agent ?? this.#agent };
+    const agent = options.agent ?? this.#agent;
     return {
       capabilities,
+      visibleTools: (context) => this.#visibleTools(capabilities, context),
+      readResource: (server, uri, opts) => this.#readResource(gate, agent, server, uri, opts ?? {}),
+      getPrompt: (server, name, args, opts) =>
+        this.#getPrompt(gate, agent, server, name, args ?? {}, opts ?? {}),
       callTool: (name, args, opts) => this.#call(deps, name, args, opts ?? {}),
       executeTool: async (name, args, opts) => (await this.#call(deps, name, args, opts ?? {})).text,
     };
@@ -747,15 +783,35 @@ export class MCPClientManager implements ToolInvoker {
   }
 
   /** Reads a resource, gated on `mcp-resource:{server}:{uri}` / `read`. */
-  async readResource(
+  readResource(
     server: string,
     uri: string,
-    options: { signal?: AbortSignal; timeoutMs?: number; agent?: string } = {},
+    options: ResourceRequestOptions = {},
   ): Promise<ReadResourceResult> {
-    await this.#gate.authorize({
+    return this.#readResource(this.#gate, this.#agent, server, uri, options);
+  }
+
+  /** Gets a prompt, gated on `mcp-prompt:{server}:{name}` / `get`. */
+  getPrompt(
+    server: string,
+    name: string,
+    args: Record<string, string> = {},
+    options: ResourceRequestOptions = {},
+  ): Promise<GetPromptResult> {
+    return this.#getPrompt(this.#gate, this.#agent, server, name, args, options);
+  }
+
+  async #readResource(
+    gate: CapabilityGate,
+    agent: string | undefined,
+    server: string,
+    uri: string,
+    options: ResourceRequestOptions,
+  ): Promise<ReadResourceResult> {
+    await gate.authorize({
       resource: `mcp-resource:${server}:${uri}`,
       action: 'read',
-      context: { agent: options.agent ?? this.#agent },
+      context: { agent: options.agent ?? agent, principal: options.principal ?? this.#callPath.principal },
       server,
     });
     return this.#request(server, `resource '${uri}'`, options, (client, request) =>
@@ -763,17 +819,22 @@ export class MCPClientManager implements ToolInvoker {
     );
   }
 
-  /** Gets a prompt, gated on `mcp-prompt:{server}:{name}` / `get`. */
-  async getPrompt(
+  async #getPrompt(
+    gate: CapabilityGate,
+    agent: string | undefined,
     server: string,
     name: string,
-    args: Record<string, string> = {},
-    options: { signal?: AbortSignal; timeoutMs?: number; agent?: string } = {},
+    args: Record<string, string>,
+    options: ResourceRequestOptions,
   ): Promise<GetPromptResult> {
-    await this.#gate.authorize({
+    await gate.authorize({
       resource: `mcp-prompt:${server}:${name}`,
       action: 'get',
-      context: { args, agent: options.agent ?? this.#agent },
+      context: {
+        args,
+        agent: options.agent ?? agent,
+        principal: options.principal ?? this.#callPath.principal,
+      },
       server,
     });
     return this.#request(server, `prompt '${name}'`, options, (client, request) =>
@@ -861,6 +922,29 @@ export class MCPClientManager implements ToolInvoker {
     if (this.#connections.get(server) !== connection || connection.state !== 'ready') return;
     connection.tools = tools;
     this.#mergeLive(connection);
+  }
+
+  /** A pin changed elsewhere: unblocks the tool if it now matches, blocks it if it no longer does. */
+  #pinChanged(server: string, tool: string): void {
+    const onToolChange = this.#connections.get(server)?.config.onToolChange;
+    const done = this.#catalog.recheckPin(server, tool, this.#pins, onToolChange);
+    if (done === undefined) return;
+    if (done.action === 'unblocked') {
+      this.#logger.info(`the definition of '${done.name}' was approved in another process`, { server });
+      return;
+    }
+    this.#report(
+      server,
+      {
+        added: [],
+        removed: [],
+        changed: [],
+        refused: [],
+        collisions: [],
+        pinChanges: [{ ...done, tool, action: 'blocked' }],
+      },
+      false,
+    );
   }
 
   /** Merges a live server's discovered tools into the catalog (pins checked) and reports what changed. */

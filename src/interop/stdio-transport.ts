@@ -12,6 +12,38 @@ import { onExit } from 'signal-exit';
 export const DEFAULT_KILL_GRACE_MS = 2_000;
 /** The longest stdout line accepted from a server (one JSON-RPC message). @default 128 MiB */
 export const DEFAULT_MAX_LINE_BYTES = 128 * 1024 * 1024;
+/**
+ * How long a server that wrote a non-JSON line to stdout before any JSON-RPC message gets to send one, before it
+ * is taken for something that does not speak MCP on stdio and closed. @default 3 000 ms
+ */
+export const DEFAULT_STDOUT_NOISE_GRACE_MS = 3_000;
+/** Longest part of a server's stdout line quoted in a message. */
+const MAX_QUOTED_LINE = 200;
+
+/**
+ * A server wrote something other than JSON-RPC to stdout before its first message, and no message followed
+ * within the grace period: it is not speaking MCP on stdio (started in HTTP mode, a wrong command, a banner
+ * printed on stdout by a server that then waits for something else). Ends the connect at once instead of
+ * waiting out `connectTimeoutMs` (issue 18, item 6).
+ */
+export class StdoutNoiseError extends Error {
+  /** The first offending line, cut to 200 characters (not yet masked: the connection masks its errors). */
+  readonly line: string;
+
+  constructor(line: string, graceMs: number) {
+    super(
+      `it wrote a line to stdout that is not an MCP message, and no MCP message followed within ${graceMs} ms: ${JSON.stringify(line)}. ` +
+        'A stdio server must write only JSON-RPC messages to stdout: check that the command and its arguments start it in stdio mode, and that it logs to stderr',
+    );
+    this.name = new.target.name;
+    this.line = line;
+  }
+}
+
+/** A stdout line as quoted in messages: cut to {@link MAX_QUOTED_LINE} characters. */
+function quoted(text: string): string {
+  return text.length > MAX_QUOTED_LINE ? `${text.slice(0, MAX_QUOTED_LINE)}…` : text;
+}
 
 /** Options of {@link ProcessStdioTransport}. */
 export interface ProcessStdioOptions {
@@ -25,6 +57,12 @@ export interface ProcessStdioOptions {
   killGraceMs?: number | undefined;
   /** @default DEFAULT_MAX_LINE_BYTES */
   maxLineBytes?: number | undefined;
+  /**
+   * After a non-JSON stdout line that comes before any JSON-RPC message, how long to wait for one before closing
+   * the server with a {@link StdoutNoiseError}. Later lines are only reported (`onerror`) and skipped.
+   * @default DEFAULT_STDOUT_NOISE_GRACE_MS
+   */
+  stdoutNoiseGraceMs?: number | undefined;
 }
 
 const live = new Set<ChildProcess>();
@@ -68,6 +106,10 @@ export class ProcessStdioTransport implements Transport {
   #pendingBytes = 0;
   #stderrPending = '';
   #closing: Promise<void> | undefined;
+  /** A JSON-RPC message has arrived: from then on a bad line is only skipped. */
+  #spoken = false;
+  #noiseTimer: NodeJS.Timeout | undefined;
+  #noise: StdoutNoiseError | undefined;
 
   constructor(options: ProcessStdioOptions) {
     this.#options = options;
@@ -89,6 +131,11 @@ export class ProcessStdioTransport implements Transport {
   /** How the process ended, once it has. */
   get exit(): { code: number | null; signal: NodeJS.Signals | null } | undefined {
     return this.#exit;
+  }
+
+  /** Why the transport closed the server itself: it wrote to stdout what is not MCP (see {@link StdoutNoiseError}). */
+  get stdoutNoise(): StdoutNoiseError | undefined {
+    return this.#noise;
   }
 
   /** "exited with code 1" / "was killed by SIGKILL", for messages. */
@@ -174,14 +221,34 @@ export class ProcessStdioTransport implements Transport {
     try {
       message = parseJSONRPCMessage(JSON.parse(text));
     } catch {
-      // Servers that log to stdout corrupt nothing here: the line is reported and skipped.
-      const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+      // Servers that log to stdout corrupt nothing here: the line is reported and skipped. Before the first
+      // message it may also mean the process does not speak MCP at all: it gets a grace period to show it does.
+      const shown = quoted(text);
+      if (!this.#spoken) this.#armNoiseTimer(shown);
       this.onerror?.(
         new Error(`skipped a stdout line that is not a JSON-RPC message: ${JSON.stringify(shown)}`),
       );
       return;
     }
+    if (!this.#spoken) {
+      this.#spoken = true;
+      clearTimeout(this.#noiseTimer);
+    }
     this.onmessage?.(message);
+  }
+
+  #armNoiseTimer(line: string): void {
+    if (this.#noiseTimer !== undefined) return;
+    const graceMs = this.#options.stdoutNoiseGraceMs ?? DEFAULT_STDOUT_NOISE_GRACE_MS;
+    this.#noiseTimer = setTimeout(() => {
+      if (this.#spoken || this.#closed || this.#child === undefined) return;
+      this.#noise = new StdoutNoiseError(line, graceMs);
+      this.onerror?.(this.#noise);
+      // It is not listening for MCP: no point in ending stdin and waiting; SIGTERM now, SIGKILL after the grace.
+      killGroup(this.#child, 'SIGTERM');
+      void this.close();
+    }, graceMs);
+    this.#noiseTimer.unref();
   }
 
   #onStderr(chunk: Buffer): void {
@@ -225,6 +292,7 @@ export class ProcessStdioTransport implements Transport {
   }
 
   async #shutdown(): Promise<void> {
+    clearTimeout(this.#noiseTimer);
     const child = this.#child;
     if (child === undefined) return;
     const grace = this.#options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;

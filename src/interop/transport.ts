@@ -223,6 +223,9 @@ async function openEra(
         { cause: err },
       );
     }
+    // We closed it: it wrote to stdout what is not MCP. That is the news, not the closed connection it caused.
+    const noise = transport instanceof ProcessStdioTransport ? transport.stdoutNoise : undefined;
+    if (noise !== undefined) throw noise;
     const exit = transport instanceof ProcessStdioTransport ? transport.describeExit() : undefined;
     if (exit !== undefined) {
       const message = err instanceof Error ? err.message : String(err);

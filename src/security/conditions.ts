@@ -32,52 +32,71 @@ export type Evaluator = (input: ConditionInput) => ConditionResult;
 const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const Regex = z.string().min(1).max(MAX_REGEX_SOURCE_LENGTH);
 
+// Field descriptions live on the schemas (`.describe()`): the API reference, the project file's reference page
+// and its JSON Schema are generated from them.
+
 /** Constraints on one argument; every key given must hold. */
 export const ArgConstraintSchema = z
   .strictObject({
-    /** The value equals this JSON scalar (same type). */
-    equals: Scalar.optional(),
-    /** The value is one of these JSON scalars. */
-    oneOf: z.array(Scalar).min(1).max(1000).optional(),
-    /** String prefix; a prefix starting with `/` compares normalized POSIX paths, segment by segment. */
-    startsWith: z.string().min(1).max(4096).optional(),
-    /** A safe regular expression the whole string must match. */
-    pattern: Regex.optional(),
-    /** Most characters (UTF-16 units) a string, or items an array, may have. */
-    maxLength: z.number().int().nonnegative().optional(),
-    /** Smallest number allowed (inclusive). */
-    min: z.number().finite().optional(),
-    /** Largest number allowed (inclusive). */
-    max: z.number().finite().optional(),
+    equals: Scalar.optional().describe('The value equals this JSON scalar (same type).'),
+    oneOf: z.array(Scalar).min(1).max(1000).optional().describe('The value is one of these JSON scalars.'),
+    startsWith: z
+      .string()
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe(
+        'String prefix; a prefix starting with / compares normalized POSIX paths, segment by segment.',
+      ),
+    pattern: Regex.optional().describe('A safe regular expression the whole string must match.'),
+    maxLength: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('Most characters (UTF-16 units) a string, or items an array, may have.'),
+    min: z.number().finite().optional().describe('Smallest number allowed (inclusive).'),
+    max: z.number().finite().optional().describe('Largest number allowed (inclusive).'),
   })
-  .refine((c) => Object.keys(c).length > 0, { message: 'an argument constraint needs at least one key' });
+  .refine((c) => Object.keys(c).length > 0, { message: 'an argument constraint needs at least one key' })
+  .describe('Constraints on one argument; every key given must hold.');
 
 /** Constraints on the agent name. */
 export const AgentConstraintSchema = z
   .strictObject({
-    equals: z.string().optional(),
-    oneOf: z.array(z.string()).min(1).max(1000).optional(),
-    startsWith: z.string().min(1).optional(),
-    pattern: Regex.optional(),
+    equals: z.string().optional().describe('The agent name equals this.'),
+    oneOf: z.array(z.string()).min(1).max(1000).optional().describe('The agent name is one of these.'),
+    startsWith: z.string().min(1).optional().describe('The agent name starts with this.'),
+    pattern: Regex.optional().describe('A safe regular expression the whole agent name must match.'),
   })
-  .refine((c) => Object.keys(c).length > 0, { message: 'an agent constraint needs at least one key' });
+  .refine((c) => Object.keys(c).length > 0, { message: 'an agent constraint needs at least one key' })
+  .describe('Constraints on the agent name (equals, oneOf, startsWith, pattern).');
 
 /** Tool annotation values to match (untrusted: accepted on deny and ask rules only). */
 export const AnnotationConstraintSchema = z
   .strictObject({
-    readOnlyHint: z.boolean().optional(),
-    destructiveHint: z.boolean().optional(),
-    idempotentHint: z.boolean().optional(),
-    openWorldHint: z.boolean().optional(),
+    readOnlyHint: z.boolean().optional().describe('The tool says it does not modify anything.'),
+    destructiveHint: z.boolean().optional().describe('The tool says it may destroy data (default true).'),
+    idempotentHint: z.boolean().optional().describe('The tool says repeated calls have no further effect.'),
+    openWorldHint: z
+      .boolean()
+      .optional()
+      .describe('The tool says it reaches outside systems (default true).'),
   })
-  .refine((c) => Object.keys(c).length > 0, { message: 'an annotations constraint needs at least one key' });
+  .refine((c) => Object.keys(c).length > 0, { message: 'an annotations constraint needs at least one key' })
+  .describe('Tool annotation values to match. Untrusted server hints: deny and ask rules only.');
 
 /** A declarative condition: every part given must hold. */
-export const RuleConditionSchema = z.strictObject({
-  args: z.record(z.string().min(1).max(256), ArgConstraintSchema).optional(),
-  agent: AgentConstraintSchema.optional(),
-  annotations: AnnotationConstraintSchema.optional(),
-});
+export const RuleConditionSchema = z
+  .strictObject({
+    args: z
+      .record(z.string().min(1).max(256), ArgConstraintSchema)
+      .optional()
+      .describe('Constraints on the arguments, by argument name.'),
+    agent: AgentConstraintSchema.optional(),
+    annotations: AnnotationConstraintSchema.optional(),
+  })
+  .describe('A condition on the call; every part given must hold.');
 
 export type ArgConstraint = z.infer<typeof ArgConstraintSchema>;
 export type RuleCondition = z.infer<typeof RuleConditionSchema>;
@@ -196,6 +215,127 @@ export function compileCondition(cond: RuleCondition): Evaluator {
     parts.push((input) => allOf(checks, input.annotations));
   }
   return (input) => allOf(parts, input);
+}
+
+/** A declarative condition in words: `id starts with "drafts/" and city is one of "Berlin", "Oslo"`. */
+export function describeCondition(when: RuleCondition): string {
+  const parts: string[] = [];
+  const describe = (subject: string, c: Record<string, unknown>) => {
+    const q = (v: unknown) => JSON.stringify(v);
+    if (c.equals !== undefined) parts.push(`${subject} is ${q(c.equals)}`);
+    if (Array.isArray(c.oneOf)) parts.push(`${subject} is one of ${c.oneOf.map(q).join(', ')}`);
+    if (c.startsWith !== undefined) parts.push(`${subject} starts with ${q(c.startsWith)}`);
+    if (c.pattern !== undefined) parts.push(`${subject} matches /${String(c.pattern)}/`);
+    if (c.maxLength !== undefined) parts.push(`${subject} has at most ${String(c.maxLength)} characters`);
+    if (c.min !== undefined) parts.push(`${subject} >= ${String(c.min)}`);
+    if (c.max !== undefined) parts.push(`${subject} <= ${String(c.max)}`);
+  };
+  for (const [arg, c] of Object.entries(when.args ?? {})) describe(arg, c as Record<string, unknown>);
+  if (when.agent !== undefined) describe('the agent', when.agent as Record<string, unknown>);
+  for (const [hint, value] of Object.entries(when.annotations ?? {}))
+    parts.push(`${hint} is ${String(value)}`);
+  return parts.length === 0 ? 'its condition holds' : parts.join(' and ');
+}
+
+function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  const t = typeOf(value);
+  return t === 'null' ? 'null' : t === 'object' ? 'an object' : `a ${t}`;
+}
+
+/**
+ * Why one constraint key fails for `value` (it did not hold, or could not be checked), in words. Never shows the
+ * value itself: denial reasons go into audit records, which hold argument names only (a value may be a secret).
+ */
+function whyConstraintFails(
+  subject: string,
+  key: keyof ArgConstraint,
+  c: ArgConstraint,
+  value: unknown,
+): string {
+  const q = (v: unknown) => JSON.stringify(v);
+  switch (key) {
+    case 'equals':
+      return typeOf(value) !== typeOf(c.equals)
+        ? `${subject} is ${kindOf(value)}, and the rule wants ${kindOf(c.equals)} equal to ${q(c.equals)}`
+        : `${subject} is not ${q(c.equals)}`;
+    case 'oneOf':
+      return `${subject} is not one of ${(c.oneOf ?? []).map(q).join(', ')}`;
+    case 'startsWith': {
+      const prefix = c.startsWith as string;
+      if (typeof value !== 'string')
+        return `${subject} is ${kindOf(value)}, and the rule wants text starting with ${q(prefix)}`;
+      if (!prefix.startsWith('/')) return `${subject} does not start with ${q(prefix)}`;
+      if (!value.startsWith('/')) {
+        return `${subject} is a relative path, and the rule wants an absolute path under ${q(prefix)} (a relative path cannot be placed, so it never matches)`;
+      }
+      if (value.includes('\0') || value.includes('\\')) {
+        return `${subject} holds a backslash or NUL character, so it cannot be placed under ${q(prefix)}`;
+      }
+      return `${subject} is not under ${q(prefix)}`;
+    }
+    case 'pattern':
+      return typeof value !== 'string'
+        ? `${subject} is ${kindOf(value)}, and the rule wants text matching /${c.pattern}/`
+        : value.length > MAX_REGEX_INPUT_LENGTH
+          ? `${subject} is longer than ${MAX_REGEX_INPUT_LENGTH} characters, too long to match against /${c.pattern}/`
+          : `${subject} does not match /${c.pattern}/`;
+    case 'maxLength':
+      return typeof value === 'string' || Array.isArray(value)
+        ? `${subject} is longer than ${c.maxLength}`
+        : `${subject} is ${kindOf(value)}, which has no length`;
+    case 'min':
+    case 'max':
+      return typeof value !== 'number' || Number.isNaN(value)
+        ? `${subject} is ${kindOf(value)}, and the rule wants a number`
+        : key === 'min'
+          ? `${subject} is below the minimum ${c.min}`
+          : `${subject} is above the maximum ${c.max}`;
+    default:
+      return `${subject} is not accepted by the rule`;
+  }
+}
+
+/** The first constraint of `c` that `value` fails, in words; undefined when all hold. */
+function explainConstraint(subject: string, c: ArgConstraint, value: unknown): string | undefined {
+  for (const key of Object.keys(c) as (keyof ArgConstraint)[]) {
+    if (c[key] === undefined) continue;
+    const [check] = constraintChecks({ [key]: c[key] } as ArgConstraint);
+    if (check !== undefined && check(value) !== HOLDS) return whyConstraintFails(subject, key, c, value);
+  }
+  return undefined;
+}
+
+/**
+ * Why a declarative condition does not hold for `input`, in words: the first part that fails ("argument 'path' is a
+ * relative path, and the rule wants an absolute path under "/data""), naming arguments and types but never a
+ * value. Undefined when every part holds. For denials only: it compiles what it needs each time.
+ */
+export function explainCondition(when: RuleCondition, input: ConditionInput): string | undefined {
+  for (const [name, c] of Object.entries(when.args ?? {})) {
+    const value = own(input.args, name);
+    if (value === undefined) {
+      const given = input.args === undefined || input.args === null ? [] : Object.keys(input.args);
+      const list = given.length === 0 ? 'no arguments' : `only ${given.map((k) => `'${k}'`).join(', ')}`;
+      return `argument '${name}' is missing (the call has ${list})`;
+    }
+    const why = explainConstraint(`argument '${name}'`, c, value);
+    if (why !== undefined) return why;
+  }
+  if (when.agent !== undefined) {
+    if (input.agent === undefined) return 'the call names no agent';
+    const why = explainConstraint('the agent', when.agent, input.agent);
+    if (why !== undefined) return why;
+  }
+  if (when.annotations !== undefined) {
+    for (const [key, want] of Object.entries(when.annotations)) {
+      const got = own(input.annotations as Record<string, unknown> | undefined, key);
+      const value = got ?? HINT_DEFAULTS[key as keyof ToolHints];
+      if (value !== want)
+        return `the tool's ${key} is ${String(value)}${got === undefined ? ' (the default)' : ''}`;
+    }
+  }
+  return undefined;
 }
 
 /** Wraps a `when` function: `true` holds, `false` does not, anything else (or a throw) is an error. */

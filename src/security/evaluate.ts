@@ -2,7 +2,14 @@
  * One set's decision over the rules whose pattern matched (issue 3, "Semantics"): any applicable deny
  * wins, then ask, then allow; nothing applicable is a default deny. A failed condition fails closed.
  */
-import { type ConditionInput, ERRORED, FAILS_TO_HOLD, HOLDS } from './conditions.js';
+import {
+  type ConditionInput,
+  describeCondition,
+  ERRORED,
+  explainCondition,
+  FAILS_TO_HOLD,
+  HOLDS,
+} from './conditions.js';
 import { display, trimStop } from './pattern.js';
 import { type CompiledRule, quotaUsed } from './rules.js';
 import type { CheckContext, Decision } from './types.js';
@@ -28,6 +35,11 @@ class Scan {
   /** The earliest allow that matched but whose condition did not hold, to explain a default deny. */
   unmet: CompiledRule | undefined;
   #input: ConditionInput | undefined;
+
+  /** What the conditions saw (built at the first condition). */
+  get input(): ConditionInput | undefined {
+    return this.#input;
+  }
 
   constructor(
     readonly resource: string,
@@ -56,16 +68,16 @@ class Scan {
         };
         holds = rule.condition(this.#input);
       }
-      if (holds === FAILS_TO_HOLD) {
-        if (rule.effect === 'allow' && (this.unmet === undefined || rule.seq < this.unmet.seq))
-          this.unmet = rule;
+      // An allow whose condition does not hold, or cannot be checked (a relative path against an absolute-path
+      // condition), does not apply; the earliest one explains the default deny (issue 18 item 3).
+      if (rule.effect === 'allow' && holds !== HOLDS) {
+        if (this.unmet === undefined || rule.seq < this.unmet.seq) this.unmet = rule;
         continue;
       }
+      if (holds === FAILS_TO_HOLD) continue;
       if (rule.effect === 'deny' || (rule.effect === 'ask' && holds === ERRORED)) {
         this.deny = rule;
         this.denyFailed = holds === ERRORED;
-      } else if (holds !== HOLDS) {
-        // an allow whose condition failed does not apply
       } else if (rule.effect === 'ask') {
         if (this.ask === undefined || rule.seq < this.ask.seq) this.ask = rule;
       } else if (rule.maxCalls === undefined) {
@@ -106,7 +118,7 @@ export function evaluate(
   }
   // A re-check of a call already charged to this rule: its own unit may have been the last one.
   if (spentAllows && scan.spent !== undefined) return scan.spent.decision;
-  return defaultDeny(resource, action, scan.spent, scan.unmet);
+  return defaultDeny(resource, action, scan.spent, scan.unmet, scan.input);
 }
 
 /** A default deny. Its reason is built when first read: `has()` and `couldAllow()` never pay for it. */
@@ -115,6 +127,7 @@ function defaultDeny(
   action: string,
   spent: CompiledRule | undefined,
   unmet: CompiledRule | undefined,
+  input: ConditionInput | undefined,
 ): Decision {
   let reason: string | undefined;
   return Object.freeze({
@@ -130,7 +143,7 @@ function defaultDeny(
           // Tell the caller (often a model) which rule would allow it, so it can change its arguments.
           const note = unmet.deciding.description;
           const about = note === undefined ? '' : ` (${display(trimStop(note))})`;
-          reason = `Rule '${unmet.id}'${about} allows ${what} only when its condition holds, and it does not for this call (default deny).`;
+          reason = `Rule '${unmet.id}'${about} allows ${what} only when ${unmetCondition(unmet, input)} (default deny).`;
         } else {
           reason = `No rule allows ${what} (default deny). To allow it: grant('${display(resource)}', '${display(action)}').`;
         }
@@ -138,4 +151,20 @@ function defaultDeny(
       return reason;
     },
   });
+}
+
+/**
+ * The condition of an allow rule that did not apply, and what about this call failed it: `path starts with "/data",
+ * and argument 'path' is "a.txt", a relative path, ...`. Never advises an unconditional grant.
+ */
+function unmetCondition(rule: CompiledRule, input: ConditionInput | undefined): string {
+  const when = rule.info.when;
+  if (when === undefined) {
+    return 'its condition function returns true, and for this call it returned false or failed';
+  }
+  const why = input === undefined ? undefined : explainCondition(when, input);
+  const wanted = display(describeCondition(when));
+  return why === undefined
+    ? `${wanted}, and it does not hold for this call`
+    : `${wanted}; for this call ${display(why)}`;
 }

@@ -51,6 +51,7 @@ export {
 export {
   canonicalJson,
   PIN_FILE_VERSION,
+  type PinChange,
   type PinEntry,
   type PinFile,
   type PinnedToolDefinition,

@@ -180,10 +180,63 @@ function lineDiff(a: readonly string[], b: readonly string[]): string[] {
   return out;
 }
 
+/**
+ * A pin that changed: `hash` is the new one (undefined: removed). `origin` is `'local'` for `set`/`delete` in
+ * this process and `'shared'` for pins another process wrote, applied by {@link PinStore.sync}.
+ */
+export interface PinChange {
+  readonly server: string;
+  readonly tool: string;
+  readonly hash: string | undefined;
+  readonly previous: string | undefined;
+  readonly origin: 'local' | 'shared';
+}
+
+function malformedPins(where: string, message: string, cause?: unknown): ConfigError {
+  return new ConfigError(
+    `The pin file '${where}' is malformed: ${message}. Fix or delete it (deleting re-pins on next discovery).`,
+    { file: where, cause, issues: [{ path: '(file)', message }] },
+  );
+}
+
 /** Pinned definition hashes by server and tool. Maps inside, so no name can touch a prototype. */
 export class PinStore {
   readonly #pins = new Map<string, Map<string, string>>();
   readonly #definitions = new Map<string, PinnedToolDefinition>();
+  readonly #listeners = new Set<(change: PinChange) => void>();
+
+  /**
+   * Listens to pin changes (issue 16: a manager re-checks its blocked tools when another process approved one).
+   * Returns the function that stops listening.
+   */
+  onChange(listener: (change: PinChange) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Makes this store hold exactly the pins of `file` (a shared copy another process wrote), telling listeners
+   * about each difference with origin `'shared'`.
+   */
+  sync(file: PinFile): void {
+    const next = PinStore.fromFile(file, '(shared pins)');
+    const changes: PinChange[] = [];
+    for (const { server, tool, hash } of this.entries()) {
+      if (next.get(server, tool) === undefined) {
+        this.#remove(server, tool);
+        changes.push({ server, tool, hash: undefined, previous: hash, origin: 'shared' });
+      }
+    }
+    for (const { server, tool, hash } of next.entries()) {
+      const previous = this.get(server, tool);
+      const definition = next.definition(server, tool);
+      if (previous === hash && (definition === undefined || this.definition(server, tool) !== undefined))
+        continue;
+      this.#put(server, tool, hash, definition);
+      if (previous !== hash) changes.push({ server, tool, hash, previous, origin: 'shared' });
+    }
+    for (const change of changes) this.#emit(change);
+  }
 
   /** The pinned hash, or `undefined`. */
   get(server: string, tool: string): string | undefined {
@@ -202,6 +255,20 @@ export class PinStore {
         `A pin needs a server, a tool and a lowercase hex SHA-256; got hash '${String(hash)}'.`,
       );
     }
+    const previous = this.get(server, tool);
+    this.#put(server, tool, hash, definition);
+    this.#emit({ server, tool, hash, previous, origin: 'local' });
+  }
+
+  /** Removes a pin; returns whether there was one. */
+  delete(server: string, tool: string): boolean {
+    const previous = this.get(server, tool);
+    const had = this.#remove(server, tool);
+    if (had) this.#emit({ server, tool, hash: undefined, previous, origin: 'local' });
+    return had;
+  }
+
+  #put(server: string, tool: string, hash: string, definition: PinnedToolDefinition | undefined): void {
     let tools = this.#pins.get(server);
     if (tools === undefined) {
       tools = new Map();
@@ -213,13 +280,16 @@ export class PinStore {
     else this.#definitions.delete(key);
   }
 
-  /** Removes a pin; returns whether there was one. */
-  delete(server: string, tool: string): boolean {
+  #remove(server: string, tool: string): boolean {
     const tools = this.#pins.get(server);
     const had = tools?.delete(tool) ?? false;
     this.#definitions.delete(`${server}\u0000${tool}`);
     if (tools?.size === 0) this.#pins.delete(server);
     return had;
+  }
+
+  #emit(change: PinChange): void {
+    for (const listener of this.#listeners) listener(change);
   }
 
   /** Compares a definition hash with the pin. */
@@ -273,21 +343,21 @@ export class PinStore {
         cause: err,
       });
     }
-    const bad = (message: string, cause?: unknown): ConfigError =>
-      new ConfigError(
-        `The pin file '${path}' is malformed: ${message}. Fix or delete it (deleting re-pins on next discovery).`,
-        {
-          file: path,
-          cause,
-          issues: [{ path: '(file)', message }],
-        },
-      );
     let data: unknown;
     try {
       data = JSON.parse(text);
     } catch (err) {
-      throw bad('it is not valid JSON', err);
+      throw malformedPins(path, 'it is not valid JSON', err);
     }
+    return PinStore.fromFile(data, path);
+  }
+
+  /**
+   * A store holding the pins of a parsed pin file (`where` names it in errors). Throws `ConfigError` when the file
+   * is malformed; kept definitions count only if they hash to their pin.
+   */
+  static fromFile(data: unknown, where: string): PinStore {
+    const bad = (message: string): ConfigError => malformedPins(where, message);
     if (typeof data !== 'object' || data === null || Array.isArray(data)) throw bad('it is not an object');
     const file = data as Record<string, unknown>;
     if (file.version !== PIN_FILE_VERSION) throw bad(`version must be ${PIN_FILE_VERSION}`);

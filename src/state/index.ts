@@ -9,7 +9,14 @@ export {
   type RedisStateStoreOptions,
   RedisStateStoreOptionsSchema,
 } from './options.js';
+export {
+  checkQuotaFallback,
+  FleetQuotaCounter,
+  type FleetQuotaCounterOptions,
+  type QuotaFallback,
+} from './quota-counter.js';
 export { RedisStateStore } from './redis.js';
+export { DEFAULT_PINS_POLL_MS, SharedPins, type SharedPinsOptions } from './shared-pins.js';
 export { DEFAULT_POLICY_POLL_MS, SharedPolicy, type SharedPolicyOptions } from './shared-policy.js';
 export {
   DEFAULT_LOCK_TTL_MS,

@@ -13,24 +13,49 @@ export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 1_000;
 export const MAX_REDIS_RECONNECT_DELAY_MS = 2_000;
 
 /** Options of {@link RedisStateStore.connect}, validated once. */
-export const RedisStateStoreOptionsSchema = z.strictObject({
-  /** `redis://[user:password@]host:port[/db]` or `rediss://` for TLS. */
-  url: z.string().refine((u) => URL.canParse(u) && /^rediss?:$/.test(new URL(u).protocol), {
-    message: "a redis:// or rediss:// URL, such as 'redis://127.0.0.1:6379'",
-  }),
-  /** Prefix of every key and channel: processes share state only under the same prefix. */
-  keyPrefix: z.string().min(1).max(128).default(DEFAULT_KEY_PREFIX),
-  /** TLS to the server (implied by `rediss://`): extra CA, client certificate, or server name. */
-  tls: z
-    .strictObject({
-      ca: z.string().optional(),
-      cert: z.string().optional(),
-      key: z.string().optional(),
-      servername: z.string().optional(),
-    })
-    .optional(),
-  connectTimeoutMs: z.number().int().positive().max(60_000).default(DEFAULT_REDIS_CONNECT_TIMEOUT_MS),
-  commandTimeoutMs: z.number().int().positive().max(60_000).default(DEFAULT_REDIS_COMMAND_TIMEOUT_MS),
-});
+export const RedisStateStoreOptionsSchema = z
+  .strictObject({
+    url: z
+      .string()
+      .refine((u) => URL.canParse(u) && /^rediss?:$/.test(new URL(u).protocol), {
+        message: "a redis:// or rediss:// URL, such as 'redis://127.0.0.1:6379'",
+      })
+      .describe(
+        '`redis://[user:password@]host:port[/db]`, or `rediss://` for TLS. The password is never printed (in a project file, write it as a variable reference).',
+      ),
+    keyPrefix: z
+      .string()
+      .min(1)
+      .max(128)
+      .default(DEFAULT_KEY_PREFIX)
+      .describe('Prefix of every key and channel: processes share state only under the same prefix.'),
+    tls: z
+      .strictObject({
+        ca: z.string().optional().describe('Extra trusted CA certificate (PEM text).'),
+        cert: z.string().optional().describe('Client certificate (PEM text).'),
+        key: z
+          .string()
+          .optional()
+          .describe('Private key (PEM text) of the client certificate. Never printed.'),
+        servername: z.string().optional().describe('Server name to check the certificate against.'),
+      })
+      .optional()
+      .describe('TLS to the server (implied by `rediss://`): extra CA, client certificate, or server name.'),
+    connectTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .max(60_000)
+      .default(DEFAULT_REDIS_CONNECT_TIMEOUT_MS)
+      .describe('Time a connection attempt may take, in milliseconds.'),
+    commandTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .max(60_000)
+      .default(DEFAULT_REDIS_COMMAND_TIMEOUT_MS)
+      .describe('Time one command may take before it fails with STATE_UNAVAILABLE, in milliseconds.'),
+  })
+  .describe('Options of the Redis (or Valkey) state store.');
 
 export type RedisStateStoreOptions = z.input<typeof RedisStateStoreOptionsSchema>;

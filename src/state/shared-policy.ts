@@ -96,7 +96,9 @@ export class SharedPolicy implements AsyncDisposable {
     CapabilitySet.fromPolicy(policy); // validates (throws PolicyError naming the field)
     const bundle = await this.#store.withLock(`policy:${this.#name}`, async () => {
       const current = await this.#read();
-      const next: Bundle = { version: (current?.version ?? 0) + 1, policy };
+      // Versions only grow, even when the store lost the bundle (a Redis restart without persistence): a lower
+      // version would be ignored by every process that applied a higher one.
+      const next: Bundle = { version: Math.max(current?.version ?? 0, this.#version) + 1, policy };
       await this.#store.set(this.#bundleKey, JSON.stringify(next));
       return next;
     });

@@ -31,15 +31,24 @@ export {
 } from './normalize.js';
 export { parseToolSchemas, type ToolSchemaInput, ToolSchemaInputSchema } from './schema.js';
 export {
+  DEFAULT_MAX_SCHEMA_DEPTH,
+  DEFAULT_MAX_SCHEMA_EXPANSION,
+  DEFAULT_MAX_SCHEMA_NODES,
+  type SchemaLimits,
+} from './schema-bounds.js';
+export {
   type ToolAnnotations,
   type ToolCallOptions,
   type ToolDefinition,
+  type ToolIcon,
   type ToolInvoker,
   ToolWrapper,
 } from './tool-wrapper.js';
 export {
   type CompileInputValidatorOptions,
   compileInputValidator,
+  compileOutputValidator,
   type InputValidator,
   normalizeInputSchema,
+  type OutputValidator,
 } from './validate.js';

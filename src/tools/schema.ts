@@ -33,11 +33,20 @@ const ToolAnnotationsInputSchema = z.object({
   openWorldHint: z.boolean().optional(),
 });
 
+/** An icon (MCP `Icon`); which sources are kept is decided where definitions enter the catalog. */
+const ToolIconInputSchema = z.object({
+  src: z.string().min(1),
+  mimeType: z.string().optional(),
+  sizes: z.array(z.string()).optional(),
+  theme: z.enum(['light', 'dark']).optional(),
+});
+
 /** One tool schema for offline registration (the fields of MCP `Tool` that Interlock uses). */
 export const ToolSchemaInputSchema = z.object({
   name: z.string().min(1).max(MAX_NAME_LENGTH),
   title: z.string().optional(),
   description: z.string().optional(),
+  icons: z.array(ToolIconInputSchema).optional(),
   inputSchema: ObjectJsonSchema,
   outputSchema: ObjectJsonSchema.optional(),
   annotations: ToolAnnotationsInputSchema.optional(),

@@ -16,6 +16,18 @@ export interface ToolAnnotations {
   readonly [key: string]: unknown;
 }
 
+/**
+ * An icon a server offers for a tool (MCP `Icon`). Only `https:` and `data:image/...` sources are kept (MCP
+ * 2026-07-28 basic, "Icons": clients MUST reject unsafe schemes); Interlock never fetches them. An app that shows
+ * one fetches it without credentials and treats SVG as untrusted content.
+ */
+export interface ToolIcon {
+  readonly src: string;
+  readonly mimeType?: string | undefined;
+  readonly sizes?: readonly string[] | undefined;
+  readonly theme?: 'light' | 'dark' | undefined;
+}
+
 /** A tool's definition as the manager exposes it. */
 export interface ToolDefinition {
   /** Exposed name, `mcp__{server}__{tool}`. */
@@ -24,12 +36,22 @@ export interface ToolDefinition {
   readonly server: string;
   /** The tool's original name on its server; always what the server is called with. */
   readonly tool: string;
+  /** A name for people (the tool's `title`, else `annotations.title`); untrusted text from the server. */
   readonly title?: string | undefined;
   readonly description: string;
+  /** Icons for a user interface (see {@link ToolIcon}). */
+  readonly icons?: readonly ToolIcon[] | undefined;
   /** The server's JSON Schema for the arguments, kept whole (a missing `type` becomes `object`). */
   readonly inputSchema: Readonly<Record<string, unknown>>;
+  /**
+   * The server's JSON Schema for `structuredContent`, kept whole. When present, every successful result must
+   * carry `structuredContent` that matches it, or the call fails with `INVALID_TOOL_OUTPUT`.
+   */
   readonly outputSchema?: Readonly<Record<string, unknown>> | undefined;
-  /** Untrusted hints: a policy may use them to deny more, never to allow more. */
+  /**
+   * Untrusted hints (MCP: clients MUST treat annotations as untrusted unless the server is trusted): a policy may
+   * use them to deny more or ask first, never to allow more.
+   */
   readonly annotations?: ToolAnnotations | undefined;
   /** True when registered offline with `registerTools` and not (yet) backed by a live server. */
   readonly offline: boolean;
@@ -93,6 +115,9 @@ export class ToolWrapper {
   }
   get description(): string {
     return this.#definition.description;
+  }
+  get icons(): readonly ToolIcon[] | undefined {
+    return this.#definition.icons;
   }
   get inputSchema(): Readonly<Record<string, unknown>> {
     return this.#definition.inputSchema;

@@ -1,7 +1,9 @@
 /**
  * Argument validation against a tool's `inputSchema`, before anything is sent. JSON Schema 2020-12 is the
  * default dialect (MCP 2025-11-25: a schema without `$schema` is 2020-12); 2019-09, draft-07, draft-06
- * and draft-04 are also understood. Validation never changes the arguments (no defaults, no coercion).
+ * and draft-04 are also understood. Validation never changes the arguments (no defaults, no coercion). The same
+ * engine checks a tool's `structuredContent` against its `outputSchema`. Every schema is first held to the bounds
+ * of schema-bounds.ts: `$ref`s resolve only inside the schema, and size, depth and `$ref` expansion are capped.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
@@ -10,12 +12,15 @@ import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import ajvFormats from 'ajv-formats';
 import { RE2JS } from 're2js';
 import { type ToolInputIssue, ToolSchemaError } from '../errors.js';
+import { DEFAULT_MAX_VALUE_DEPTH, type SchemaLimits, schemaBoundsProblem } from './schema-bounds.js';
 
 /** Checks arguments against one input schema; an empty array means they are valid. */
 export type InputValidator = (args: unknown) => ToolInputIssue[];
 
-/** Names used in error messages of {@link compileInputValidator}. */
+/** Names used in error messages of {@link compileInputValidator} and {@link compileOutputValidator}, and limits. */
 export interface CompileInputValidatorOptions {
+  /** Caps on the schema's size, nesting and `$ref` expansion. @default the `DEFAULT_MAX_SCHEMA_*` constants */
+  limits?: SchemaLimits | undefined;
   /** The tool the schema belongs to. */
   toolName?: string | undefined;
   /** The server the tool belongs to. */
@@ -44,6 +49,7 @@ const MAX_ISSUES = 20;
  */
 const RECYCLE_AFTER = 500;
 
+let compiled = 0;
 const engines = new Map<Engine, { ajv: AjvInstance; compilations: number }>();
 
 /** The shared instance of one dialect, created on first use. */
@@ -156,7 +162,11 @@ function describe(options: CompileInputValidatorOptions): string {
   return options.server === undefined ? tool : `${tool} of server '${options.server}'`;
 }
 
-function dialectOf(schema: Record<string, unknown>, options: CompileInputValidatorOptions): Dialect {
+function dialectOf(
+  schema: Record<string, unknown>,
+  role: SchemaRole,
+  options: CompileInputValidatorOptions,
+): Dialect {
   const uri = schema.$schema;
   if (uri === undefined) return '2020-12';
   const key = typeof uri === 'string' ? uri.replace(/^https?:\/\//, '').replace(/#$/, '') : undefined;
@@ -164,7 +174,7 @@ function dialectOf(schema: Record<string, unknown>, options: CompileInputValidat
   if (dialect === undefined) {
     // MCP 2025-11-25 JSON Schema usage: unsupported dialects are reported, not guessed.
     throw new ToolSchemaError(
-      `The input schema of ${describe(options)} uses an unsupported JSON Schema dialect ` +
+      `The ${role} schema of ${describe(options)} uses an unsupported JSON Schema dialect ` +
         `(${JSON.stringify(uri)}). Use 2020-12 (or omit $schema), 2019-09, draft-07, draft-06 or draft-04.`,
       { server: options.server },
     );
@@ -224,38 +234,59 @@ function compileIsolated(kind: Engine, schema: Record<string, unknown>): Validat
   }
 }
 
+/** Which of a tool's schemas is compiled: named in errors. */
+type SchemaRole = 'input' | 'output';
+
+/**
+ * Compiles one schema of a tool, within the {@link schemaBoundsProblem} limits. Throws `ToolSchemaError` saying
+ * what is wrong when the schema is out of bounds, cannot be compiled, or uses an unsupported dialect.
+ */
+function compileSchema(
+  given: Record<string, unknown>,
+  role: SchemaRole,
+  options: CompileInputValidatorOptions,
+): ValidateFunction {
+  const unusable = (reason: string, cause?: unknown) =>
+    new ToolSchemaError(`The ${role} schema of ${describe(options)} cannot be used: ${reason}.`, {
+      cause,
+      server: options.server,
+    });
+  let validate: ValidateFunction;
+  try {
+    const dialect = dialectOf(given, role, options);
+    // Before anything walks it recursively (cloning, Ajv): a hostile schema is refused here, not half-compiled.
+    const problem = schemaBoundsProblem(given, { ...options.limits, draft04: dialect === 'draft-04' });
+    if (problem !== undefined) throw unusable(problem);
+    let schema: Record<string, unknown> = structuredClone(
+      role === 'input' ? normalizeInputSchema(given) : given,
+    );
+    if (dialect === 'draft-04') schema = fromDraft04(schema) as Record<string, unknown>;
+    // Each engine validates against its own default meta schema; draft-06/04 are read as draft-07.
+    delete schema.$schema;
+    const kind: Engine = dialect === '2020-12' || dialect === '2019-09' ? dialect : 'classic';
+    // A base URI of its own, so `"$ref": "#"` (recursion to the root) resolves; removed again after compiling.
+    schema.$id ??= `urn:interlock:schema:${++compiled}`;
+    validate = compileIsolated(kind, schema);
+  } catch (error) {
+    if (error instanceof ToolSchemaError) throw error;
+    throw unusable(error instanceof Error ? error.message : String(error), error);
+  }
+  if ((validate as { $async?: unknown }).$async === true) {
+    throw unusable('"$async" schemas are not supported');
+  }
+  return validate;
+}
+
 /**
  * Compiles a tool's input schema into an {@link InputValidator}. A missing `type` is taken as `object`;
  * `$schema` picks the dialect (2020-12 when absent). Throws `ToolSchemaError` saying what is wrong when
- * the schema cannot be compiled or uses an unsupported dialect.
+ * the schema cannot be compiled, uses an unsupported dialect, a `$ref` outside the schema, or is out of bounds.
  */
 export function compileInputValidator(
   inputSchema: Record<string, unknown>,
   options: CompileInputValidatorOptions = {},
 ): InputValidator {
-  let validate: ValidateFunction;
-  try {
-    const dialect = dialectOf(inputSchema, options);
-    let schema: Record<string, unknown> = structuredClone(normalizeInputSchema(inputSchema));
-    if (dialect === 'draft-04') schema = fromDraft04(schema) as Record<string, unknown>;
-    // Each engine validates against its own default meta schema; draft-06/04 are read as draft-07.
-    delete schema.$schema;
-    const kind: Engine = dialect === '2020-12' || dialect === '2019-09' ? dialect : 'classic';
-    validate = compileIsolated(kind, schema);
-  } catch (error) {
-    if (error instanceof ToolSchemaError) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new ToolSchemaError(`The input schema of ${describe(options)} cannot be used: ${reason}.`, {
-      cause: error,
-      server: options.server,
-    });
-  }
-  if ((validate as { $async?: unknown }).$async === true) {
-    throw new ToolSchemaError(
-      `The input schema of ${describe(options)} cannot be used: "$async" schemas are not supported.`,
-      { server: options.server },
-    );
-  }
+  const validate = compileSchema(inputSchema, 'input', options);
   return (args: unknown): ToolInputIssue[] => {
     // No arguments is the same as `{}` (MCP `arguments` is optional).
     const value = args === undefined ? {} : args;
@@ -265,6 +296,42 @@ export function compileInputValidator(
     if (validate(value)) return [];
     return toIssues(validate.errors ?? []);
   };
+}
+
+/** Checks a tool's `structuredContent` against its output schema; an empty array means it matches. */
+export type OutputValidator = (structuredContent: unknown) => ToolInputIssue[];
+
+/**
+ * Compiles a tool's output schema into an {@link OutputValidator}, once per tool definition. The schema is read as
+ * it is (no `type` is added: on MCP 2026-07-28 the root may be any schema). Same dialects, bounds and errors as
+ * {@link compileInputValidator}.
+ */
+export function compileOutputValidator(
+  outputSchema: Record<string, unknown>,
+  options: CompileInputValidatorOptions = {},
+): OutputValidator {
+  const validate = compileSchema(outputSchema, 'output', options);
+  return (value: unknown): ToolInputIssue[] => {
+    // The schema's recursion was bounded for values this deep (schema-bounds.ts); a server's value may be deeper.
+    if (deeperThan(value, DEFAULT_MAX_VALUE_DEPTH)) {
+      return [
+        { field: '', message: `is nested deeper than ${DEFAULT_MAX_VALUE_DEPTH} levels, too deep to check` },
+      ];
+    }
+    return validate(value) ? [] : toIssues(validate.errors ?? []);
+  };
+}
+
+/** Whether `value` nests objects and arrays more than `max` levels deep. Iterative, stops at the first. */
+function deeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 function typeName(value: unknown): string {

@@ -201,8 +201,11 @@ describe('interlock call', () => {
     const result = await cli(['call', 'mcp__echo__throw', '--args', '{}']);
     expect(result.code).toBe(3);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toContain("denied: Denied by rule 'no-throw'");
-    expect(result.stderr).toContain('rule: no-throw (deny mcp:echo:throw): never throw');
+    // The reason names the rule once; the hint is the change to make in the project file.
+    expect(result.stderr).toBe(
+      "denied: Denied by rule 'no-throw' (mcp:echo:throw): never throw.\n" +
+        "  hint: deny rules win over allow rules: to allow it, remove rule 'no-throw' from interlock.config.yaml or narrow its resource\n",
+    );
     const log = readFileSync(project.log, 'utf8');
     expect(log).not.toContain('"tool":"throw"');
   });
@@ -323,8 +326,17 @@ describe('interlock pins', () => {
       expect(changedJson?.diff?.some((l) => l.startsWith('+ ') && l.includes('(changed)'))).toBe(true);
       const blocked = await run(['call', 'mcp__echo__echo', '--args', '{"text":"x"}']);
       expect(blocked.code).toBe(3);
-      expect(blocked.stderr).toContain('blocked:');
-      expect(blocked.stderr).toContain(`interlock pins --approve mcp__echo__echo --hash ${shown}`);
+      // CLI fixes, not library ones: the commands to run, in the warning on connect and under the error.
+      expect(blocked.stderr).toContain(
+        `warning: tool 'mcp__echo__echo' changed its definition since it was pinned; its calls are blocked until you review the change with 'interlock pins' and approve it: interlock pins --approve mcp__echo__echo --hash ${shown}\n`,
+      );
+      expect(blocked.stderr).toMatch(
+        /^blocked: Tool 'mcp__echo__echo' changed its definition since it was pinned \([0-9a-f]{12} -> [0-9a-f]{12}\); its calls are blocked until the change is approved\.$/m,
+      );
+      expect(blocked.stderr).toContain(
+        `  hint: review the change with 'interlock pins', then approve what you reviewed: interlock pins --approve mcp__echo__echo --hash ${shown}\n`,
+      );
+      expect(blocked.stderr).not.toMatch(/approveToolChange|manager\.|grant\(/);
 
       // Approval binds what was reviewed: no hash, or the hash of another definition, approves nothing.
       const noHash = await run(['pins', '--approve', 'mcp__echo__echo']);

@@ -35,6 +35,8 @@ describe('interlock demo', () => {
       "denied  Denied by rule 'no-deletes' (mcp:notes:delete_*): no agent deletes notes.",
     );
     expect(out).toContain(`(Rule 'notes-write-drafts' allows it only when id starts with "drafts/".)`);
+    expect(out).toContain("denied  No rule allows 'execute' on 'mcp:weather:set_alert' (default deny).\n");
+    expect(out).not.toMatch(/grant\(|manager\./); // people get no library calls to make
     expect(out).toContain('Audit trail (argument names only, never their values)');
     expect(out).not.toContain('\u001b['); // not a terminal
     expect(await allGone(result.descendants)).toEqual([]);

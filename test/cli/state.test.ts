@@ -14,12 +14,13 @@ afterEach(() => {
   for (const p of projects.splice(0)) p.close();
 });
 
-function project(): TempProject {
+function project(options: { keyPrefix?: string; descriptionSuffix?: string } = {}): TempProject {
   const p = tempProject();
   projects.push(p);
+  const env = { FIXTURE_LOG: p.log, FIXTURE_DESCRIPTION_SUFFIX: options.descriptionSuffix ?? '' };
   p.write('interlock.config.yaml', {
-    mcpServers: { echo: { command: process.execPath, args: [fixture('echo')], env: { FIXTURE_LOG: p.log } } },
-    state: { redis: { url: '${REDIS_URL}', keyPrefix: 'cli-test:' } },
+    mcpServers: { echo: { command: process.execPath, args: [fixture('echo')], env } },
+    state: { redis: { url: '${REDIS_URL}', keyPrefix: options.keyPrefix ?? 'cli-test:' } },
     policy: {
       version: 1,
       rules: [
@@ -53,6 +54,34 @@ describe('state: { redis } in the project file', () => {
     const records = readFileSync(`${p.dir}/audit.jsonl`, 'utf8').trim().split('\n');
     expect(records).toHaveLength(3);
   });
+
+  it('shares pins between projects on two hosts: a definition pinned in one is blocked in the other until approved', async () => {
+    const env = { REDIS_URL: redisServer.current.url };
+    const a = project({ keyPrefix: 'cli-pins:' });
+    // The other host's server lists a different definition of the same tool, and B has no pin file of its own.
+    const b = project({ keyPrefix: 'cli-pins:', descriptionSuffix: ' (changed)' });
+    const call = (p: TempProject) =>
+      runCli(['call', 'mcp__echo__echo', '--args', '{"text":"hi"}'], { cwd: p.dir, env });
+    expect((await call(a)).code).toBe(0);
+    const blocked = await call(b);
+    expect(blocked.code).toBe(3);
+    expect(blocked.stderr).toContain('blocked:');
+
+    const listed = await runCli(['pins', '--json'], { cwd: b.dir, env });
+    const change = (
+      JSON.parse(listed.stdout) as { pins: { name: string; state: string; currentHash: string }[] }
+    ).pins.find((p) => p.name === 'mcp__echo__echo');
+    expect(change?.state).toBe('changed');
+    const approved = await runCli(
+      ['pins', '--approve', 'mcp__echo__echo', '--hash', change?.currentHash ?? ''],
+      { cwd: b.dir, env },
+    );
+    expect(approved.code).toBe(0);
+    expect((await call(b)).code).toBe(0);
+    // The approval is the fleet's pin now: the first host's old definition is the changed one there.
+    expect((await call(a)).code).toBe(3);
+    // Six CLI processes in a row: a bound for a busy machine, not a timing claim.
+  }, 180_000);
 
   it('reports an unreachable Redis clearly, with exit code 1', async () => {
     const p = project();

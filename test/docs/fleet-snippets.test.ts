@@ -1,5 +1,11 @@
 /** The fleet guide's sample (docs/snippets/fleet/) against a real redis-server on a loopback port. */
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import * as engineState from '../../docs/snippets/fleet/engine-state.js';
+import * as pinsAndTokens from '../../docs/snippets/fleet/pins-and-tokens.js';
 import * as sharedState from '../../docs/snippets/fleet/shared-state.js';
 import { redisForFile } from '../helpers/redis.js';
 
@@ -13,5 +19,24 @@ describe('fleet snippets', () => {
       message: 'revision 42',
       logged: 1,
     });
+  });
+
+  it('engine-state: an agent decides with the shared policy version', async () => {
+    await expect(engineState.main(redisServer.current.url)).resolves.toEqual({
+      decidedBy: 'team@1',
+      published: 1,
+    });
+  });
+
+  it('pins-and-tokens: a pin set in one process is seen by another', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'interlock-pins-doc-'));
+    try {
+      await expect(pinsAndTokens.main(redisServer.current.url, join(dir, 'pins.json'))).resolves.toEqual({
+        seenElsewhere: true,
+        blocked: [],
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -204,6 +204,52 @@ describe('a server that writes what it should not', () => {
     expect(warnings).toContain('STDOUT_GARBAGE');
   });
 
+  it('fails the connect at once, quoting the line with secrets masked, when a server writes to stdout what is not MCP', {
+    timeout: 20_000,
+  }, async () => {
+    // A server started in HTTP mode by mistake: a banner on stdout, then it waits for something else. The
+    // connect timeout is a minute; the test's 20 s can only pass if the connect fails fast.
+    const banner =
+      "process.stdout.write('Listening on http://localhost:8000 (pid ' + process.pid + ', key ' + process.env.API_KEY + ')\\n'); setInterval(() => {}, 1000);";
+    const manager = newManager();
+    const err = (await manager
+      .connectServer({
+        name: 'http_mode',
+        transport: 'stdio',
+        command: process.execPath,
+        args: ['-e', banner],
+        env: { API_KEY: 'sk-live-0123456789abcdef' },
+        connectTimeoutMs: 60_000,
+        reconnect: { enabled: false },
+      })
+      .catch((e: unknown) => e)) as Error;
+    expect(err).toMatchObject({ code: 'CONNECTION_FAILED' });
+    expect(err.message).toMatch(
+      /^Server 'http_mode' failed to connect: it wrote a line to stdout that is not an MCP message, and no MCP message followed within 3000 ms: "Listening on http:\/\/localhost:8000 \(pid \d+, key \*\*\*\)"\. A stdio server must write only JSON-RPC messages to stdout/,
+    );
+    expect(err.message).not.toContain('sk-live');
+    const pid = Number(/\(pid (\d+)/.exec(err.message)?.[1]);
+    expect(await waitForExit(pid, 5_000)).toBe(true);
+  });
+
+  it('after connect, reports the first garbage lines and then one notice, not a warning per line', async () => {
+    const manager = newManager();
+    const warnings: string[] = [];
+    manager.on('warning', (w) => {
+      if (w.code === 'STDOUT_GARBAGE') warnings.push(w.message);
+    });
+    await manager.connectServer(faulty({ env: { FAULTY_GARBAGE: '1' } }));
+    // Each answer comes with two garbage lines: 8 calls, 16 lines.
+    for (let i = 0; i < 8; i++) {
+      await expect(manager.executeTool('mcp__faulty__echo', { text: `n${i}` })).resolves.toBe(`n${i}`);
+    }
+    expect(warnings).toHaveLength(6);
+    expect(warnings[0]).toContain(
+      'skipped a stdout line that is not a JSON-RPC message: "this is a log line, not JSON"',
+    );
+    expect(warnings[5]).toContain('they are skipped without further warnings');
+  });
+
   it('fails the server with a clear error when one line exceeds maxMessageBytes', async () => {
     const manager = newManager();
     await manager.connectServer(

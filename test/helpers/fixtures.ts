@@ -17,7 +17,8 @@ export type FixtureName =
   | 'no-tools'
   | 'faulty'
   | 'faulty-http'
-  | 'hostile-schemas';
+  | 'hostile-schemas'
+  | 'tool-defs';
 
 /** Absolute path of a fixture server; `name` may carry the `.mjs` suffix or not. */
 export function fixture(name: FixtureName | `${FixtureName}.mjs`): string {

@@ -37,6 +37,7 @@ describe('package exports', () => {
         './engine',
         './providers',
         './testing',
+        './gateway',
       ]),
     );
   });

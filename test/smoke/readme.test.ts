@@ -1,4 +1,8 @@
-/** The README cannot drift: its example is examples/quickstart.ts verbatim, and its two commands exist. */
+/**
+ * The README cannot drift: its example is examples/quickstart.ts verbatim, and its two commands exist and work
+ * as written (`npm run demo` runs here; CI runs `npm ci` and `npm test` as written, see .ci/run).
+ */
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
@@ -23,5 +27,27 @@ describe('README', () => {
     expect(commands[1]).toMatch(/^npm test\b/);
     expect(pkg.scripts.demo).toBeTruthy();
     expect(pkg.scripts.test).toBeTruthy();
+    const ci = readFileSync(new URL('../../.ci/run', import.meta.url), 'utf8');
+    expect(ci).toMatch(/^npm ci\b/m);
+    expect(ci).toMatch(/^\s*npm test\b/m);
   });
+
+  it('runs the demo as written: npm run demo ends with exit code 0 and the audit trail', async () => {
+    const root = new URL('../..', import.meta.url);
+    const env = { ...process.env };
+    delete env.NO_COLOR;
+    delete env.FORCE_COLOR;
+    const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        'npm',
+        ['run', 'demo', '--silent'],
+        { cwd: root, env, timeout: 120_000, killSignal: 'SIGKILL' },
+        (error, stdout, stderr) =>
+          resolve({ code: error === null ? 0 : Number(error.code ?? -1), stdout, stderr }),
+      );
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain("allowed by rule 'notes-list'");
+    expect(result.stdout).toContain('Audit trail');
+  }, 120_000);
 });

@@ -111,4 +111,20 @@ describe('SharedPolicy', () => {
     expect(b.capabilities.has('mcp:fs:read_file', 'execute')).toBe(false);
     expect(a.version).toBe(1);
   });
+
+  it('a revoke published after the store lost the policy (a restart without persistence) still applies everywhere', async () => {
+    await using store = new MemoryStateStore();
+    await using a = await SharedPolicy.open(store, { initial: POLICY, pollMs: 0 });
+    await using b = await SharedPolicy.open(store, { pollMs: 0 });
+    await a.publish(POLICY);
+    await b.refresh();
+    expect(b.version).toBe(2);
+    await store.delete('policy:default:bundle');
+    // The store starts over, but versions only grow: b must not ignore the new one as older than its own.
+    const version = await a.publish({ version: 1, rules: POLICY.rules.filter((r) => r.id !== 'write') });
+    expect(version).toBe(3);
+    await b.refresh();
+    expect(b.version).toBe(3);
+    expect(b.capabilities.has('mcp:fs:write_file', 'execute')).toBe(false);
+  });
 });

@@ -128,8 +128,16 @@ describe('parseToolSchemas', () => {
   });
 
   it('drops fields Interlock does not use', () => {
-    const [tool] = parseToolSchemas('fs', [{ ...readFile, icons: [], _meta: { a: 1 } }]);
+    const [tool] = parseToolSchemas('fs', [{ ...readFile, _meta: { a: 1 } }]);
     expect(tool).toEqual(readFile);
+  });
+
+  it('keeps icons (issue 13), and refuses an icon without a source', () => {
+    const icon = { src: 'https://example.com/i.png', mimeType: 'image/png', sizes: ['16x16'], theme: 'dark' };
+    expect(parseToolSchemas('fs', [{ ...readFile, icons: [icon] }])[0]?.icons).toEqual([icon]);
+    expect(() => parseToolSchemas('fs', [{ ...readFile, icons: [{ mimeType: 'image/png' }] }])).toThrow(
+      /tools\[0\]\.icons\[0\]\.src/,
+    );
   });
 
   it('exposes the schema for direct use', () => {

@@ -5,10 +5,10 @@
 import { createInterface } from 'node:readline';
 import { PermissionDeniedError } from '../../errors.js';
 import type { Approver } from '../../security/types.js';
+import type { ToolAnnotations } from '../../tools/tool-wrapper.js';
 import { HintedError } from '../exit.js';
 import { type CliIO, type Printer, visible } from '../io.js';
 import { type CommandContext, Project } from '../project.js';
-import { describeRule } from '../report.js';
 import { VerdictExplainer } from '../verdict.js';
 import { type ArgsOptions, connectFor, readArgs } from './shared.js';
 
@@ -23,13 +23,8 @@ export async function callCommand(ctx: CommandContext, name: string, options: Ar
     const result = await project
       .interruptible(project.manager.callTool(name, args, signal === undefined ? {} : { signal }))
       .catch((err: unknown) => {
-        // A default deny where a conditional rule covers the tool: say which argument it wanted.
-        if (!(err instanceof PermissionDeniedError) || err.rule !== undefined) throw err;
-        const hint = new VerdictExplainer(project.capabilities).conditionHint(err.resource, err.action, {
-          agent: project.config.agent,
-          annotations: tool.annotations,
-        });
-        throw hint === undefined ? err : new HintedError(err, hint);
+        if (!(err instanceof PermissionDeniedError)) throw err;
+        throw denialAdvice(project, err, tool.annotations);
       });
     if (printer.json) {
       printer.data({
@@ -51,6 +46,33 @@ export async function callCommand(ctx: CommandContext, name: string, options: Ar
 }
 
 /**
+ * A denial with its reason in CLI terms and what to change: the rule to add, the rule that denies, or (when a
+ * conditional rule covers the tool) what it wants of the arguments.
+ */
+export function denialAdvice(
+  project: Project,
+  err: PermissionDeniedError,
+  annotations: ToolAnnotations | undefined,
+): HintedError {
+  const context = { agent: project.config.agent, annotations };
+  const effect = err.rule?.effect ?? 'default-deny';
+  const conditionHint =
+    err.rule === undefined
+      ? new VerdictExplainer(project.capabilities).conditionHint(err.resource, err.action, context)
+      : undefined;
+  const advice = project.advisor.advise(
+    { effect, reason: err.reason, rule: err.rule },
+    err.resource,
+    err.action,
+    conditionHint,
+  );
+  return new HintedError(err, advice.fix, {
+    reason: advice.reason,
+    data: advice.rule === undefined ? undefined : { suggestedRule: advice.rule },
+  });
+}
+
+/**
  * Asks on the terminal when an `ask` rule decides. Only when stdin and stderr are terminals: piped or with
  * `--json` there is nobody to ask, and `ask` stays a denial.
  */
@@ -58,11 +80,10 @@ function terminalApprover(io: CliIO, printer: Printer): Approver | undefined {
   const input = io.stdin;
   if (input?.isTTY !== true || !printer.stderrIsTTY || printer.json) return undefined;
   return async (request) => {
-    const rule = request.decision.rule;
+    // The reason names the rule that asks (id, pattern, description).
     printer.lineErr(
       `${printer.style('yellow', 'approval needed:', 'err')} ${visible(request.decision.reason)}`,
     );
-    if (rule !== undefined) printer.lineErr(`  rule: ${describeRule(rule)}`);
     printer.writeErr(`Allow '${request.action}' on '${request.resource}' once? [y/N] `);
     const lines = createInterface({ input, terminal: false });
     try {

@@ -6,6 +6,7 @@
  */
 import { SCHEME_ACTIONS } from '../../security/pattern.js';
 import { compileInputValidator } from '../../tools/validate.js';
+import { indent } from '../advice.js';
 import { ExitCode } from '../exit.js';
 import { oneLine } from '../format.js';
 import { visible } from '../io.js';
@@ -38,6 +39,7 @@ export async function checkCommand(
     let verdict: ToolVerdict;
     let blocked = false;
     let inputIssues: { field: string; message: string }[] = [];
+    let deniedWhatever = false;
     if (isResource) {
       const scheme = name.slice(0, name.indexOf(':'));
       const action = options.action ?? SCHEME_ACTIONS[scheme]?.[0] ?? 'execute';
@@ -56,8 +58,13 @@ export async function checkCommand(
           ? explainer.explain(resource, 'execute', context)
           : explainer.decide(resource, 'execute', { ...context, args });
       blocked = project.manager.blockedTools.some((b) => b.name === name);
-      if (args !== undefined)
+      if (args !== undefined) {
         inputIssues = compileInputValidator({ ...tool.inputSchema }, { toolName: name })(args);
+        // As `call` does (issue 18 item 3): bad arguments are a usage error unless the policy denies the tool
+        // whatever its arguments (an explicit deny, or no rule that could allow it).
+        deniedWhatever =
+          verdict.effect === 'deny' || explainer.explain(resource, 'execute', context).verdict === 'denied';
+      }
       report = {
         tool: name,
         server: tool.server,
@@ -68,15 +75,22 @@ export async function checkCommand(
     }
     const allowed = verdict.verdict === 'allowed' && !blocked;
     const resource = String(report.resource);
-    const hint =
+    const conditionHint =
       args !== undefined && verdict.effect === 'default-deny'
         ? explainer.conditionHint(resource, String(report.action), { agent })
         : undefined;
-    const exitCode =
-      blocked || verdict.verdict !== 'allowed'
-        ? ExitCode.DENIED
-        : inputIssues.length > 0
-          ? ExitCode.USAGE
+    const advice =
+      verdict.verdict === 'allowed'
+        ? undefined
+        : project.advisor.advise(verdict, resource, String(report.action), conditionHint);
+    const reason = advice?.reason ?? verdict.reason;
+    const hint = advice?.fix;
+    const exitCode = blocked
+      ? ExitCode.DENIED
+      : inputIssues.length > 0 && !deniedWhatever
+        ? ExitCode.USAGE
+        : verdict.verdict !== 'allowed'
+          ? ExitCode.DENIED
           : ExitCode.OK;
     if (printer.json) {
       printer.data({
@@ -85,8 +99,9 @@ export async function checkCommand(
         verdict: verdict.verdict,
         effect: verdict.effect,
         rule: verdict.rule ?? null,
-        reason: verdict.reason,
+        reason,
         hint: hint ?? null,
+        ...(advice?.rule === undefined ? {} : { suggestedRule: advice.rule }),
         argumentsChecked: args !== undefined,
         inputIssues,
         blocked,
@@ -104,8 +119,8 @@ export async function checkCommand(
       `${label('verdict')}${printer.style(style[verdict.verdict], verdict.verdict.toUpperCase())}  (${verdict.effect})`,
     );
     printer.line(`${label('rule')}${verdict.rule === undefined ? '-' : describeRule(verdict.rule)}`);
-    printer.line(`${label('reason')}${visible(verdict.reason)}`);
-    if (hint !== undefined) printer.line(`${label('hint')}${visible(hint)}`);
+    printer.line(`${label('reason')}${visible(reason)}`);
+    if (hint !== undefined) printer.line(`${label('hint')}${indent(visible(hint), 10).trimStart()}`);
     if (args === undefined) {
       printer.line(
         `${label('arguments')}not given: conditions on arguments were not evaluated (pass --args)`,

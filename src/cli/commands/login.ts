@@ -7,7 +7,7 @@
 
 import { tokenStoreKey } from '../../auth/provider.js';
 import { forgetTokens, revokeTokens, signInStatus } from '../../auth/sign-in-state.js';
-import { FileTokenStore } from '../../auth/token-store.js';
+import type { TokenStore } from '../../auth/token-store.js';
 import { type Cell, oneLine, renderTable } from '../format.js';
 import { type CommandContext, Project, tokensFile } from '../project.js';
 import {
@@ -52,7 +52,7 @@ export async function loginCommand(
 async function revokeAndForget(
   ctx: CommandContext,
   project: Project,
-  store: FileTokenStore,
+  store: TokenStore,
   servers: readonly AuthServerConfig[],
 ): Promise<void> {
   await using revoker = await createRevoker(project.config, ctx.io.signal);
@@ -80,7 +80,7 @@ async function login(
   const { printer } = ctx;
   const servers = authServers(project.config, names, 'login');
   if (servers.length === 0) return nothingToDo(ctx, project, 'No enabled server', 'sign in to');
-  const store = new FileTokenStore(tokensFile(project.config));
+  const store = project.tokens;
   if (force) await revokeAndForget(ctx, project, store, servers);
   const before = new Map<string, string | undefined>();
   for (const server of servers) {
@@ -152,7 +152,7 @@ async function status(ctx: CommandContext, project: Project, names: readonly str
   const servers = authServers(project.config, names, 'status');
   const file = tokensFile(project.config);
   if (servers.length === 0) return nothingToDo(ctx, project, 'No server', 'show');
-  const store = new FileTokenStore(file);
+  const store = project.tokens;
   const rows = await Promise.all(
     servers.map(async (server: AuthServerConfig) => {
       const s = signInStatus(await store.load(tokenStoreKey(server.url)));

@@ -5,7 +5,6 @@
  */
 
 import { type SignOutResult, signOut } from '../../auth/sign-in-state.js';
-import { FileTokenStore } from '../../auth/token-store.js';
 import { InterruptedError } from '../exit.js';
 import { type CommandContext, Project, tokensFile } from '../project.js';
 import { authServers, createRevoker, type Revoker, TOKEN_NAMES } from './auth-servers.js';
@@ -18,7 +17,7 @@ export async function logoutCommand(ctx: CommandContext, names: readonly string[
     revoker = await createRevoker(project.config, ctx.io.signal);
     const servers = authServers(project.config, names, 'logout');
     const file = tokensFile(project.config);
-    const store = new FileTokenStore(file);
+    const store = project.tokens;
     const active = revoker;
     const results = await Promise.all(
       servers.map(

@@ -50,9 +50,10 @@ export async function serversCommand(ctx: CommandContext): Promise<number> {
       printer.line(
         renderTable(printer, ['NAME', 'TRANSPORT', 'PROTOCOL', 'STATE', 'TOOLS', 'CONNECT', 'ERROR'], table),
       );
-      // The table holds the first line of an error; the rest (a server's last stderr lines) follows it.
+      // The table holds the first line of an error, cut; the whole error (a server's last stderr lines, advice
+      // that did not fit) follows it.
       for (const r of rows) {
-        if (r.error === null || !r.error.message.includes('\n')) continue;
+        if (r.error === null || oneLine(r.error.message, 200) === r.error.message) continue;
         printer.line();
         printer.line(`${printer.style('bold', r.name)}: ${visible(r.error.message)}`);
       }

@@ -72,15 +72,52 @@ async function readStdin(io: CliIO): Promise<string> {
   return text;
 }
 
+/** A tool name as a person may type it: the server it names, if any, and the tool's own name there. */
+interface ToolQuery {
+  server: string | undefined;
+  /** Set for the `server/tool` forms; undefined for an exposed name or a bare one. */
+  tool: string | undefined;
+}
+
 /**
- * Connects the server a tool belongs to (every server when the name does not say) and returns the tool.
- * Throws the connection error when its server failed, `ToolNotFoundError` when no tool has that name.
+ * Reads `mcp__notes__read_note`, `notes/read_note`, `notes:read_note`, `notes.read_note` and
+ * `mcp:notes:read_note`. Server names hold no `/`, `:` or `.`, so the first one separates (tool names may hold
+ * them: `notes/dir/read`). Forms that name no configured server leave `server` undefined.
  */
-export async function connectFor(project: Project, name: string): Promise<ToolWrapper> {
-  const server = project.serverOf(name);
+function parseToolQuery(project: Project, name: string): ToolQuery {
+  const exposed = project.serverOf(name);
+  if (exposed !== undefined) return { server: exposed, tool: undefined };
+  const body = name.startsWith('mcp:') ? name.slice(4) : name;
+  const match = /^([A-Za-z0-9_-]+)[/:.](.+)$/.exec(body);
+  const server = match?.[1];
+  if (server !== undefined && project.config.servers.some((s) => s.name === server)) {
+    return { server, tool: match?.[2] };
+  }
+  return { server: undefined, tool: undefined };
+}
+
+/**
+ * Connects the server a tool name points at (every server when it names none) and returns the tool with that
+ * exposed name, or with `accept`, the tool another form names. Throws the connection error when its server
+ * failed, `ToolNotFoundError` with suggestions (the exposed name another form means, or the nearest names)
+ * when no tool matches.
+ */
+async function lookUp(project: Project, name: string, accept: boolean): Promise<ToolWrapper> {
+  const query = parseToolQuery(project, name);
+  const server = query.server;
   await project.connect(server === undefined ? undefined : [server]);
   const tool = project.manager.getTool(name);
   if (tool !== undefined) return tool;
+  const tools = project.manager.tools;
+  const meant =
+    query.tool === undefined ? undefined : tools.find((t) => t.server === server && t.tool === query.tool);
+  // A tool's own name (`echo`) finds its exposed names (`mcp__echo__echo`): the form people try first.
+  const byTool = tools.filter((t) => t.tool.toLowerCase() === name.toLowerCase());
+  if (accept) {
+    if (meant !== undefined) return meant;
+    const same = byTool.filter((t) => t.tool === name);
+    if (same.length === 1) return same[0] as ToolWrapper;
+  }
   const failed = server === undefined ? undefined : project.outcomes.get(server);
   if (failed?.state === 'failed' && failed.error !== undefined) throw failed.error;
   if (failed?.state === 'disabled') {
@@ -89,13 +126,38 @@ export async function connectFor(project: Project, name: string): Promise<ToolWr
     );
   }
   project.warnFailed();
-  // A tool's own name (`echo`) finds its exposed names (`mcp__echo__echo`): the form people try first.
-  const tools = project.manager.tools;
-  const byTool = tools.filter((t) => t.tool.toLowerCase() === name.toLowerCase()).map((t) => t.name);
-  const near = closestKey(
-    name,
-    tools.map((t) => t.name),
-  );
-  const suggestions = byTool.length > 0 ? byTool.slice(0, 3) : near === undefined ? [] : [near];
+  let suggestions: string[];
+  if (meant !== undefined) suggestions = [meant.name];
+  else if (byTool.length > 0) suggestions = byTool.slice(0, 3).map((t) => t.name);
+  else if (query.tool !== undefined) {
+    const own = tools.filter((t) => t.server === server);
+    const near = closestKey(
+      query.tool,
+      own.map((t) => t.tool),
+    );
+    suggestions = own.filter((t) => t.tool === near).map((t) => t.name);
+  } else {
+    const near = closestKey(
+      name,
+      tools.map((t) => t.name),
+    );
+    suggestions = near === undefined ? [] : [near];
+  }
   throw new ToolNotFoundError(name, suggestions);
+}
+
+/**
+ * The tool with this exposed name (`mcp__notes__read_note`), for `call`, `check` and `pins`: a gated call names
+ * exactly what it calls. Another form (`notes/read_note`, `read_note`) is a `ToolNotFoundError` that suggests it.
+ */
+export function connectFor(project: Project, name: string): Promise<ToolWrapper> {
+  return lookUp(project, name, false);
+}
+
+/**
+ * The tool a person means, for `tools <name>`: the exposed name, any form {@link parseToolQuery} reads, or
+ * the tool's own name when exactly one server has it. Connects only the server the name points at.
+ */
+export function findTool(project: Project, name: string): Promise<ToolWrapper> {
+  return lookUp(project, name, true);
 }

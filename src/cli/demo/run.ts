@@ -8,6 +8,7 @@ import { type ScriptedProvider, scriptedModel, useTool } from '../../providers/s
 import { MemoryAuditSink } from '../../security/audit.js';
 import { CapabilitySet } from '../../security/capability-set.js';
 import type { AuditRecord } from '../../security/types.js';
+import { defaultDenyReason } from '../advice.js';
 import { InterruptedError } from '../exit.js';
 import { formatMs, renderTable } from '../format.js';
 import { closeWithin, interruptible } from '../interrupt.js';
@@ -110,17 +111,18 @@ export async function runDemo(options: { signal?: AbortSignal | undefined } = {}
             return { ...base, allowed: true, rule: records[i]?.ruleId ?? null, output: step.output };
           }
           const wrapper = manager.getTool(step.tool);
-          const hint =
-            step.ruleId === undefined && wrapper !== undefined
-              ? explainer.conditionHint(`mcp:${wrapper.server}:${wrapper.tool}`, 'execute', {
-                  agent: DEMO_AGENT,
-                })
-              : undefined;
+          const resource = wrapper === undefined ? undefined : `mcp:${wrapper.server}:${wrapper.tool}`;
+          const undecided = step.ruleId === undefined && resource !== undefined;
+          const hint = undecided
+            ? explainer.conditionHint(resource, 'execute', { agent: DEMO_AGENT })
+            : undefined;
+          // The model read the library's reason; people read it without the grant(...) a program would call.
+          const plain = undecided && !explainer.ruleCovers(resource, 'execute');
           return {
             ...base,
             allowed: false,
             rule: step.ruleId ?? null,
-            output: step.reason ?? step.output,
+            output: plain ? defaultDenyReason(resource, 'execute') : (step.reason ?? step.output),
             hint,
           };
         });

@@ -1,0 +1,63 @@
+// The gateway inside your own process: the notes server behind the gate, one reader and one editor.
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Gateway } from 'mcp-interlock/gateway';
+import { MCPClientManager } from 'mcp-interlock/interop';
+import { CapabilitySet } from 'mcp-interlock/security';
+
+export async function main(notesServer: string) {
+  // The project policy is the upper bound: no caller ever gets more than this.
+  const capabilities = CapabilitySet.fromPolicy({
+    version: 1,
+    rules: [
+      { effect: 'allow', resource: 'mcp:notes:read_note', actions: 'execute' },
+      { effect: 'allow', resource: 'mcp:notes:write_note', actions: 'execute' },
+    ],
+  });
+  await using manager = new MCPClientManager({ capabilities });
+  await manager.connectServer({
+    name: 'notes',
+    transport: 'stdio',
+    command: process.execPath,
+    args: [notesServer],
+  });
+
+  await using gateway = new Gateway({
+    manager,
+    config: {
+      auth: {
+        // Development keys; in production, JWT access tokens from your authorization server (auth.jwt).
+        apiKeys: [
+          { key: 'reader-key-0123456789abcdef', subject: 'reader' },
+          { key: 'editor-key-0123456789abcdef', subject: 'editor', groups: ['editors'] },
+        ],
+      },
+      principals: [
+        {
+          match: { subjects: ['reader'], groups: ['editors'] },
+          rules: [{ effect: 'allow', resource: 'mcp:notes:read_note', actions: 'execute' }],
+        },
+        {
+          match: { groups: ['editors'] },
+          rules: [{ effect: 'allow', resource: 'mcp:notes:write_note', actions: 'execute' }],
+        },
+      ],
+      http: { port: 0 }, // any free port on 127.0.0.1
+    },
+  });
+  const { url } = await gateway.listen();
+
+  // Any MCP client will do; here the SDK's, as the reader.
+  const reader = new Client({ name: 'reader-app', version: '1.0.0' });
+  await reader.connect(
+    new StreamableHTTPClientTransport(url, {
+      requestInit: { headers: { authorization: 'Bearer reader-key-0123456789abcdef' } },
+    }),
+  );
+  const tools = (await reader.listTools()).tools.map((t) => t.name);
+  const write = await reader.callTool({
+    name: 'mcp__notes__write_note',
+    arguments: { id: 'drafts/x', text: 'hi' },
+  });
+  await reader.close();
+  return { tools, writeRefused: write.isError === true };
+}

@@ -1,0 +1,59 @@
+/**
+ * Which rules a principal gets (issue 17). Each binding's rules are derived from the project's capability set,
+ * so no binding can reach past the project policy; a principal gets the rules of every binding it matches
+ * (deny still wins among them), and a principal that matches none gets an empty set: it sees no tool and every
+ * call is denied. Without bindings every authenticated principal gets the project's set itself.
+ */
+import type { CapabilitySet } from '../security/capability-set.js';
+import type { PolicyRule } from '../security/policy.js';
+import type { PrincipalBinding } from './options.js';
+import type { Principal } from './principals.js';
+
+/** Picks the capability set for a principal; sets are built once per distinct combination of bindings. */
+export class PrincipalPolicies {
+  readonly #root: CapabilitySet;
+  readonly #bindings: readonly PrincipalBinding[] | undefined;
+  readonly #sets = new Map<string, CapabilitySet>();
+
+  /**
+   * Derives every binding once up front, so a binding that asks for more than the project policy allows is
+   * refused at start (`INVALID_POLICY`), not on the first call of some principal.
+   */
+  constructor(root: CapabilitySet, bindings: readonly PrincipalBinding[] | undefined) {
+    this.#root = root;
+    this.#bindings = bindings;
+    for (const binding of bindings ?? []) root.derive(binding.rules as PolicyRule[]);
+  }
+
+  /** The indices of the bindings `principal` matches, in order. */
+  matching(principal: Principal): number[] {
+    const out: number[] = [];
+    (this.#bindings ?? []).forEach((binding, index) => {
+      if (matches(binding, principal)) out.push(index);
+    });
+    return out;
+  }
+
+  /** The set every call of `principal` is checked against. */
+  capabilitiesFor(principal: Principal): CapabilitySet {
+    if (this.#bindings === undefined) return this.#root;
+    const indices = this.matching(principal);
+    const key = indices.join(',');
+    let set = this.#sets.get(key);
+    if (set === undefined) {
+      const rules = indices.flatMap((i) => (this.#bindings as PrincipalBinding[])[i]?.rules ?? []);
+      set = this.#root.derive(rules as PolicyRule[]);
+      this.#sets.set(key, set);
+    }
+    return set;
+  }
+}
+
+function matches(binding: PrincipalBinding, principal: Principal): boolean {
+  const { subjects, clients, groups, scopes } = binding.match;
+  if (subjects?.includes(principal.subject)) return true;
+  if (principal.clientId !== undefined && clients?.includes(principal.clientId)) return true;
+  if (groups?.some((g) => principal.groups.includes(g))) return true;
+  if (scopes?.some((s) => principal.scopes.includes(s))) return true;
+  return false;
+}

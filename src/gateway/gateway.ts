@@ -1,0 +1,376 @@
+/**
+ * `Gateway` (issue 17): a manager's servers as one MCP server that any client can use, over stdio (one local
+ * client) or Streamable HTTP (many clients, both protocol eras, no sticky sessions: every HTTP request gets a
+ * fresh server instance from the SDK's `createMcpHandler`). Each caller is a principal; its capability set
+ * picks which tools it sees and decides each call. Operations: `/healthz`, `/readyz`, `/metrics` (Prometheus
+ * text), and a graceful `close()` that drains calls in flight before the listener goes.
+ */
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { TLSSocket } from 'node:tls';
+import { getRequestListener } from '@hono/node-server';
+import {
+  type AuthInfo,
+  createMcpHandler,
+  getOAuthProtectedResourceMetadataUrl,
+  hostHeaderValidationResponse,
+  type McpHttpHandler,
+  requireBearerAuth,
+  type Server,
+  type Transport,
+} from '@modelcontextprotocol/server';
+import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server/stdio';
+import { ConfigError } from '../errors.js';
+import { toConfigIssues } from '../interop/config.js';
+import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
+import type { CapabilitySet } from '../security/capability-set.js';
+import type { AuditSink } from '../security/types.js';
+import { PrincipalPolicies } from './bindings.js';
+import { GatewayMetrics } from './metrics.js';
+import {
+  type GatewayConfig,
+  type GatewayConfigInput,
+  GatewayConfigSchema,
+  type GatewayTlsConfig,
+} from './options.js';
+import {
+  createPrincipalVerifier,
+  type Principal,
+  principalFromCertificate,
+  principalOf,
+} from './principals.js';
+import { createGatewayServer } from './server.js';
+
+/** Options of {@link Gateway}. */
+export interface GatewayOptions {
+  /** The connected servers, and the project's capability set (every principal's set derives from it). */
+  manager: MCPClientManager;
+  /** The project file's `gateway` section (or the same in code). */
+  config?: GatewayConfigInput | undefined;
+  /** Where every decision is recorded; the gateway's calls are audited like in-process calls. */
+  audit?: AuditSink | undefined;
+  /** The name and version the gateway announces. @default mcp-interlock gateway */
+  serverInfo?: { name: string; version: string } | undefined;
+  /** Fetches JWKS documents (default: global fetch). */
+  fetch?: typeof fetch | undefined;
+}
+
+/** What {@link Gateway.listen} resolves with. */
+export interface GatewayAddress {
+  /** The MCP endpoint, e.g. `http://127.0.0.1:8080/mcp`. */
+  url: URL;
+  port: number;
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/** The project's servers as one MCP server, gated per caller. */
+export class Gateway {
+  readonly config: GatewayConfig;
+  readonly metrics: GatewayMetrics;
+  readonly #manager: MCPClientManager;
+  readonly #policies: PrincipalPolicies;
+  readonly #audit: AuditSink | undefined;
+  readonly #serverInfo: { name: string; version: string };
+  readonly #fetch: typeof fetch | undefined;
+  readonly #views = new Map<CapabilitySet, CapabilityView>();
+  #inFlight = 0;
+  #idle: (() => void) | undefined;
+  #draining = false;
+  #closed: Promise<void> | undefined;
+  #http: { server: HttpServer; handler: McpHttpHandler } | undefined;
+  #stdio: StdioServerHandle | undefined;
+  /** The instance serving the stdio client, for list-changed notices. */
+  #stdioServer: Server | undefined;
+  readonly #offToolsChanged: () => void;
+
+  constructor(options: GatewayOptions) {
+    const parsed = GatewayConfigSchema.safeParse(options.config ?? {});
+    if (!parsed.success) {
+      throw new ConfigError('Invalid gateway options.', { issues: toConfigIssues(parsed.error, 'gateway') });
+    }
+    this.config = parsed.data;
+    this.#manager = options.manager;
+    this.#audit = options.audit;
+    this.#fetch = options.fetch;
+    this.#serverInfo = options.serverInfo ?? { name: 'mcp-interlock-gateway', version: '0' };
+    // Derives every binding now: one asking for more than the project policy allows fails here, at start.
+    this.#policies = new PrincipalPolicies(options.manager.capabilities, this.config.principals);
+    this.metrics = new GatewayMetrics(options.manager);
+    const announce = () => {
+      this.#http?.handler.notify.toolsChanged();
+      this.#stdioServer?.sendToolListChanged().catch(() => {});
+    };
+    options.manager.on('tools_changed', announce);
+    this.#offToolsChanged = () => options.manager.off('tools_changed', announce);
+  }
+
+  /** Calls and HTTP requests in flight through the gateway (a graceful close waits for them). */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Serves the one client on this process's stdin/stdout (or `transport`), as the `stdio` principal. */
+  serveStdio(options: { transport?: Transport } = {}): void {
+    if (this.#stdio !== undefined) throw new ConfigError('The gateway already serves stdio.');
+    const stdio = this.config.stdio ?? { subject: 'local' };
+    const principal: Principal = {
+      subject: stdio.subject,
+      groups: stdio.groups ?? [],
+      scopes: [],
+      via: 'stdio',
+    };
+    this.#stdio = serveStdio(
+      () => {
+        const server = this.#serverFor(principal);
+        this.#stdioServer = server;
+        return server;
+      },
+      options.transport === undefined ? {} : { transport: options.transport },
+    );
+  }
+
+  /**
+   * Starts the Streamable HTTP endpoint. Without `auth` it listens only on a loopback address (anyone who can
+   * reach it could call every tool the policy allows); with `auth`, every request needs a valid credential.
+   */
+  async listen(overrides: { host?: string; port?: number } = {}): Promise<GatewayAddress> {
+    if (this.#http !== undefined) throw new ConfigError('The gateway already listens on HTTP.');
+    const http = { ...GatewayConfigSchema.shape.http.unwrap().parse({}), ...this.config.http, ...overrides };
+    const certificates = http.tls?.clientCertificates ?? 'none';
+    if (this.config.auth === undefined && certificates !== 'required' && !LOOPBACK_HOSTS.has(http.host)) {
+      throw new ConfigError(
+        `The gateway has no gateway.auth section, so it may listen only on loopback, not on '${http.host}'. Add gateway.auth (jwt, or apiKeys for development), require client certificates (gateway.http.tls), or listen on 127.0.0.1.`,
+      );
+    }
+    const handler = createMcpHandler((ctx) => this.#serverFor(this.#principal(ctx.authInfo)), {
+      onerror: () => {},
+    });
+    const tls = http.tls === undefined ? undefined : await readTls(http.tls);
+    const server = tls === undefined ? createServer() : createHttpsServer(tls);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(http.port, http.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const port = (server.address() as AddressInfo).port;
+    const hostForUrl = http.host.includes(':') ? `[${http.host}]` : http.host;
+    const url = new URL(`${tls === undefined ? 'http' : 'https'}://${hostForUrl}:${port}${http.path}`);
+    const resourceUrl = new URL(http.resourceUrl ?? url.href);
+    const allowedHosts = http.allowedHosts ?? [
+      resourceUrl.hostname,
+      ...(LOOPBACK_HOSTS.has(http.host) ? ['localhost', '127.0.0.1', '[::1]'] : []),
+    ];
+    const gate = this.#bearerGate(resourceUrl);
+    const metadata = this.#resourceMetadata(resourceUrl);
+    const listener = getRequestListener(async (request, env) => {
+      const path = new URL(request.url).pathname;
+      if (path === '/healthz') return text(200, 'ok\n');
+      if (path === '/readyz') return this.#readiness();
+      if (path === '/metrics') {
+        return new Response(await this.metrics.render(), {
+          headers: { 'content-type': this.metrics.contentType },
+        });
+      }
+      if (metadata !== undefined && path === metadata.path) return Response.json(metadata.document);
+      if (path !== http.path) return text(404, `Not found. The MCP endpoint is at ${http.path}\n`);
+      const rebinding = hostHeaderValidationResponse(request, allowedHosts);
+      if (rebinding !== undefined) return rebinding;
+      if (this.#draining) return text(503, 'The gateway is shutting down.\n');
+      let authInfo: AuthInfo | undefined =
+        certificates === 'none' ? undefined : certificateAuth(env.incoming);
+      if (authInfo === undefined && gate !== undefined) {
+        const verdict = await gate(request);
+        if (verdict instanceof Response) {
+          this.metrics.rejected(verdict.status);
+          return verdict;
+        }
+        authInfo = verdict;
+      }
+      return handler.fetch(request, authInfo === undefined ? {} : { authInfo });
+    });
+    server.on('request', (req, res) => {
+      // A graceful close waits for MCP requests until their answer is sent (not only until the tool returns),
+      // but not for 2026-07-28 listen streams, which stay open by design.
+      if (req.method === 'POST' && req.headers['mcp-method'] !== 'subscriptions/listen') {
+        this.#begin();
+        res.once('close', () => this.#end());
+      }
+      void listener(req, res);
+    });
+    this.#http = { server, handler };
+    return { url, port };
+  }
+
+  /**
+   * Stops taking new requests, waits up to `drainTimeoutMs` for calls in flight, then closes the listener and
+   * the stdio connection. The manager (and so the upstream servers) stays the caller's to close.
+   */
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #close(): Promise<void> {
+    this.#draining = true;
+    this.#offToolsChanged();
+    if (this.#inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.config.drainTimeoutMs);
+        timer.unref();
+        this.#idle = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    const http = this.#http;
+    await Promise.allSettled([
+      http === undefined
+        ? undefined
+        : (async () => {
+            await http.handler.close();
+            await new Promise<void>((resolve) => {
+              http.server.close(() => resolve());
+              http.server.closeAllConnections();
+            });
+          })(),
+      this.#stdio?.close(),
+    ]);
+  }
+
+  #principal(authInfo: AuthInfo | undefined): Principal {
+    return principalOf(authInfo) ?? { subject: 'anonymous', groups: [], scopes: [], via: 'none' };
+  }
+
+  #serverFor(principal: Principal) {
+    const capabilities = this.#policies.capabilitiesFor(principal);
+    let view = this.#views.get(capabilities);
+    if (view === undefined) {
+      view = this.#manager.withCapabilities(capabilities, {
+        agent: 'gateway',
+        ...(this.#audit === undefined ? {} : { audit: this.#audit }),
+      });
+      this.#views.set(capabilities, view);
+    }
+    return createGatewayServer({
+      manager: this.#manager,
+      view,
+      principal,
+      naming: this.config.naming,
+      serverInfo: this.#serverInfo,
+      observer: this.metrics,
+      track: (work) => this.#track(work),
+    });
+  }
+
+  async #track<T>(work: Promise<T>): Promise<T> {
+    this.#begin();
+    try {
+      return await work;
+    } finally {
+      this.#end();
+    }
+  }
+
+  #begin(): void {
+    this.#inFlight++;
+  }
+
+  #end(): void {
+    this.#inFlight--;
+    if (this.#inFlight === 0) this.#idle?.();
+  }
+
+  #bearerGate(resourceUrl: URL) {
+    const auth = this.config.auth;
+    if (auth === undefined) return undefined;
+    const verifier = createPrincipalVerifier({
+      apiKeys: auth.apiKeys,
+      jwt: auth.jwt,
+      resourceUrl,
+      fetch: this.#fetch,
+    });
+    return requireBearerAuth({
+      verifier,
+      expectedResource: resourceUrl,
+      ...(auth.jwt?.requiredScopes === undefined ? {} : { requiredScopes: auth.jwt.requiredScopes }),
+      ...(auth.jwt === undefined
+        ? {}
+        : { resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(resourceUrl) }),
+    });
+  }
+
+  /** RFC 9728 protected resource metadata, so a client that gets a 401 can find the authorization server. */
+  #resourceMetadata(resourceUrl: URL): { path: string; document: Record<string, unknown> } | undefined {
+    const jwt = this.config.auth?.jwt;
+    if (jwt === undefined) return undefined;
+    return {
+      path: new URL(getOAuthProtectedResourceMetadataUrl(resourceUrl)).pathname,
+      document: {
+        resource: resourceUrl.href,
+        authorization_servers: [jwt.issuer],
+        bearer_methods_supported: ['header'],
+        ...(jwt.requiredScopes === undefined ? {} : { scopes_supported: jwt.requiredScopes }),
+        resource_name: this.#serverInfo.name,
+      },
+    };
+  }
+
+  /** Ready when not draining, every server has finished connecting, and at least one is up. */
+  #readiness(): Response {
+    const health = this.#manager.health();
+    const servers = Object.fromEntries(Object.entries(health).map(([name, h]) => [name, h.state]));
+    const states = Object.values(servers);
+    const ready =
+      !this.#draining && states.some((s) => s === 'ready') && !states.some((s) => s === 'connecting');
+    return Response.json({ ready, draining: this.#draining, servers }, { status: ready ? 200 : 503 });
+  }
+}
+
+/** The server's certificate, key and client CA, from PEM text or files. */
+async function readTls(tls: GatewayTlsConfig): Promise<HttpsServerOptions> {
+  const read = async (text: string | undefined, file: string | undefined, field: string) => {
+    if (text !== undefined) return text;
+    try {
+      return await readFile(file as string, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`Cannot read gateway.http.tls.${field} '${file}': ${(err as Error).message}`, {
+        issues: [{ path: `gateway.http.tls.${field}`, message: 'cannot be read' }],
+      });
+    }
+  };
+  const mode = tls.clientCertificates;
+  return {
+    cert: await read(tls.cert, tls.certFile, 'certFile'),
+    key: await read(tls.key, tls.keyFile, 'keyFile'),
+    ...(mode === 'none'
+      ? {}
+      : {
+          ca: await read(tls.clientCa, tls.clientCaFile, 'clientCaFile'),
+          requestCert: true,
+          rejectUnauthorized: mode === 'required',
+        }),
+  };
+}
+
+/** The caller a verified client certificate names, as the bearer check would describe it; else undefined. */
+function certificateAuth(incoming: unknown): AuthInfo | undefined {
+  const socket = (incoming as { socket?: unknown }).socket;
+  if (!(socket instanceof TLSSocket) || !socket.authorized) return undefined;
+  const principal = principalFromCertificate(socket.getPeerCertificate().subject as never);
+  if (principal === undefined) return undefined;
+  return { token: '', clientId: principal.subject, scopes: [], extra: { principal } };
+}
+
+function text(status: number, body: string): Response {
+  return new Response(body, { status, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+}

@@ -1,0 +1,232 @@
+/**
+ * One downstream MCP server instance for one principal (issue 17), built on the SDK's low-level `Server` so
+ * that upstream JSON Schemas pass through untouched. It lists only the tools the principal's capability set
+ * could allow, and every call goes through the manager's call path with that set: checked, audited, traced,
+ * limited and normalized exactly as an in-process call, and never sent upstream when denied. The caller's
+ * credentials stay here: upstream servers see the gateway's own connection and credentials.
+ */
+import {
+  type CallToolResult,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type ServerContext,
+  type Tool,
+} from '@modelcontextprotocol/server';
+import { InteropError } from '../errors.js';
+import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
+import type { ToolWrapper } from '../tools/tool-wrapper.js';
+import type { Principal } from './principals.js';
+
+/** What the gateway records about each call (metrics, logs). */
+export interface GatewayCallObserver {
+  onCall(record: {
+    principal: Principal;
+    server: string;
+    tool: string;
+    outcome: 'ok' | 'tool_error' | 'denied' | 'error';
+    durationMs: number;
+    code?: string | undefined;
+  }): void;
+}
+
+/** Options of {@link createGatewayServer}. */
+export interface GatewayServerOptions {
+  manager: MCPClientManager;
+  view: CapabilityView;
+  principal: Principal;
+  naming: 'exposed' | 'tool';
+  serverInfo: { name: string; version: string };
+  observer?: GatewayCallObserver | undefined;
+  /** Counts calls in flight, for a graceful drain. */
+  track?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
+}
+
+/** Error codes that mean the gate said no: the downstream client gets a tool error it can show the model. */
+const DENIAL_CODES = new Set(['CAPABILITY_DENIED', 'TOOL_DEFINITION_CHANGED']);
+
+/** A fresh `Server` answering tools/list and tools/call for one principal. */
+export function createGatewayServer(options: GatewayServerOptions): Server {
+  const { manager, view, principal, naming } = options;
+  const server = new Server(options.serverInfo, {
+    capabilities: { tools: { listChanged: true }, resources: {}, prompts: {} },
+    instructions:
+      'Tools of several MCP servers behind the Interlock gate. Every call is checked against a capability policy; a denied call returns an error explaining why.',
+  });
+  const context = { principal: principal.subject };
+
+  server.setRequestHandler('tools/list', () => {
+    const visible = view.visibleTools(context);
+    const names = downstreamNames(visible, naming);
+    return { tools: visible.map((wrapper) => toTool(wrapper, names.get(wrapper.name) ?? wrapper.name)) };
+  });
+
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const name = resolveName(manager, view.visibleTools(context), request.params.name, naming);
+    const wrapper = name === undefined ? undefined : manager.getTool(name);
+    if (wrapper === undefined || name === undefined) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    }
+    const started = performance.now();
+    const work = callThrough(view, name, request.params.arguments, ctx, principal);
+    const result = await (options.track === undefined ? work : options.track(work));
+    options.observer?.onCall({
+      principal,
+      server: wrapper.server,
+      tool: wrapper.tool,
+      outcome: result.outcome,
+      durationMs: performance.now() - started,
+      code: result.code,
+    });
+    return result.result;
+  });
+  server.setRequestHandler('resources/list', () => ({
+    resources: upstream(manager).flatMap(({ name, connection }) =>
+      connection.resources.filter((r) =>
+        view.capabilities.couldAllow(`mcp-resource:${name}:${r.uri}`, 'read', context),
+      ),
+    ),
+  }));
+
+  server.setRequestHandler('resources/read', async (request, ctx) => {
+    const { uri } = request.params;
+    // The first server that lists the URI; a URI no server lists is unknown here (templates are not served).
+    const owner = upstream(manager).find(({ connection }) => connection.resources.some((r) => r.uri === uri));
+    if (owner === undefined) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown resource: ${uri}`);
+    }
+    return guarded(() =>
+      view.readResource(owner.name, uri, { signal: ctx.mcpReq.signal, principal: principal.subject }),
+    );
+  });
+
+  server.setRequestHandler('prompts/list', () => ({
+    prompts: upstream(manager).flatMap(({ name, connection }) =>
+      connection.prompts
+        .filter((p) => view.capabilities.couldAllow(`mcp-prompt:${name}:${p.name}`, 'get', context))
+        .map((p) => ({ ...p, name: `mcp__${name}__${p.name}` })),
+    ),
+  }));
+
+  server.setRequestHandler('prompts/get', async (request, ctx) => {
+    const target = upstream(manager)
+      .map(({ name, connection }) => ({
+        name,
+        prompt: connection.prompts.find((p) => `mcp__${name}__${p.name}` === request.params.name),
+      }))
+      .find((t) => t.prompt !== undefined);
+    if (target?.prompt === undefined) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
+    }
+    const promptName = target.prompt.name;
+    return guarded(() =>
+      view.getPrompt(target.name, promptName, request.params.arguments ?? {}, {
+        signal: ctx.mcpReq.signal,
+        principal: principal.subject,
+      }),
+    );
+  });
+  return server;
+}
+
+/** The connected upstream servers, in connect order. */
+function upstream(manager: MCPClientManager) {
+  return manager.connections
+    .filter((connection) => connection.state === 'ready')
+    .map((connection) => ({ name: connection.name, connection }));
+}
+
+/** A local refusal or failure becomes a JSON-RPC error with our code and message, nothing more. */
+async function guarded<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof InteropError) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `${err.code}: ${err.message}`);
+    }
+    throw new ProtocolError(ProtocolErrorCode.InternalError, 'The gateway failed to serve the request.');
+  }
+}
+
+async function callThrough(
+  view: CapabilityView,
+  name: string,
+  args: Record<string, unknown> | undefined,
+  ctx: ServerContext,
+  principal: Principal,
+): Promise<{ result: CallToolResult; outcome: 'ok' | 'tool_error' | 'denied' | 'error'; code?: string }> {
+  const progressToken = ctx.mcpReq._meta?.progressToken;
+  try {
+    const result = await view.callTool(name, args ?? {}, {
+      signal: ctx.mcpReq.signal,
+      principal: principal.subject,
+      ...(progressToken === undefined
+        ? {}
+        : {
+            onProgress: (p) => {
+              void ctx.mcpReq
+                .notify({ method: 'notifications/progress', params: { progressToken, ...p } })
+                .catch(() => {});
+            },
+          }),
+    });
+    return {
+      result: {
+        content: result.content,
+        ...(result.structuredContent === undefined ? {} : { structuredContent: result.structuredContent }),
+        ...(result.isError ? { isError: true } : {}),
+      },
+      outcome: result.isError ? 'tool_error' : 'ok',
+    };
+  } catch (err) {
+    // Local failures (denied, invalid arguments, timeouts, the upstream server down) are tool errors with our
+    // message, so the downstream model reads why, as it would in process. Nothing else of the error leaves.
+    const code = err instanceof InteropError ? err.code : 'INTERNAL';
+    const message = err instanceof InteropError ? err.message : 'The gateway failed to run the call.';
+    return {
+      result: { content: [{ type: 'text', text: `${code}: ${message}` }], isError: true },
+      outcome: DENIAL_CODES.has(code) ? 'denied' : 'error',
+      code,
+    };
+  }
+}
+
+function toTool(wrapper: ToolWrapper, name: string): Tool {
+  const definition = wrapper.definition;
+  return {
+    name,
+    ...(definition.title === undefined ? {} : { title: definition.title }),
+    description: definition.description,
+    inputSchema: definition.inputSchema as Tool['inputSchema'],
+    ...(definition.outputSchema === undefined
+      ? {}
+      : { outputSchema: definition.outputSchema as Tool['outputSchema'] }),
+    ...(definition.annotations === undefined ? {} : { annotations: definition.annotations }),
+  };
+}
+
+/** Downstream names by exposed name: the exposed name, or the tool's own name where it is unique. */
+function downstreamNames(tools: readonly ToolWrapper[], naming: 'exposed' | 'tool'): Map<string, string> {
+  const out = new Map<string, string>();
+  if (naming === 'exposed') {
+    for (const t of tools) out.set(t.name, t.name);
+    return out;
+  }
+  const counts = new Map<string, number>();
+  for (const t of tools) counts.set(t.tool, (counts.get(t.tool) ?? 0) + 1);
+  for (const t of tools) out.set(t.name, counts.get(t.tool) === 1 ? t.tool : t.name);
+  return out;
+}
+
+/** The exposed name a downstream name stands for (see {@link downstreamNames}). */
+function resolveName(
+  manager: MCPClientManager,
+  visible: readonly ToolWrapper[],
+  name: string,
+  naming: 'exposed' | 'tool',
+): string | undefined {
+  if (manager.getTool(name) !== undefined) return name;
+  if (naming === 'exposed') return undefined;
+  const candidates = visible.filter((t) => t.tool === name);
+  return candidates.length === 1 ? candidates[0]?.name : undefined;
+}

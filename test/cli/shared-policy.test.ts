@@ -1,0 +1,69 @@
+// A policy shared through Redis (state.policy, issues 16 and 17): a revoke made with `interlock policy revoke`
+// in one process reaches a running `interlock serve` gateway before its next call, and `publish` brings it back.
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fixture } from '../helpers/fixtures.js';
+import { redisForFile } from '../helpers/redis.js';
+import { waitUntil } from '../helpers/wait.js';
+import { json, runCli, startCli, tempProject } from './helpers.js';
+
+const redis = redisForFile();
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe('interlock policy with state.policy', () => {
+  it('revokes a rule for a running gateway, and publishes the file again', async () => {
+    const project = tempProject();
+    cleanups.push(() => project.close());
+    const file = project.write('interlock.config.yaml', {
+      mcpServers: { echo: { command: process.execPath, args: [fixture('echo')] } },
+      policy: {
+        version: 1,
+        rules: [{ id: 'echo', effect: 'allow', resource: 'mcp:echo:echo', actions: ['execute'] }],
+      },
+      state: { redis: { url: redis.current.url, keyPrefix: 'policy-cli:' }, policy: { name: 'team' } },
+    });
+    const gateway = startCli(['--config', file, 'serve', '--http', '--port', '0'], { cwd: project.dir });
+    cleanups.push(async () => {
+      if (gateway.child.exitCode === null) gateway.child.kill('SIGTERM');
+      await gateway.done;
+    });
+    await gateway.waitFor(/listening on (\S+)/);
+    const url = new URL(/listening on (\S+)/.exec(gateway.stdout())?.[1] ?? '');
+    const client = new Client({ name: 'policy-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(url));
+    cleanups.push(() => client.close());
+    const echo = () => client.callTool({ name: 'mcp__echo__echo', arguments: { text: 'hi' } });
+    expect((await echo()).isError).toBeFalsy();
+
+    const status = json<{ policy: string; version: number }>(
+      await runCli(['--config', file, '--json', 'policy'], { cwd: project.dir }),
+    );
+    expect(status).toMatchObject({ policy: 'team', version: 1 });
+
+    const revoked = await runCli(['--config', file, 'policy', 'revoke', 'echo'], { cwd: project.dir });
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toContain("policy 'team' is at version 2 (0 rules)");
+    // The gateway hears the broadcast; its next call is decided by version 2.
+    await waitUntil(async () => (await echo()).isError === true, { timeoutMs: 10_000 });
+    expect(JSON.stringify((await echo()).content)).toContain('CAPABILITY_DENIED');
+
+    const published = await runCli(['--config', file, 'policy', 'publish'], { cwd: project.dir });
+    expect(published.stdout).toContain("policy 'team' is at version 3 (1 rule)");
+    await waitUntil(async () => (await echo()).isError !== true, { timeoutMs: 10_000 });
+  });
+
+  it('says what to add when the file shares no policy', async () => {
+    const project = tempProject();
+    cleanups.push(() => project.close());
+    const file = project.write('interlock.config.yaml', {
+      mcpServers: {},
+      policy: { version: 1, rules: [] },
+    });
+    const result = await runCli(['--config', file, 'policy', 'revoke', 'x'], { cwd: project.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('state.policy');
+  });
+});

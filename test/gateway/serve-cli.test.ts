@@ -1,0 +1,200 @@
+// `interlock serve` as a real process (issue 17): configured as a desktop client would (one stdio command
+// line), over HTTP with a graceful drain on SIGTERM, and two gateway processes behind a round-robin proxy
+// sharing one quota through a real redis-server.
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernHttp,
+} from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  allGone,
+  CLI,
+  ROOT,
+  type RunningCli,
+  startCli,
+  type TempProject,
+  tempProject,
+} from '../cli/helpers.js';
+import { fixture, readFixtureLog } from '../helpers/fixtures.js';
+import { redisForFile } from '../helpers/redis.js';
+import { waitUntil } from '../helpers/wait.js';
+
+const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+const KEY = 'gateway-test-key-0123456789';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function project(extra: Record<string, unknown> = {}): { dir: TempProject; file: string } {
+  const dir = tempProject();
+  cleanups.push(() => dir.close());
+  const file = dir.write('interlock.config.yaml', {
+    mcpServers: {
+      echo: { command: process.execPath, args: [fixture('echo')], env: { FIXTURE_LOG: dir.log } },
+    },
+    policy: {
+      version: 1,
+      rules: [
+        { effect: 'allow', resource: 'mcp:echo:echo', actions: ['execute'] },
+        { effect: 'allow', resource: 'mcp:echo:slow', actions: ['execute'] },
+      ],
+    },
+    ...extra,
+  });
+  return { dir, file };
+}
+
+async function serveHttp(file: string, cwd: string): Promise<{ cli: RunningCli; url: URL }> {
+  const cli = startCli(['--config', file, 'serve', '--http', '--port', '0'], { cwd });
+  cleanups.push(async () => {
+    if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+    await cli.done;
+  });
+  await cli.waitFor(/listening on (\S+)/);
+  const url = new URL(/listening on (\S+)/.exec(cli.stdout())?.[1] ?? '');
+  return { cli, url };
+}
+
+async function modernClient(url: URL, key?: string) {
+  const client = new ModernClient({ name: 'serve-test', version: '1.0.0' });
+  const headers: Record<string, string> = key === undefined ? {} : { authorization: `Bearer ${key}` };
+  await client.connect(new ModernHttp(url, { requestInit: { headers } }));
+  return client;
+}
+
+describe('interlock serve on stdio, configured as a desktop client would', () => {
+  it('lists and calls through the gateway, refuses what the policy does not allow, and leaves nothing behind', async () => {
+    const { dir, file } = project();
+    // The one line a desktop client's config holds: a command and its arguments.
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', TSX, CLI, '--config', file, 'serve'],
+      cwd: dir.dir,
+      env: getDefaultEnvironment(),
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'desktop', version: '1.0.0' });
+    await client.connect(transport, { timeout: 30_000 });
+    try {
+      const tools = (await client.listTools()).tools.map((t) => t.name).sort();
+      expect(tools).toEqual(['mcp__echo__echo', 'mcp__echo__slow']);
+      const ok = await client.callTool({ name: 'mcp__echo__echo', arguments: { text: 'from the desktop' } });
+      expect(JSON.stringify(ok.content)).toContain('from the desktop');
+      const denied = await client.callTool({ name: 'mcp__echo__add', arguments: { a: 1, b: 2 } });
+      expect(denied.isError).toBe(true);
+      expect(JSON.stringify(denied.content)).toContain('CAPABILITY_DENIED');
+      expect(
+        readFixtureLog(dir.log)
+          .filter((e) => e.method === 'tools/call')
+          .map((e) => e.tool),
+      ).toEqual(['echo']);
+    } finally {
+      await client.close();
+    }
+    // Closing the client ends the gateway, and the gateway ends its upstream server.
+    expect(await allGone(dir.fixturePids())).toEqual([]);
+  });
+});
+
+describe('interlock serve --http', () => {
+  it('drains a call in flight on SIGTERM before it exits, and refuses new ones meanwhile', async () => {
+    const { dir, file } = project();
+    const { cli, url } = await serveHttp(file, dir.dir);
+    const client = await modernClient(url);
+    cleanups.push(() => client.close());
+    const slow = client.callTool({ name: 'mcp__echo__slow', arguments: { ms: 1_500 } });
+    // Wait until the upstream server has the call, then ask the gateway to stop.
+    await waitUntil(() => readFixtureLog(dir.log).some((e) => e.tool === 'slow'), { timeoutMs: 10_000 });
+    cli.child.kill('SIGTERM');
+    const result = await slow;
+    expect(result.isError).toBeFalsy();
+    expect(JSON.stringify(result.content)).toContain('slept 1500');
+    const done = await cli.done;
+    expect(done.code).toBe(0);
+    expect(await allGone(dir.fixturePids())).toEqual([]);
+  });
+
+  it('refuses to listen beyond loopback without gateway.auth, saying what to add', async () => {
+    const { dir, file } = project();
+    const cli = startCli(['--config', file, 'serve', '--http', '--host', '0.0.0.0', '--port', '0'], {
+      cwd: dir.dir,
+    });
+    const done = await cli.done;
+    expect(done.code).toBe(2);
+    expect(done.stderr).toContain('gateway.auth');
+  });
+});
+
+describe('two gateway processes behind a load balancer, one Redis', () => {
+  const redis = redisForFile();
+
+  it('holds one quota across both: exactly maxCalls calls succeed', async () => {
+    // The quota lives in the project policy: 4 echo calls in total, whichever process serves them.
+    const { dir, file } = project({
+      state: { redis: { url: redis.current.url, keyPrefix: 'gw-test:' } },
+      gateway: { auth: { apiKeys: [{ key: KEY, subject: 'ci' }] } },
+      policy: {
+        version: 1,
+        rules: [
+          { id: 'echo-quota', effect: 'allow', resource: 'mcp:echo:echo', actions: ['execute'], maxCalls: 4 },
+        ],
+      },
+    });
+    const a = await serveHttp(file, dir.dir);
+    const b = await serveHttp(file, dir.dir);
+    const proxy = await roundRobin([a.url, b.url]);
+    cleanups.push(() => new Promise<void>((resolve) => proxy.server.close(() => resolve())));
+
+    const results: boolean[] = [];
+    for (let i = 0; i < 10; i++) {
+      // A fresh client per call: no session, so each request may land on either process.
+      const client = await modernClient(new URL(a.url.pathname, proxy.url), KEY);
+      try {
+        const r = await client.callTool({ name: 'mcp__echo__echo', arguments: { text: `call ${i}` } });
+        results.push(r.isError !== true);
+      } finally {
+        await client.close();
+      }
+    }
+    expect(results.filter(Boolean).length).toBe(4);
+    expect(proxy.served()).toEqual(expect.arrayContaining([expect.any(Number), expect.any(Number)]));
+    expect(proxy.served().every((n) => n > 0)).toBe(true);
+  });
+});
+
+/** A round-robin HTTP proxy over `targets`, streaming both ways; counts requests per target. */
+async function roundRobin(targets: URL[]): Promise<{ server: Server; url: URL; served(): number[] }> {
+  const counts = targets.map(() => 0);
+  let next = 0;
+  const server = createServer((req, res) => {
+    const index = next++ % targets.length;
+    counts[index] = (counts[index] ?? 0) + 1;
+    const target = targets[index] as URL;
+    const upstream = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: req.url,
+        method: req.method,
+        headers: { ...req.headers, host: target.host },
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return { server, url: new URL(`http://127.0.0.1:${port}/`), served: () => [...counts] };
+}

@@ -1,0 +1,181 @@
+/**
+ * A fleet through real tool calls (issue 16, "Tests and proof"): 4 processes, each an agent's manager with the echo
+ * fixture, whose policy and quotas live in one real redis-server (with an append-only file, so a kill and restart
+ * keeps the counts, as a production Redis for quotas should). Redis is killed and restarted mid-run: no call is
+ * allowed that the quota or a revoke would have refused, nothing hangs, and the server sees exactly the quota.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Policy } from '../../src/security/policy.js';
+import { RedisStateStore } from '../../src/state/redis.js';
+import { SharedPolicy } from '../../src/state/shared-policy.js';
+import { createFixtureLog, type FixtureLog, nodeFixture } from '../helpers/fixtures.js';
+import { redisForFile, type StateWorker, startStateWorker } from '../helpers/redis.js';
+
+const redisServer = redisForFile({ persist: true });
+const ECHO = nodeFixture('echo').args[0] as string;
+const QUOTA_KEY = 'echo-quota\u001ffleet-agent\u001facme';
+
+function policy(limit: number): Policy {
+  return {
+    version: 1,
+    rules: [
+      {
+        id: 'echo-quota',
+        effect: 'allow',
+        resource: 'mcp:echo:echo',
+        actions: ['execute'],
+        maxCalls: limit,
+      },
+      { id: 'pid', effect: 'allow', resource: 'mcp:echo:pid', actions: ['execute'] },
+    ],
+  };
+}
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0).reverse()) await fn();
+});
+
+interface Fleet {
+  store: RedisStateStore;
+  shared: SharedPolicy;
+  log: FixtureLog;
+  workers: StateWorker[];
+}
+
+/** Publishes the policy from this process, then starts 4 workers that follow it. */
+async function fleet(prefix: string, limit: number, fallback: string): Promise<Fleet> {
+  const store = await RedisStateStore.connect({
+    url: redisServer.current.url,
+    keyPrefix: prefix,
+    commandTimeoutMs: 5_000,
+  });
+  cleanup.push(() => store.close());
+  const shared = await SharedPolicy.open(store, { name: 'fleet', initial: policy(limit), pollMs: 0 });
+  cleanup.push(() => shared.close());
+  const log = createFixtureLog();
+  cleanup.push(() => log.close());
+  const workers = [1, 2, 3, 4].map(() =>
+    startStateWorker('call-worker', [redisServer.current.url, prefix, ECHO, log.path, fallback]),
+  );
+  for (const w of workers) cleanup.push(() => w.kill());
+  await Promise.all(workers.map((w) => w.line('ready')));
+  cleanup.push(async () => {
+    for (const w of workers) w.send('exit');
+    await Promise.race([Promise.allSettled(workers.map((w) => w.done)), delay(5_000)]);
+  });
+  return { store, shared, log, workers };
+}
+
+/** `calls n tool` in every worker at once; the `ok` and `denied` counts, and any other error codes. */
+async function round(
+  workers: readonly StateWorker[],
+  n: number,
+  tool: string,
+): Promise<{ ok: number[]; denied: number[]; other: string[] }> {
+  const lines = await Promise.all(workers.map((w) => w.ask(`calls ${n} ${tool}`, 'result ')));
+  const parts = lines.map((l) => l.split(' '));
+  return {
+    ok: parts.map((p) => Number(p[1])),
+    denied: parts.map((p) => Number(p[2])),
+    other: parts.map((p) => p[3] ?? '').filter((o) => o !== '-'),
+  };
+}
+
+const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** Retries `op` until it resolves (the store reconnects by itself after a restart). */
+async function eventually<T>(op: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await op();
+    } catch (err) {
+      if (attempt >= 100) throw err;
+      await delay(100);
+    }
+  }
+}
+
+/** Kills Redis, runs `check`, and starts Redis again (also when `check` fails). */
+async function whileRedisIsDown(check: () => Promise<void>): Promise<void> {
+  await redisServer.current.stop();
+  try {
+    await check();
+  } finally {
+    await redisServer.current.start();
+  }
+}
+
+/**
+ * Rounds of `n` echo calls in every worker until the shared count reaches the quota of 20 (the workers reconnect
+ * by themselves, in their own time); returns how many calls were allowed meanwhile.
+ */
+async function callsUntilUsedUp(store: RedisStateStore, workers: readonly StateWorker[], n: number) {
+  let allowed = 0;
+  for (let i = 0; i < 100 && (await eventually(() => store.used(QUOTA_KEY))) < 20; i++) {
+    const r = await round(workers, n, 'echo');
+    expect(r.other).toEqual([]);
+    allowed += sum(r.ok);
+  }
+  expect(await store.used(QUOTA_KEY)).toBe(20);
+  return allowed;
+}
+
+describe('a fleet of 4 processes calling a real server through one Redis', () => {
+  it('200 concurrent tool calls under a quota of 23: exactly 23 reach the server', async () => {
+    const { workers, log } = await fleet('fleet-200:', 23, 'deny');
+    const result = await round(workers, 50, 'echo');
+    expect(sum(result.ok)).toBe(23);
+    expect(sum(result.denied)).toBe(200 - 23);
+    expect(result.other).toEqual([]);
+    expect(log.toolCalls('echo')).toHaveLength(23);
+  });
+
+  it('Redis killed and restarted mid-run: quotas fail closed, other rules go on, a revoke after it holds, nothing hangs', async () => {
+    const { workers, log, store, shared } = await fleet('fleet-kill:', 20, 'deny');
+    const before = await round(workers, 3, 'echo');
+    expect(sum(before.ok)).toBe(12);
+
+    await whileRedisIsDown(async () => {
+      // Every call answers (no hang): quota calls are refused, calls that need no shared state go on.
+      const down = await round(workers, 5, 'echo');
+      expect(down.ok).toEqual([0, 0, 0, 0]);
+      expect(down.denied).toEqual([5, 5, 5, 5]);
+      const free = await round(workers, 2, 'pid');
+      expect(free.ok).toEqual([2, 2, 2, 2]);
+    });
+
+    // After the restart the count is where it was: exactly the 8 units left are given, whatever the reconnect timing.
+    expect(await callsUntilUsedUp(store, workers, 5)).toBe(8);
+    expect(sum((await round(workers, 5, 'echo')).ok)).toBe(0);
+    expect(log.toolCalls('echo')).toHaveLength(20);
+
+    // A revoke published after the restart reaches every process; then no call of the revoked rule is sent.
+    const version = await eventually(() => shared.revoke('pid'));
+    for (const w of workers) {
+      await expect.poll(() => w.ask('version', 'version '), { timeout: 10_000 }).toBe(`version ${version}`);
+    }
+    const pidCalls = log.toolCalls('pid').length;
+    const revoked = await round(workers, 2, 'pid');
+    expect(revoked.ok).toEqual([0, 0, 0, 0]);
+    expect(log.toolCalls('pid')).toHaveLength(pidCalls);
+  });
+
+  it('with a local share as fallback, each process gives its share during the outage and the total stays at the quota', async () => {
+    const { workers, log, store } = await fleet('fleet-share:', 20, 'share:4');
+    // One process after the other, so each has seen the count of those before it.
+    for (const w of workers) expect(await w.ask('calls 3 echo', 'result ')).toBe('result 3 0 -');
+
+    await whileRedisIsDown(async () => {
+      // Each process had used 3 of its share of 5 (20 / 4 replicas): 2 more each, locally.
+      const down = await round(workers, 5, 'echo');
+      expect(down.ok).toEqual([2, 2, 2, 2]);
+    });
+
+    // Once Redis answers, the local units are charged to it: the shared count is the quota, and nothing more goes.
+    expect(await callsUntilUsedUp(store, workers, 1)).toBe(0);
+    expect(sum((await round(workers, 5, 'echo')).ok)).toBe(0);
+    expect(log.toolCalls('echo')).toHaveLength(20);
+  });
+});
