@@ -8,6 +8,11 @@ export default defineConfig({
     // The package's own name resolves to its sources here, as tsconfig.json's `paths` say for tsc and tsx.
     alias: [
       { find: /^mcp-interlock$/, replacement: `${src}index.ts` },
+      // The framework adapters (issue 18) live under src/adapters/.
+      {
+        find: /^mcp-interlock\/(ai-sdk|langchain|mastra|openai-agents)$/,
+        replacement: `${src}adapters/$1/index.ts`,
+      },
       { find: /^mcp-interlock\/([a-z]+)$/, replacement: `${src}$1/index.ts` },
     ],
   },

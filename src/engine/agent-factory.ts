@@ -50,6 +50,7 @@ const AgentOptionsSchema = z.object({
   maxTurns: z.number().int().min(1).max(1000).optional(),
   maxParallelToolCalls: z.number().int().min(1).max(1000).optional(),
   requireAllServers: z.boolean().optional(),
+  toolResults: z.enum(['text', 'content']).optional(),
 });
 
 /** The handlers for server requests this agent set; what it leaves out keeps the engine's default. */
@@ -79,6 +80,7 @@ export class AgentFactory {
       instructions: options.instructions,
       maxTurns: options.maxTurns ?? d.defaults.maxTurns,
       maxParallelToolCalls: options.maxParallelToolCalls ?? d.defaults.maxParallelToolCalls,
+      toolResults: options.toolResults,
       interop: {
         mcpServers: options.mcpServers,
         loadOptions: options.loadOptions,

@@ -183,6 +183,11 @@ export interface AgentOptions {
   samplingWithTools?: boolean | undefined;
   /** The roots this agent's servers may see, each decided on `mcp:{server}:roots`. @default as above */
   roots?: RootsOption | undefined;
+  /**
+   * `content`: tool results reach the model with their images and audio as the provider's media parts (for
+   * vision- or audio-capable models), besides the text. @default 'text'
+   */
+  toolResults?: 'text' | 'content' | undefined;
 }
 
 /** The agent options that answer server requests, handed to its manager. */

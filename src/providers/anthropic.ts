@@ -12,6 +12,7 @@ import type {
   ModelRequest,
   ModelResponse,
   ModelToolCall,
+  ToolResultMessage,
 } from './types.js';
 
 /** The default `baseURL`. */
@@ -211,10 +212,11 @@ export function toAnthropicMessages(messages: readonly ModelMessage[]): Anthropi
       if (last?.role === 'user') pushUser({ type: 'text', text: m.content });
       else out.push({ role: 'user', content: m.content });
     } else if (m.role === 'tool') {
+      const images = anthropicImages(m.media);
       pushUser({
         type: 'tool_result',
         tool_use_id: m.toolCallId,
-        content: m.content,
+        content: images.length === 0 ? m.content : [{ type: 'text', text: m.content }, ...images],
         ...(m.isError === true ? { is_error: true } : {}),
       });
     } else {
@@ -234,6 +236,24 @@ export function toAnthropicMessages(messages: readonly ModelMessage[]): Anthropi
     }
   }
   return out;
+}
+
+/** Image types a Messages `tool_result` can carry; other media stay the text's placeholders. */
+const ANTHROPIC_IMAGE_TYPES: ReadonlySet<string> = new Set([
+  'image/jpeg',
+  'image/png',
+  'image/gif',
+  'image/webp',
+]);
+
+/** A tool result's images as Messages `image` blocks (base64 source). */
+function anthropicImages(media: ToolResultMessage['media']): Block[] {
+  return (media ?? [])
+    .filter((m) => m.type === 'image' && ANTHROPIC_IMAGE_TYPES.has(m.mimeType.toLowerCase()))
+    .map((m) => ({
+      type: 'image',
+      source: { type: 'base64', media_type: m.mimeType.toLowerCase(), data: m.data },
+    }));
 }
 
 function finish(reason: string | null | undefined): FinishReason {

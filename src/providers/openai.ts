@@ -15,6 +15,7 @@ import type {
   ModelRequest,
   ModelResponse,
   ModelToolCall,
+  ToolResultMessage,
 } from './types.js';
 
 /** The default `baseURL`. */
@@ -210,18 +211,29 @@ export class OpenAIChatProvider implements ModelProvider {
   }
 }
 
-/** Our messages in Chat Completions form; the instructions become the leading `system` message. */
+/**
+ * Our messages in Chat Completions form; the instructions become the leading `system` message. A `tool`
+ * message takes text only, so the images and audio of tool results (`media`) follow the run of tool messages
+ * in one `user` message, each introduced by the call it came from.
+ */
 export function toOpenAIMessages(
   instructions: string | undefined,
   messages: readonly ModelMessage[],
 ): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   if (instructions !== undefined && instructions !== '') out.push({ role: 'system', content: instructions });
+  let pendingMedia: Record<string, unknown>[] = [];
+  const flushMedia = (): void => {
+    if (pendingMedia.length > 0) out.push({ role: 'user', content: pendingMedia });
+    pendingMedia = [];
+  };
   for (const m of messages) {
+    if (m.role !== 'tool') flushMedia();
     if (m.role === 'user') {
       out.push({ role: 'user', content: m.content });
     } else if (m.role === 'tool') {
       out.push({ role: 'tool', tool_call_id: m.toolCallId, content: m.content });
+      pendingMedia.push(...openAIMediaParts(m));
     } else {
       const calls = m.toolCalls ?? [];
       out.push({
@@ -239,7 +251,40 @@ export function toOpenAIMessages(
       });
     }
   }
+  flushMedia();
   return out;
+}
+
+/** Image types Chat Completions reads from a data URL, and the audio formats `input_audio` takes. */
+const OPENAI_IMAGE_TYPES: ReadonlySet<string> = new Set([
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+]);
+const OPENAI_AUDIO_FORMATS: Readonly<Record<string, string>> = {
+  'audio/wav': 'wav',
+  'audio/x-wav': 'wav',
+  'audio/wave': 'wav',
+  'audio/mpeg': 'mp3',
+  'audio/mp3': 'mp3',
+};
+
+/** A tool result's media as user content parts; types the API does not take stay the text's placeholders. */
+function openAIMediaParts(m: ToolResultMessage): Record<string, unknown>[] {
+  const parts: Record<string, unknown>[] = [];
+  for (const media of m.media ?? []) {
+    const type = media.mimeType.toLowerCase();
+    const format = OPENAI_AUDIO_FORMATS[type];
+    if (media.type === 'image' && OPENAI_IMAGE_TYPES.has(type)) {
+      parts.push({ type: 'image_url', image_url: { url: `data:${type};base64,${media.data}` } });
+    } else if (media.type === 'audio' && format !== undefined) {
+      parts.push({ type: 'input_audio', input_audio: { data: media.data, format } });
+    }
+  }
+  if (parts.length === 0) return [];
+  const intro = `The ${parts.length === 1 ? 'media' : `${parts.length} media parts`} returned by tool call ${m.toolCallId} (${m.toolName}):`;
+  return [{ type: 'text', text: intro }, ...parts];
 }
 
 function toToolCall(

@@ -4,6 +4,7 @@
  * shared errors; the agent loop depends only on this file.
  */
 import type { Dispatcher } from 'undici';
+import type { MediaContent } from '../tools/media.js';
 
 /** A tool as a model is shown it. A `ToolWrapper` fits this shape as is. */
 export interface ModelToolDefinition {
@@ -52,6 +53,12 @@ export interface ToolResultMessage {
   readonly content: string;
   /** True when the call failed or was denied; the text says why. */
   readonly isError?: boolean | undefined;
+  /**
+   * The result's images and audio, for a model that can see or hear them: set only when the agent asks for
+   * them (`toolResults: 'content'`). `content` still holds the whole result as text, with a placeholder for
+   * each. Providers send what their API takes in a tool result and leave the rest to the placeholders.
+   */
+  readonly media?: readonly MediaContent[] | undefined;
 }
 
 /** One message of a conversation. Instructions (the system prompt) travel apart, in the request. */

@@ -56,6 +56,13 @@ export interface AgentSessionOptions {
   clock?: (() => number) | undefined;
   /** Native tool results longer than this are cut with a notice. @default 100 000 */
   maxResultChars?: number | undefined;
+  /**
+   * What the model is given of a tool result: `text`, one string (images and audio as placeholders such as
+   * `[image: image/png, 1.2 KB]`); `content`, that string plus the result's images and audio, which the
+   * provider sends as its API's image (and audio) parts, for vision- or audio-capable models.
+   * @default 'text'
+   */
+  toolResults?: 'text' | 'content' | undefined;
 }
 
 /** Options of {@link AgentSession.spawn}. */
@@ -161,6 +168,7 @@ export class AgentSession extends AgentSessionBase {
       gate,
       tracer: prepared.tracer,
       maxResultChars: options.maxResultChars,
+      toolResults: options.toolResults,
     });
   }
 

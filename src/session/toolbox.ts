@@ -12,12 +12,14 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { ConfigError, InteropError, PermissionDeniedError, ToolNotFoundError } from '../errors.js';
+import { ConfigError, InteropError, PermissionDeniedError } from '../errors.js';
 import type { ModelToolCall, ModelToolDefinition, ToolResultMessage } from '../providers/types.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { CapabilityGate } from '../security/gate.js';
 import { toolResource } from '../security/pattern.js';
+import { type MediaContent, resultMedia } from '../tools/media.js';
 import type { ToolCallResult } from '../tools/normalize.js';
+import { classifyCallError as classify } from './call-errors.js';
 import type { McpToolAccess } from './gated-view.js';
 import type { NativeTool } from './native-tool.js';
 import { ATTR, SPAN, toolSpanStore } from './telemetry.js';
@@ -34,6 +36,8 @@ export interface ToolboxOptions {
   gate: CapabilityGate;
   tracer: Tracer;
   maxResultChars?: number | undefined;
+  /** `content`: MCP tool results carry their images and audio to the model too. @default 'text' */
+  toolResults?: 'text' | 'content' | undefined;
 }
 
 /** One executed (or refused) model tool call. */
@@ -135,6 +139,7 @@ export class Toolbox {
     const span = this.#startSpan(call.name, call.id, options.parent);
     const base = { turn, callId: call.id, tool: call.name, source, server, arguments: call.arguments };
     let step: RunStep;
+    let media: MediaContent[] = [];
     if (call.argumentsError !== undefined) {
       const reason = `The arguments for '${call.name}' were not usable: ${call.argumentsError}.`;
       step = {
@@ -157,6 +162,7 @@ export class Toolbox {
             callId: call.id,
           },
         );
+        if (this.#o.toolResults === 'content') media = resultMedia(result.content);
         step = {
           ...base,
           decision: 'allow',
@@ -188,6 +194,7 @@ export class Toolbox {
         toolName: call.name,
         content: step.output,
         isError: step.isError,
+        ...(media.length === 0 ? {} : { media }),
       },
     };
   }
@@ -300,41 +307,4 @@ export class Toolbox {
     }
     span.end();
   }
-}
-
-interface Classified {
-  decision: StepDecision;
-  reason?: string | undefined;
-  ruleId?: string | undefined;
-  code?: string | undefined;
-  output: string;
-}
-
-/** What a thrown call error means for the step, and what the model is told. */
-function classify(err: unknown): Classified {
-  const message = err instanceof Error ? err.message : String(err);
-  if (err instanceof PermissionDeniedError) {
-    return {
-      decision: 'deny',
-      reason: err.reason,
-      ruleId: err.rule?.id,
-      code: err.code,
-      output: `Error: ${message} This call is not allowed, so do not retry it; use another tool or tell the user what you could not do.`,
-    };
-  }
-  if (err instanceof InteropError) {
-    if (err.code === 'AUDIT_FAILED' || err.code === 'TOOL_DEFINITION_CHANGED') {
-      return {
-        decision: 'deny',
-        reason: message,
-        code: err.code,
-        output: `Error: ${message} Do not retry this call.`,
-      };
-    }
-    if (err instanceof ToolNotFoundError) {
-      return { decision: 'skipped', reason: message, code: err.code, output: `Error: ${message}` };
-    }
-    return { decision: 'allow', code: err.code, output: `Error: ${message}` };
-  }
-  return { decision: 'allow', code: undefined, output: `Error: ${message}` };
 }

@@ -7,6 +7,7 @@ export {
   DEFAULT_MAX_ARGUMENT_DEPTH,
   DEFAULT_MAX_ARGUMENT_NODES,
 } from './limits.js';
+export { type MediaContent, resultMedia } from './media.js';
 export {
   DEFAULT_MAX_TOOL_NAME_LENGTH,
   MAX_ORIGINAL_TOOL_NAME_LENGTH,
