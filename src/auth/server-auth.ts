@@ -1,13 +1,15 @@
 /**
  * Builds the per-server auth that interop's transports use (issue 9): the OAuth provider from a config's `auth`,
- * dynamic headers from `headersHelper` (or a function) refreshed on 401, step-up hints from `insufficient_scope`
- * answers, and the no-token-passthrough rule: a bearer token goes only to the origin of the server it was issued
- * for.
+ * dynamic headers from `headersHelper` (or a function) refreshed on 401, step-up on `insufficient_scope` answers,
+ * sign-in on a 401 to any request after connect with one retry (issue 13), and the no-token-passthrough rule: a
+ * bearer token goes only to the origin of the server it was issued for.
  */
 import { execFile } from 'node:child_process';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { extractWWWAuthenticateParams, auth as sdkAuth } from '@modelcontextprotocol/client';
+import { ConfigError } from '../errors.js';
 import type { HeadersHelperConfig, MCPServerConfig } from '../interop/config.js';
+import { authFailureOf } from '../interop/request-errors.js';
 import type { ServerAuth, ServerAuthFactory } from '../interop/transport.js';
 import { LoopbackReceiver, openBrowser } from './loopback.js';
 import { OAuthProvider, type OAuthProviderOptions, tokenStoreKey } from './provider.js';
@@ -28,6 +30,11 @@ export interface ServerAuthOptions {
   provider?: ((config: MCPServerConfig) => Partial<OAuthProviderOptions> | undefined) | undefined;
   /** Longest time a headers helper command may run. @default 10 000 ms */
   helperTimeoutMs?: number | undefined;
+  /**
+   * The user's ID token for a `cross_app_access` server, asked for each time a grant is needed (e.g. from the
+   * enterprise single sign-on of the host app). @default the config's `auth.idp.idToken`
+   */
+  idToken?: ((config: MCPServerConfig) => string | Promise<string>) | undefined;
 }
 
 /** Runs a headers helper command (no shell); its stdout must be a JSON object of string values. */
@@ -85,6 +92,15 @@ export function wrapServerFetch(
     onInsufficientScope?:
       | ((scope: string, resourceMetadataUrl: URL | undefined) => Promise<string | undefined>)
       | undefined;
+    /**
+     * Told about a 401 when {@link active} says so (after connect); returns a new access token when it got one (a
+     * refresh, a new grant or a sign-in), and the request is then sent again with it, once.
+     */
+    onUnauthorized?:
+      | ((scope: string | undefined, resourceMetadataUrl: URL | undefined) => Promise<string | undefined>)
+      | undefined;
+    /** Whether `onUnauthorized` applies now; during connect the SDK's own sign-in runs instead. @default always */
+    active?: (() => boolean) | undefined;
     /**
      * Bearer tokens in a row the server may refuse with 401 before a request fails with an error instead of
      * returning the 401 (which would make the SDK ask for another token). `createServerAuth` sets 2 for OAuth
@@ -144,6 +160,24 @@ export function wrapServerFetch(
       cached = undefined;
       response = await send(url, init);
     }
+    if (
+      response.status === 401 &&
+      sameOrigin &&
+      options.onUnauthorized !== undefined &&
+      (options.active?.() ?? true) &&
+      replayable(init?.body)
+    ) {
+      // Auth on any request (issue 13): a 401 after connect (an expired or revoked token, on tools/list or any later
+      // call) gets a new token and one retry. A second 401 is the SDK's to report; the refusal count stops loops.
+      const { scope, resourceMetadataUrl } = extractWWWAuthenticateParams(response);
+      const token = await options.onUnauthorized(scope, resourceMetadataUrl);
+      if (token !== undefined) {
+        await response.body?.cancel().catch(() => {});
+        const headers = new Headers(init?.headers);
+        headers.set('authorization', `Bearer ${token}`);
+        response = await send(url, { ...init, headers });
+      }
+    }
     if (response.status === 403 && sameOrigin && options.onInsufficientScope !== undefined) {
       const { error, scope, resourceMetadataUrl } = extractWWWAuthenticateParams(response);
       if (error === 'insufficient_scope' && scope !== undefined) {
@@ -161,33 +195,55 @@ export function wrapServerFetch(
 }
 
 /**
- * Step-up (MCP authorization, "Step-up authorization flow"): a token with the larger scope. With client credentials
- * it is requested at once (`prepareTokenRequest` adds the scope); this also covers the SSE transport, which does not
- * retry a 403 itself. With authorization code the user signs in again while the call waits; the redirect receiver
- * runs again on the registered redirect port for it.
+ * Gets a new access token for the server: a refresh or a new non-interactive grant (client credentials, cross-app
+ * access) at once, or, with authorization code, a sign-in while the request waits; the redirect receiver runs again
+ * on the registered redirect port for it. With `scope` this is step-up (MCP authorization, "Step-up authorization
+ * flow"); this also covers the SSE transport, which does not retry a 403 itself. The SDK checks the redirect's
+ * `iss` (RFC 9207); its issuer checks fail as `AUTH_FAILED`.
  */
-async function stepUp(
+async function signIn(
   provider: OAuthProvider,
-  options: { serverUrl: string; scope: string; resourceMetadataUrl: URL | undefined; fetch: FetchLike },
+  options: {
+    server: string;
+    serverUrl: string;
+    scope: string | undefined;
+    resourceMetadataUrl: URL | undefined;
+    fetch: FetchLike;
+  },
 ): Promise<string | undefined> {
   const common = { serverUrl: options.serverUrl, fetchFn: options.fetch };
   const request = { ...common, scope: options.scope, resourceMetadataUrl: options.resourceMetadataUrl };
   const redirect = provider.redirectUrl;
-  if (redirect === undefined) {
-    const result = await sdkAuth(provider, request);
-    return result === 'AUTHORIZED' ? (await provider.tokens())?.access_token : undefined;
-  }
-  const receiver = await LoopbackReceiver.start({ port: Number(new URL(redirect).port) });
   try {
-    const result = await sdkAuth(provider, request);
-    if (result === 'REDIRECT') {
-      const code = await receiver.waitForCode({ state: provider.state() });
-      await sdkAuth(provider, { ...common, authorizationCode: code });
+    if (redirect === undefined) {
+      const result = await sdkAuth(provider, request);
+      return result === 'AUTHORIZED' ? (await provider.tokens())?.access_token : undefined;
     }
-  } finally {
-    await receiver.close();
+    const receiver = await LoopbackReceiver.start({ port: Number(new URL(redirect).port) });
+    try {
+      const result = await sdkAuth(provider, request);
+      if (result === 'REDIRECT') {
+        const { code, iss } = await receiver.waitForResponse({ state: provider.state() });
+        await sdkAuth(provider, { ...common, authorizationCode: code, iss });
+      }
+    } finally {
+      await receiver.close();
+    }
+  } catch (err) {
+    throw authFailureOf(err, options.server) ?? err;
   }
   return (await provider.tokens())?.access_token;
+}
+
+/** Runs `task` once at a time: calls while one runs share its result (requests failing together sign in once). */
+function single<T>(task: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  return () => {
+    running ??= task().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
 }
 
 /**
@@ -234,13 +290,39 @@ export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFac
     if (oauth === undefined && source === undefined) return undefined;
     let provider: OAuthProvider | undefined;
     let receiver: LoopbackReceiver | undefined;
+    let baseFetch: FetchLike | undefined;
     let ready: Promise<void> = Promise.resolve();
     if (oauth !== undefined) {
       const interactive = oauth.grant === 'authorization_code';
+      const idp = oauth.idp;
+      const idTokenSource = options.idToken;
+      // The identity provider is reached through the server's guarded fetch, known once the transport is built.
+      const idpFetch: FetchLike = (url, init) => (baseFetch ?? fetch)(url, init);
       const base: OAuthProviderOptions = {
         serverUrl: config.url,
         store,
         grant: oauth.grant,
+        issuer: oauth.issuer,
+        crossAppAccess:
+          idp === undefined
+            ? undefined
+            : {
+                issuer: idp.issuer,
+                tokenEndpoint: idp.tokenEndpoint,
+                clientId: idp.clientId,
+                clientSecret: idp.clientSecret,
+                idToken: async () => {
+                  const token = (await idTokenSource?.(config)) ?? idp.idToken;
+                  if (token === undefined || token === '') {
+                    throw new ConfigError(
+                      `Server '${config.name}' uses cross_app_access but has no ID token: set auth.idp.idToken (e.g. \${IDP_ID_TOKEN}) or pass idToken to createServerAuth.`,
+                      { server: config.name, issues: [{ path: 'auth.idp.idToken', message: 'missing' }] },
+                    );
+                  }
+                  return token;
+                },
+              },
+        fetch: idpFetch,
         clientId: oauth.clientId,
         clientSecret: oauth.clientSecret,
         tokenEndpointAuthMethod: oauth.tokenEndpointAuthMethod,
@@ -262,24 +344,43 @@ export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFac
         });
       } else provider = new OAuthProvider(base);
     }
+    // Connect runs the SDK's own sign-in (and the redirect receiver above); once it settled, a 401 on any request
+    // is answered here (issue 13).
+    let connected = false;
     const auth: ServerAuth = {
       prepare: () => ready,
       get authProvider() {
         return provider;
       },
-      wrapFetch: (fetch) =>
-        wrapServerFetch(fetch, {
+      wrapFetch: (fetch) => {
+        baseFetch = fetch;
+        const target = { server: config.name, serverUrl: config.url, fetch };
+        let pending: { scope: string | undefined; resourceMetadataUrl: URL | undefined } = {
+          scope: undefined,
+          resourceMetadataUrl: undefined,
+        };
+        const reauthorize = single(async () =>
+          provider === undefined ? undefined : signIn(provider, { ...target, ...pending }),
+        );
+        return wrapServerFetch(fetch, {
           serverUrl: config.url,
           server: config.name,
           headers: source,
           maxRefusedTokens: oauth === undefined ? undefined : MAX_REFUSED_TOKENS,
+          active: () => connected,
+          onUnauthorized: async (scope, resourceMetadataUrl) => {
+            pending = { scope, resourceMetadataUrl };
+            return reauthorize();
+          },
           onInsufficientScope: async (scope, resourceMetadataUrl) => {
             if (provider === undefined) return undefined;
             const required = await provider.requireScope(scope);
-            return stepUp(provider, { serverUrl: config.url, scope: required, resourceMetadataUrl, fetch });
+            return signIn(provider, { ...target, scope: required, resourceMetadataUrl });
           },
-        }),
+        });
+      },
       close: async () => {
+        connected = true;
         await receiver?.close();
       },
     };
@@ -287,7 +388,7 @@ export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFac
       auth.waitForAuthorizationCode = async (signal) => {
         if (receiver === undefined || provider === undefined)
           throw new Error('Sign-in receiver is not running.');
-        return receiver.waitForCode({ state: provider.state(), signal });
+        return receiver.waitForResponse({ state: provider.state(), signal });
       };
     }
     return auth;

@@ -3,21 +3,33 @@
  * one entry per MCP server URL. Memory by default; {@link FileTokenStore} keeps them in a 0600 file for the CLI.
  */
 import type {
-  OAuthClientInformationMixed,
   OAuthDiscoveryState,
-  OAuthTokens,
+  StoredOAuthClientInformation,
+  StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import { readPrivateFile, writePrivateFile } from '../private-file.js';
 
 /** What is kept for one server. Secrets: never log an entry. */
 export interface StoredOAuthState {
-  tokens?: OAuthTokens | undefined;
+  /** The last tokens obtained, stamped with the `issuer` of the authorization server that issued them. */
+  tokens?: StoredOAuthTokens | undefined;
   /**
    * When the access token expires, in ms since the epoch: the time it was saved plus its `expires_in`. Absent when
    * the server gave no lifetime.
    */
   expiresAt?: number | undefined;
-  clientInformation?: OAuthClientInformationMixed | undefined;
+  /** The client registration used last, stamped with its authorization server's `issuer`. */
+  clientInformation?: StoredOAuthClientInformation | undefined;
+  /**
+   * Client registrations by the `issuer` of the authorization server that issued them (MCP 2026-07-28
+   * authorization, SEP-2352): a client id is only ever presented to the authorization server it came from.
+   */
+  clients?: Record<string, StoredOAuthClientInformation> | undefined;
+  /**
+   * The authorization server a configured (pre-registered) client was first used with, when the config names
+   * none (`auth.issuer`): it is never sent to another one.
+   */
+  configuredClientIssuer?: string | undefined;
   codeVerifier?: string | undefined;
   discoveryState?: OAuthDiscoveryState | undefined;
   /** Scopes a server asked for with `insufficient_scope` (step-up), kept until a token carries them. */

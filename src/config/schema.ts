@@ -65,9 +65,19 @@ const FIELD_DOCS: Readonly<Record<string, string>> = {
   maxMessageBytes: 'The largest message (one line of output) accepted from the server. Default 128 MiB.',
   url: 'The server endpoint: an absolute http: or https: URL.',
   headers: 'Headers sent with every request, e.g. Authorization. Values are never printed.',
-  auth: 'OAuth 2.1 for this server: authorization code (a user signs in) or client credentials (machine to machine). Secrets are never printed.',
+  auth: 'OAuth 2.1 for this server: authorization code (a user signs in), client credentials (machine to machine) or cross-app access (an enterprise ID token). Secrets are never printed.',
   'auth.type': "Always 'oauth'.",
-  'auth.grant': "'authorization_code' (default) or 'client_credentials'.",
+  'auth.grant': "'authorization_code' (default), 'client_credentials' or 'cross_app_access' (needs idp).",
+  'auth.issuer':
+    'Issuer of the authorization server the configured clientId belongs to; the client id and secret go nowhere else. Default: the first one the server names.',
+  'auth.idp':
+    "For 'cross_app_access': the enterprise identity provider that exchanges an ID token for an ID-JAG.",
+  'auth.idp.issuer': "The identity provider's issuer; its token endpoint is discovered from its metadata.",
+  'auth.idp.tokenEndpoint': "The identity provider's token endpoint, when not discovered from issuer.",
+  'auth.idp.clientId': "This client's id at the identity provider.",
+  'auth.idp.clientSecret': "This client's secret at the identity provider. Never printed.",
+  'auth.idp.idToken':
+    "The user's ID token from the identity provider: reference an environment variable rather than writing it here. Never printed.",
   'auth.clientId': 'A pre-registered client id; without one the client registers dynamically (RFC 7591).',
   'auth.clientSecret': 'The client secret of a confidential client. Never printed.',
   'auth.tokenEndpointAuthMethod':

@@ -133,11 +133,42 @@ const HttpUrl = z
 const HeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a valid HTTP header name');
 
 /** OAuth 2.1 for this server (issue 9); run by the auth area's `createServerAuth`. Secrets are never logged. */
+/** The identity provider of a cross-app access grant (RFC 8693 token exchange for an ID-JAG). */
+export const IdpConfigSchema = z
+  .object({
+    /** The identity provider's issuer; its token endpoint is discovered from its metadata. */
+    issuer: z.string().url().optional(),
+    /** The identity provider's token endpoint, when it is not discovered from `issuer`. */
+    tokenEndpoint: z.string().url().optional(),
+    /** This client's id at the identity provider. */
+    clientId: z.string().min(1),
+    clientSecret: z.string().min(1).optional(),
+    /** The user's ID token from the identity provider (e.g. `${IDP_ID_TOKEN}`); or pass `idToken` to createServerAuth. */
+    idToken: z.string().min(1).optional(),
+  })
+  .strict()
+  .refine((idp) => idp.issuer !== undefined || idp.tokenEndpoint !== undefined, {
+    message: 'set issuer or tokenEndpoint',
+  })
+  .describe('The enterprise identity provider of a cross-app access grant. Secrets are never printed.');
+
 export const OAuthConfigSchema = z
   .object({
     type: z.literal('oauth'),
-    /** `authorization_code` (a user signs in) or `client_credentials` (machine to machine). */
-    grant: z.enum(['authorization_code', 'client_credentials']).default('authorization_code'),
+    /**
+     * `authorization_code` (a user signs in), `client_credentials` (machine to machine) or `cross_app_access` (an
+     * enterprise identity provider's ID token exchanged for an ID-JAG, then a JWT bearer grant; needs `idp`).
+     */
+    grant: z
+      .enum(['authorization_code', 'client_credentials', 'cross_app_access'])
+      .default('authorization_code'),
+    /**
+     * The issuer of the authorization server the configured `clientId` is registered with. The client id and
+     * secret are sent to that authorization server only. @default the first one the server names
+     */
+    issuer: z.string().url().optional(),
+    /** For `cross_app_access`: the enterprise identity provider that exchanges an ID token for an ID-JAG. */
+    idp: IdpConfigSchema.optional(),
     /** A pre-registered client; without one the client registers dynamically. */
     clientId: z.string().min(1).optional(),
     clientSecret: z.string().min(1).optional(),
@@ -155,8 +186,23 @@ export const OAuthConfigSchema = z
     redirectPort: z.number().int().min(0).max(65_535).optional(),
   })
   .strict()
+  .superRefine((auth, ctx) => {
+    if (auth.grant !== 'cross_app_access') return;
+    if (auth.idp === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['idp'],
+        message: 'cross_app_access needs the identity provider (idp)',
+      });
+    if (auth.clientId === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['clientId'],
+        message: "cross_app_access needs the client id registered at the server's authorization server",
+      });
+  })
   .describe(
-    'OAuth 2.1 for this server: authorization_code (a user signs in) or client_credentials (machine to machine). Secrets are never printed.',
+    'OAuth 2.1 for this server: authorization_code (a user signs in), client_credentials (machine to machine) or cross_app_access (an enterprise ID token exchanged for an ID-JAG). Secrets are never printed.',
   );
 
 /** A command whose stdout is a JSON object of headers, run again when the server answers 401. */
