@@ -209,8 +209,14 @@ async function signIn(
     scope: string | undefined;
     resourceMetadataUrl: URL | undefined;
     fetch: FetchLike;
+    /**
+     * Forget the stored discovery first: after a refused token the server may name another authorization server
+     * (SEP-2352), whose client registration and tokens are then made anew.
+     */
+    rediscover?: boolean | undefined;
   },
 ): Promise<string | undefined> {
+  if (options.rediscover === true) await provider.invalidateCredentials('discovery');
   const common = { serverUrl: options.serverUrl, fetchFn: options.fetch };
   const request = { ...common, scope: options.scope, resourceMetadataUrl: options.resourceMetadataUrl };
   const redirect = provider.redirectUrl;
@@ -360,7 +366,7 @@ export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFac
           resourceMetadataUrl: undefined,
         };
         const reauthorize = single(async () =>
-          provider === undefined ? undefined : signIn(provider, { ...target, ...pending }),
+          provider === undefined ? undefined : signIn(provider, { ...target, ...pending, rediscover: true }),
         );
         return wrapServerFetch(fetch, {
           serverUrl: config.url,
