@@ -57,8 +57,6 @@ const EXPECTED_FAILURES = {
     "@modelcontextprotocol/client 2.4 refuses a 2026-07-28 tools/call result without resultType (INVALID_RESULT) where the suite wants 'complete' assumed; the suite's own checks all pass",
   'next auth/dpop': 'DPoP (SEP-1932, an extension) is not offered by Interlock yet',
   'next auth/dpop-nonce': 'DPoP (SEP-1932, an extension) is not offered by Interlock yet',
-  'next auth/wif-jwt-bearer':
-    'workload identity federation (SEP-1933, an extension: a workload JWT as the JWT bearer assertion) is not offered by Interlock yet',
 };
 
 function parseArgs(argv) {

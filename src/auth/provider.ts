@@ -56,10 +56,16 @@ export interface OAuthProviderOptions {
   /** @default a new {@link MemoryTokenStore} */
   store?: TokenStore | undefined;
   /**
-   * `authorization_code` (a user signs in), `client_credentials` (machine to machine) or `cross_app_access` (an
-   * ID-JAG from `crossAppAccess`'s identity provider). @default 'authorization_code'
+   * `authorization_code` (a user signs in), `client_credentials` (machine to machine), `cross_app_access` (an
+   * ID-JAG from `crossAppAccess`'s identity provider) or `jwt_bearer` (a workload's own JWT from `assertion`, RFC
+   * 7523, for workload identity federation). @default 'authorization_code'
    */
-  grant?: 'authorization_code' | 'client_credentials' | 'cross_app_access' | undefined;
+  grant?: 'authorization_code' | 'client_credentials' | 'cross_app_access' | 'jwt_bearer' | undefined;
+  /**
+   * For `jwt_bearer`: the workload's JWT (e.g. a Kubernetes service account token), read each time a token is
+   * requested. Never logged.
+   */
+  assertion?: (() => string | Promise<string>) | undefined;
   /**
    * The issuer of the authorization server `clientId` is registered with: the configured client is sent to no
    * other. @default the first authorization server it is used with
@@ -148,6 +154,9 @@ export class OAuthProvider implements OAuthClientProvider {
     ) {
       throw new TypeError('cross_app_access needs crossAppAccess (the identity provider) and clientId');
     }
+    if (options.grant === 'jwt_bearer' && options.assertion === undefined) {
+      throw new TypeError('jwt_bearer needs an assertion source');
+    }
   }
 
   /** Undefined for the non-interactive grants: the SDK then runs the token request at once. */
@@ -165,7 +174,7 @@ export class OAuthProvider implements OAuthClientProvider {
 
   get clientMetadata(): OAuthClientMetadata {
     const m2m = !this.#interactive;
-    const grant = this.#options.grant === 'cross_app_access' ? JWT_BEARER_GRANT : 'client_credentials';
+    const grant = this.#options.grant === 'client_credentials' ? 'client_credentials' : JWT_BEARER_GRANT;
     // SEP-990: the JWT bearer grant authenticates with the client secret (basic) unless told otherwise.
     const method =
       this.#options.tokenEndpointAuthMethod ??
@@ -321,8 +330,15 @@ export class OAuthProvider implements OAuthClientProvider {
    */
   async prepareTokenRequest(scope?: string): Promise<URLSearchParams | undefined> {
     const grant = this.#options.grant;
-    if (grant !== 'client_credentials' && grant !== 'cross_app_access') return undefined;
+    if (grant === undefined || grant === 'authorization_code') return undefined;
     const wanted = mergeScopes(scope, (await this.#load()).requiredScope);
+    if (grant === 'jwt_bearer') {
+      // RFC 7523 2.1 (workload identity federation, SEP-1933): the workload's JWT is the grant.
+      const assertion = (await this.#options.assertion?.()) ?? '';
+      const params = new URLSearchParams({ grant_type: JWT_BEARER_GRANT, assertion });
+      if (wanted !== undefined) params.set('scope', wanted);
+      return params;
+    }
     if (grant === 'cross_app_access') {
       const assertion = await this.#idJag(wanted);
       return new URLSearchParams({ grant_type: JWT_BEARER_GRANT, assertion });

@@ -35,6 +35,31 @@ export interface ServerAuthOptions {
    * enterprise single sign-on of the host app). @default the config's `auth.idp.idToken`
    */
   idToken?: ((config: MCPServerConfig) => string | Promise<string>) | undefined;
+  /**
+   * The workload's JWT for a `jwt_bearer` server (workload identity federation), asked for each time a token is
+   * requested (e.g. read from a projected service account token file). @default the config's `auth.assertion`
+   */
+  assertion?: ((config: MCPServerConfig) => string | Promise<string>) | undefined;
+}
+
+/** A secret from `source`, else the config's `fallback`; a ConfigError naming `path` when neither has one. */
+function secretSource(
+  config: MCPServerConfig,
+  source: ((config: MCPServerConfig) => string | Promise<string>) | undefined,
+  fallback: string | undefined,
+  path: string,
+  option: string,
+): () => Promise<string> {
+  return async () => {
+    const value = (await source?.(config)) ?? fallback;
+    if (value === undefined || value === '') {
+      throw new ConfigError(
+        `Server '${config.name}' needs ${path} for its OAuth grant: set it (from an environment variable) or pass ${option} to createServerAuth.`,
+        { server: config.name, issues: [{ path, message: 'missing' }] },
+      );
+    }
+    return value;
+  };
 }
 
 /** Runs a headers helper command (no shell); its stdout must be a JSON object of string values. */
@@ -317,17 +342,9 @@ export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFac
                 tokenEndpoint: idp.tokenEndpoint,
                 clientId: idp.clientId,
                 clientSecret: idp.clientSecret,
-                idToken: async () => {
-                  const token = (await idTokenSource?.(config)) ?? idp.idToken;
-                  if (token === undefined || token === '') {
-                    throw new ConfigError(
-                      `Server '${config.name}' uses cross_app_access but has no ID token: set auth.idp.idToken (e.g. \${IDP_ID_TOKEN}) or pass idToken to createServerAuth.`,
-                      { server: config.name, issues: [{ path: 'auth.idp.idToken', message: 'missing' }] },
-                    );
-                  }
-                  return token;
-                },
+                idToken: secretSource(config, idTokenSource, idp.idToken, 'auth.idp.idToken', 'idToken'),
               },
+        assertion: secretSource(config, options.assertion, oauth.assertion, 'auth.assertion', 'assertion'),
         fetch: idpFetch,
         clientId: oauth.clientId,
         clientSecret: oauth.clientSecret,

@@ -67,7 +67,10 @@ const FIELD_DOCS: Readonly<Record<string, string>> = {
   headers: 'Headers sent with every request, e.g. Authorization. Values are never printed.',
   auth: 'OAuth 2.1 for this server: authorization code (a user signs in), client credentials (machine to machine) or cross-app access (an enterprise ID token). Secrets are never printed.',
   'auth.type': "Always 'oauth'.",
-  'auth.grant': "'authorization_code' (default), 'client_credentials' or 'cross_app_access' (needs idp).",
+  'auth.grant':
+    "'authorization_code' (default), 'client_credentials', 'cross_app_access' (needs idp) or 'jwt_bearer' (a workload JWT as the grant).",
+  'auth.assertion':
+    "For 'jwt_bearer': the workload's JWT: reference an environment variable rather than writing it here. Never printed.",
   'auth.issuer':
     'Issuer of the authorization server the configured clientId belongs to; the client id and secret go nowhere else. Default: the first one the server names.',
   'auth.idp':

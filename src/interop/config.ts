@@ -156,12 +156,18 @@ export const OAuthConfigSchema = z
   .object({
     type: z.literal('oauth'),
     /**
-     * `authorization_code` (a user signs in), `client_credentials` (machine to machine) or `cross_app_access` (an
-     * enterprise identity provider's ID token exchanged for an ID-JAG, then a JWT bearer grant; needs `idp`).
+     * `authorization_code` (a user signs in), `client_credentials` (machine to machine), `cross_app_access` (an
+     * enterprise identity provider's ID token exchanged for an ID-JAG, then a JWT bearer grant; needs `idp`) or
+     * `jwt_bearer` (the workload's own JWT as the grant, RFC 7523; needs `clientId`).
      */
     grant: z
-      .enum(['authorization_code', 'client_credentials', 'cross_app_access'])
+      .enum(['authorization_code', 'client_credentials', 'cross_app_access', 'jwt_bearer'])
       .default('authorization_code'),
+    /**
+     * For `jwt_bearer` (workload identity federation): the workload's own JWT, e.g. `${K8S_TOKEN}`; or pass
+     * `assertion` to createServerAuth.
+     */
+    assertion: z.string().min(1).optional(),
     /**
      * The issuer of the authorization server the configured `clientId` is registered with. The client id and
      * secret are sent to that authorization server only. @default the first one the server names
@@ -187,6 +193,8 @@ export const OAuthConfigSchema = z
   })
   .strict()
   .superRefine((auth, ctx) => {
+    if (auth.grant === 'jwt_bearer' && auth.clientId === undefined)
+      ctx.addIssue({ code: 'custom', path: ['clientId'], message: 'jwt_bearer needs the client id' });
     if (auth.grant !== 'cross_app_access') return;
     if (auth.idp === undefined)
       ctx.addIssue({
@@ -202,7 +210,7 @@ export const OAuthConfigSchema = z
       });
   })
   .describe(
-    'OAuth 2.1 for this server: authorization_code (a user signs in), client_credentials (machine to machine) or cross_app_access (an enterprise ID token exchanged for an ID-JAG). Secrets are never printed.',
+    'OAuth 2.1 for this server: authorization_code (a user signs in), client_credentials (machine to machine), cross_app_access (an enterprise ID token exchanged for an ID-JAG) or jwt_bearer (a workload JWT). Secrets are never printed.',
   );
 
 /** A command whose stdout is a JSON object of headers, run again when the server answers 401. */

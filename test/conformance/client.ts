@@ -24,6 +24,8 @@ interface ScenarioContext {
   idp_issuer?: string;
   idp_token_endpoint?: string;
   idp_client_id?: string;
+  /** A workload's JWT for the JWT bearer grant (workload identity federation). */
+  valid_jwt?: string;
   /** Calls a scenario wants made with exactly these arguments (e.g. values that need Base64 in headers). */
   toolCalls?: { name: string; arguments: Record<string, unknown> }[];
 }
@@ -58,6 +60,16 @@ export function authFor(scenario: string, context: ScenarioContext): OAuthInput 
       clientId: context.client_id,
       clientSecret: context.client_secret,
       tokenEndpointAuthMethod: 'client_secret_basic',
+    };
+  }
+  if (context.valid_jwt !== undefined) {
+    // Workload identity federation (SEP-1933): the workload's own JWT is the grant.
+    return {
+      type: 'oauth',
+      grant: 'jwt_bearer',
+      clientId: context.client_id,
+      assertion: context.valid_jwt,
+      tokenEndpointAuthMethod: 'none',
     };
   }
   if (context.idp_id_token !== undefined) {

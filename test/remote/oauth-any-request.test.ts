@@ -310,3 +310,58 @@ describe('auth on any request: cross-app access (ID-JAG)', () => {
     expect(fixture.log.some((e) => e.form?.grant_type?.endsWith('jwt-bearer'))).toBe(false);
   });
 });
+
+describe('auth on any request: workload identity federation (JWT bearer)', () => {
+  it("gets a token with the workload's own JWT as the grant, and again after a 401", async () => {
+    const fixture = await start();
+    fixture.register({
+      client_id: 'workload',
+      token_endpoint_auth_method: 'none',
+      redirect_uris: [],
+    });
+    const url = await fixture.startResource();
+    let reads = 0;
+    const serverAuth = createServerAuth({
+      assertion: () => {
+        reads++;
+        return fixture.workloadJwt;
+      },
+    });
+    const auth = {
+      type: 'oauth',
+      grant: 'jwt_bearer',
+      clientId: 'workload',
+      tokenEndpointAuthMethod: 'none',
+    };
+    const open = await connections().connect(url, auth, serverAuth);
+    fixture.revokeAll();
+    expect(await callText(open, 'whoami')).toBe('client=workload scope=mcp:read');
+    const grants = fixture.log.filter(
+      (e) => e.form?.grant_type === 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+    );
+    expect(grants).toHaveLength(2);
+    expect(grants[0]?.form?.resource).toBe(url);
+    // Read afresh for each token: a projected service account token rotates.
+    expect(reads).toBe(2);
+  });
+
+  it('fails the connect with INVALID_CONFIG naming auth.assertion when there is no workload JWT', async () => {
+    const fixture = await start();
+    const url = await fixture.startResource();
+    const auth = {
+      type: 'oauth',
+      grant: 'jwt_bearer',
+      clientId: 'workload',
+      tokenEndpointAuthMethod: 'none',
+    };
+    const err = await connections()
+      .connect(url, auth, createServerAuth())
+      .catch((e: unknown) => e);
+    let found: InteropError | undefined;
+    for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+      if ((e as InteropError).code === ErrorCode.INVALID_CONFIG) found = e as InteropError;
+    }
+    expect(found?.message).toContain('auth.assertion');
+    expect(fixture.log.some((e) => e.path.endsWith('/token'))).toBe(false);
+  });
+});

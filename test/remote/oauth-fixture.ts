@@ -119,6 +119,8 @@ export class OAuthFixture implements AsyncDisposable {
   readonly trusted: OAuthFixture[] = [];
   /** The ID token the identity provider (`/idp/token`) accepts for a cross-app access grant. */
   idToken = 'id-token-of-alice';
+  /** The workload JWT the JWT bearer grant accepts for workload identity federation (RFC 7523, SEP-1933). */
+  workloadJwt = 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ3b3JrbG9hZCJ9.';
   /** ID-JAGs the identity provider issued, and for which audience and resource. */
   readonly grants = new Map<string, { audience: string; resource: string; clientId: string }>();
   readonly #servers: Server[] = [];
@@ -335,6 +337,8 @@ export class OAuthFixture implements AsyncDisposable {
         return json(res, 200, this.#issue(client.client_id, old.scope, form.resource ?? old.resource, true));
       }
       if (form.grant_type === JWT_BEARER) {
+        if (form.assertion === this.workloadJwt)
+          return json(res, 200, this.#issue(client.client_id, this.#options.baseScope, form.resource, false));
         // RFC 7523: the ID-JAG must be one the identity provider issued for this authorization server.
         const grant = this.grants.get(form.assertion ?? '');
         if (grant === undefined || grant.audience !== this.issuer)
