@@ -65,7 +65,7 @@ const FIELD_DOCS: Readonly<Record<string, string>> = {
   maxMessageBytes: 'The largest message (one line of output) accepted from the server. Default 128 MiB.',
   url: 'The server endpoint: an absolute http: or https: URL.',
   headers: 'Headers sent with every request, e.g. Authorization. Values are never printed.',
-  auth: 'OAuth 2.1 for this server: authorization code (a user signs in), client credentials (machine to machine) or cross-app access (an enterprise ID token). Secrets are never printed.',
+  auth: 'OAuth 2.1 for this server: authorization code (a user signs in), client credentials (machine to machine), cross-app access (an enterprise ID token) or a workload JWT. Secrets are never printed.',
   'auth.type': "Always 'oauth'.",
   'auth.grant':
     "'authorization_code' (default), 'client_credentials', 'cross_app_access' (needs idp) or 'jwt_bearer' (a workload JWT as the grant).",
