@@ -55,8 +55,6 @@ const SKIPPED = {
 const EXPECTED_FAILURES = {
   'next sep-2322-client-request-state':
     "@modelcontextprotocol/client 2.4 refuses a 2026-07-28 tools/call result without resultType (INVALID_RESULT) where the suite wants 'complete' assumed; the suite's own checks all pass",
-  'next auth/dpop': 'DPoP (SEP-1932, an extension) is not offered by Interlock yet',
-  'next auth/dpop-nonce': 'DPoP (SEP-1932, an extension) is not offered by Interlock yet',
 };
 
 function parseArgs(argv) {

@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import type {
   AddClientAuthentication,
+  DpopSession,
   FetchLike,
   OAuthClientInformationContext,
   OAuthClientMetadata,
@@ -73,6 +74,11 @@ export interface OAuthProviderOptions {
   issuer?: string | undefined;
   /** The identity provider for `cross_app_access`. */
   crossAppAccess?: CrossAppAccessOptions | undefined;
+  /**
+   * The DPoP key session (RFC 9449, MCP's SEP-1932): tokens are then bound to its key and presented with the DPoP
+   * scheme and a fresh proof per request. Keep one per server for the life of the process. @default none: bearer
+   */
+  dpop?: (() => Promise<DpopSession>) | undefined;
   /** The fetch used for the identity provider (cross-app access). @default globalThis.fetch */
   fetch?: FetchLike | undefined;
   /** A pre-registered client. Without one the client registers dynamically or uses `clientMetadataUrl`. */
@@ -311,6 +317,11 @@ export class OAuthProvider implements OAuthClientProvider {
     if (scope === 'all' || scope === 'verifier') patch.codeVerifier = undefined;
     if (scope === 'all' || scope === 'discovery') patch.discoveryState = undefined;
     await this.#update(patch);
+  }
+
+  /** The DPoP session when DPoP is on: the SDK signs token requests and resource requests with it. */
+  async dpop(): Promise<DpopSession | undefined> {
+    return this.#options.dpop?.();
   }
 
   /** Called by the SDK's `auth()` with the issuer it resolved: the audience of a cross-app access grant. */

@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import type { FetchLike } from '@modelcontextprotocol/client';
-import { extractWWWAuthenticateParams, auth as sdkAuth } from '@modelcontextprotocol/client';
+import { DpopSession, extractWWWAuthenticateParams, auth as sdkAuth } from '@modelcontextprotocol/client';
 import { ConfigError } from '../errors.js';
 import type { HeadersHelperConfig, MCPServerConfig } from '../interop/config.js';
 import { authFailureOf } from '../interop/request-errors.js';
@@ -95,7 +95,7 @@ function replayable(body: unknown): boolean {
 const MAX_REFUSED_TOKENS = 2;
 
 function bearerOf(headers: Headers): string | undefined {
-  return /^bearer\s+(.+)$/i.exec(headers.get('authorization') ?? '')?.[1];
+  return /^(?:bearer|dpop)\s+(.+)$/i.exec(headers.get('authorization') ?? '')?.[1];
 }
 
 /**
@@ -171,15 +171,20 @@ export function wrapServerFetch(
     if (sameOrigin && options.headers !== undefined) {
       for (const [k, v] of Object.entries(await dynamic(options.headers))) headers.set(k, v);
     }
-    // No token passthrough (issue 9): a bearer token is for this server's origin only.
-    if (!sameOrigin && /^bearer\s/i.test(headers.get('authorization') ?? '')) headers.delete('authorization');
+    // No token passthrough (issue 9): a bearer or DPoP-bound token is for this server's origin only.
+    if (!sameOrigin && /^(bearer|dpop)\s/i.test(headers.get('authorization') ?? '')) {
+      headers.delete('authorization');
+      headers.delete('dpop');
+    }
     const response = await base(url, { ...init, headers });
     if (sameOrigin) checkRefusals(bearerOf(headers), response);
     return response;
   };
   return async (url, init) => {
     let response = await send(url, init);
-    const sameOrigin = new URL(String(url)).origin === origin;
+    // DPoP-bound requests: the SDK's DPoP layer around this fetch answers nonce challenges and re-authorizes with a
+    // fresh proof; a retry from here would replay the proof (RFC 9449 4.3) or downgrade it to Bearer.
+    const sameOrigin = new URL(String(url)).origin === origin && !new Headers(init?.headers).has('dpop');
     if (response.status === 401 && sameOrigin && options.headers !== undefined && replayable(init?.body)) {
       await response.body?.cancel().catch(() => {});
       cached = undefined;
@@ -310,6 +315,17 @@ async function startReceiver(
  */
 export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFactory {
   const store = options.store ?? new MemoryTokenStore();
+  // DPoP keys per server, for the life of this factory: tokens bound to a key stay usable across reconnects.
+  const dpopSessions = new Map<string, Promise<DpopSession>>();
+  const dpopFor = (url: string) => () => {
+    const key = tokenStoreKey(url);
+    let session = dpopSessions.get(key);
+    if (session === undefined) {
+      session = DpopSession.create();
+      dpopSessions.set(key, session);
+    }
+    return session;
+  };
   return (config): ServerAuth | undefined => {
     if (config.transport === 'stdio') return undefined;
     const source =
@@ -345,6 +361,7 @@ export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFac
                 idToken: secretSource(config, idTokenSource, idp.idToken, 'auth.idp.idToken', 'idToken'),
               },
         assertion: secretSource(config, options.assertion, oauth.assertion, 'auth.assertion', 'assertion'),
+        dpop: oauth.dpop === true ? dpopFor(config.url) : undefined,
         fetch: idpFetch,
         clientId: oauth.clientId,
         clientSecret: oauth.clientSecret,

@@ -73,6 +73,8 @@ const FIELD_DOCS: Readonly<Record<string, string>> = {
     "For 'jwt_bearer': the workload's JWT: reference an environment variable rather than writing it here. Never printed.",
   'auth.issuer':
     'Issuer of the authorization server the configured clientId belongs to; the client id and secret go nowhere else. Default: the first one the server names.',
+  'auth.dpop':
+    'Bind tokens to a key held in memory and prove it on every request (DPoP, RFC 9449). Default false: bearer tokens.',
   'auth.idp':
     "For 'cross_app_access': the enterprise identity provider that exchanges an ID token for an ID-JAG.",
   'auth.idp.issuer': "The identity provider's issuer; its token endpoint is discovered from its metadata.",

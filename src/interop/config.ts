@@ -173,6 +173,11 @@ export const OAuthConfigSchema = z
      * secret are sent to that authorization server only. @default the first one the server names
      */
     issuer: z.string().url().optional(),
+    /**
+     * Sender-constrained tokens (DPoP, RFC 9449; MCP extension SEP-1932): a stolen token is useless without the
+     * key, which stays in memory. @default false
+     */
+    dpop: z.boolean().optional(),
     /** For `cross_app_access`: the enterprise identity provider that exchanges an ID token for an ID-JAG. */
     idp: IdpConfigSchema.optional(),
     /** A pre-registered client; without one the client registers dynamically. */

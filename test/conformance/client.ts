@@ -91,7 +91,9 @@ export function authFor(scenario: string, context: ScenarioContext): OAuthInput 
     // Pre-registered client (no dynamic registration).
     return { type: 'oauth', clientId: context.client_id, clientSecret: context.client_secret };
   }
-  return { type: 'oauth', clientMetadataUrl: CLIENT_METADATA_URL };
+  // DPoP (SEP-1932) is opt-in: the scenarios that test it get it.
+  const dpop = scenario.startsWith('auth/dpop') ? { dpop: true } : {};
+  return { type: 'oauth', clientMetadataUrl: CLIENT_METADATA_URL, ...dpop };
 }
 
 /** Plays the user's browser: follows the authorization URL, whose redirect lands on the loopback receiver. */
