@@ -228,7 +228,7 @@ export class OAuthProvider implements OAuthClientProvider {
     if (stored !== undefined && usable && stored.client_id !== this.#options.clientId) return stored;
     const { clientId, clientSecret, tokenEndpointAuthMethod } = this.#options;
     if (clientId === undefined) return undefined;
-    const bound = this.#options.issuer ?? state.configuredClientIssuer;
+    const bound = this.#options.issuer ?? state.configuredClients?.[clientId];
     if (issuer !== undefined && bound !== undefined && !sameIssuer(bound, issuer)) {
       // The secret stays out of the message; the issuers are the servers' own public identifiers.
       throw new AuthError(
@@ -236,7 +236,8 @@ export class OAuthProvider implements OAuthClientProvider {
         `The client '${clientId}' configured for ${this.key} is registered with the authorization server ${bound}, but the server now names ${issuer}: the client id and secret were not sent there. If the change is genuine, set auth.issuer to ${issuer} and the client registered there.`,
       );
     }
-    if (issuer !== undefined && bound === undefined) await this.#update({ configuredClientIssuer: issuer });
+    if (issuer !== undefined && bound === undefined)
+      await this.#update({ configuredClients: { ...state.configuredClients, [clientId]: issuer } });
     return {
       client_id: clientId,
       ...(clientSecret === undefined ? {} : { client_secret: clientSecret }),
@@ -249,6 +250,7 @@ export class OAuthProvider implements OAuthClientProvider {
     };
   }
 
+  /** Stores a registration under the issuer of the authorization server that made it (SEP-2352). */
   async saveClientInformation(
     info: StoredOAuthClientInformation,
     ctx?: OAuthClientInformationContext,
@@ -384,13 +386,11 @@ export class OAuthProvider implements OAuthClientProvider {
           ? await requestJwtAuthorizationGrant({ ...common, tokenEndpoint: idp.tokenEndpoint })
           : await discoverAndRequestJwtAuthGrant({ ...common, idpUrl: idp.issuer ?? '' });
       return result.jwtAuthGrant;
-    } catch (err) {
-      // The identity provider's answer may echo the ID token: only its OAuth error code is kept.
-      const code = (err as { code?: unknown }).code;
+    } catch {
+      // No cause: the identity provider's answer may quote the ID token, which is a secret.
       throw new AuthError(
         'cross_app_access_refused',
-        `The identity provider refused to exchange the ID token for an ID-JAG for ${this.key}${typeof code === 'string' ? ` ('${code}')` : ''}: check auth.idp.clientId and that the ID token is current.`,
-        { cause: err },
+        `The identity provider did not exchange the ID token for an ID-JAG for ${this.key}: check auth.idp (its token endpoint or issuer, and clientId) and that the ID token is current.`,
       );
     }
   }

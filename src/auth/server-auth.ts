@@ -118,7 +118,7 @@ export function wrapServerFetch(
       | ((scope: string, resourceMetadataUrl: URL | undefined) => Promise<string | undefined>)
       | undefined;
     /**
-     * Told about a 401 when {@link active} says so (after connect); returns a new access token when it got one (a
+     * Told about a 401 when `active` says so (after connect); returns a new access token when it got one (a
      * refresh, a new grant or a sign-in), and the request is then sent again with it, once.
      */
     onUnauthorized?:

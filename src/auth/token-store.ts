@@ -26,10 +26,10 @@ export interface StoredOAuthState {
    */
   clients?: Record<string, StoredOAuthClientInformation> | undefined;
   /**
-   * The authorization server a configured (pre-registered) client was first used with, when the config names
-   * none (`auth.issuer`): it is never sent to another one.
+   * By configured (pre-registered) client id: the authorization server it was first used with, when the config
+   * names none (`auth.issuer`). The client is never sent to another one.
    */
-  configuredClientIssuer?: string | undefined;
+  configuredClients?: Record<string, string> | undefined;
   codeVerifier?: string | undefined;
   discoveryState?: OAuthDiscoveryState | undefined;
   /** Scopes a server asked for with `insufficient_scope` (step-up), kept until a token carries them. */
