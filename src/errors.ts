@@ -50,6 +50,12 @@ export const ErrorCode = {
   NETWORK_DENIED: 'NETWORK_DENIED',
   /** The shared state store (Redis) could not be reached or answered with an error. A system fault. */
   STATE_UNAVAILABLE: 'STATE_UNAVAILABLE',
+  /**
+   * Authorization with a server's OAuth authorization server failed for a reason a retry will not fix: the
+   * authorization response named the wrong issuer (RFC 9207), the server's authorization server changed, a
+   * cross-app access grant was refused, or the server refused a newly issued token too.
+   */
+  AUTH_FAILED: 'AUTH_FAILED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -333,6 +339,29 @@ export class ClosedError extends InteropError {
 export class OverloadedError extends InteropError {
   constructor(message: string, options: InteropErrorOptions = {}) {
     super(ErrorCode.OVERLOADED, message, options);
+  }
+}
+
+/** Why {@link AuthError} was thrown. */
+export type AuthFailureReason =
+  /** The authorization response's `iss` is missing, unexpected or names another issuer (RFC 9207 mix-up defense). */
+  | 'issuer_mismatch'
+  /** The authorization server's metadata names another issuer than the one it was discovered at (RFC 8414 3.3). */
+  | 'metadata_issuer_mismatch'
+  /** Credentials are bound to one authorization server and the server now names another. */
+  | 'authorization_server_changed'
+  /** The identity provider or the authorization server refused the cross-app access (ID-JAG) grant. */
+  | 'cross_app_access_refused'
+  /** The server answered 401 again after a new token was obtained for it. */
+  | 'token_refused';
+
+/** Authorization failed in a way a retry will not fix. Code `AUTH_FAILED`; `reason` says which way. */
+export class AuthError extends InteropError {
+  readonly reason: AuthFailureReason;
+
+  constructor(reason: AuthFailureReason, message: string, options: InteropErrorOptions = {}) {
+    super(ErrorCode.AUTH_FAILED, message, options);
+    this.reason = reason;
   }
 }
 

@@ -11,6 +11,8 @@ export {
 } from './engine/index.js';
 export {
   AuditError,
+  AuthError,
+  type AuthFailureReason,
   ClosedError,
   ConfigError,
   type ConfigIssue,

@@ -1,12 +1,14 @@
 // Public API of the auth area (issue 9). Any name added here becomes public API.
 
 export {
+  type AuthorizationResponse,
   LoopbackReceiver,
   type LoopbackReceiverOptions,
   type OpenBrowserOptions,
   openBrowser,
 } from './loopback.js';
 export {
+  type CrossAppAccessOptions,
   OAuthProvider,
   type OAuthProviderOptions,
   type TokenEndpointAuthMethod,

@@ -14,18 +14,26 @@ export interface LoopbackReceiverOptions {
   path?: string | undefined;
 }
 
+/**
+ * What an authorization redirect carried: the code, and the `iss` parameter (RFC 9207) that the SDK checks against
+ * the authorization server's issuer before the code is redeemed.
+ */
+export interface AuthorizationResponse {
+  code: string;
+  /** The `iss` query parameter, when the authorization server sent one. */
+  iss?: string | undefined;
+}
+
+type Redirect = AuthorizationResponse & { state: string | undefined };
+
 /** Receives one OAuth redirect on `http://127.0.0.1:<port>/callback`. `close()` is safe to call twice. */
 export class LoopbackReceiver implements AsyncDisposable {
   readonly redirectUrl: string;
   readonly #server: Server;
-  readonly #code: Promise<{ code: string; state: string | undefined }>;
+  readonly #code: Promise<Redirect>;
   #closed = false;
 
-  private constructor(
-    server: Server,
-    redirectUrl: string,
-    code: Promise<{ code: string; state: string | undefined }>,
-  ) {
+  private constructor(server: Server, redirectUrl: string, code: Promise<Redirect>) {
     this.#server = server;
     this.redirectUrl = redirectUrl;
     this.#code = code;
@@ -35,11 +43,8 @@ export class LoopbackReceiver implements AsyncDisposable {
   /** Starts listening on 127.0.0.1. */
   static async start(options: LoopbackReceiverOptions = {}): Promise<LoopbackReceiver> {
     const path = options.path ?? '/callback';
-    let settle!: {
-      resolve: (v: { code: string; state: string | undefined }) => void;
-      reject: (e: Error) => void;
-    };
-    const code = new Promise<{ code: string; state: string | undefined }>((resolve, reject) => {
+    let settle!: { resolve: (v: Redirect) => void; reject: (e: Error) => void };
+    const code = new Promise<Redirect>((resolve, reject) => {
       settle = { resolve, reject };
     });
     const server = createServer((req, res) => {
@@ -58,7 +63,11 @@ export class LoopbackReceiver implements AsyncDisposable {
         return;
       }
       res.end('<p>Signed in. You can close this window.</p>');
-      settle.resolve({ code: value, state: url.searchParams.get('state') ?? undefined });
+      settle.resolve({
+        code: value,
+        state: url.searchParams.get('state') ?? undefined,
+        iss: url.searchParams.get('iss') ?? undefined,
+      });
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -68,10 +77,20 @@ export class LoopbackReceiver implements AsyncDisposable {
     return new LoopbackReceiver(server, `http://127.0.0.1:${port}${path}`, code);
   }
 
-  /** Waits for the redirect; checks `state` when given. Rejects when `signal` aborts. */
+  /** Waits for the redirect and gives its code; checks `state` when given. Rejects when `signal` aborts. */
   async waitForCode(
     options: { state?: string | undefined; signal?: AbortSignal | undefined } = {},
   ): Promise<string> {
+    return (await this.waitForResponse(options)).code;
+  }
+
+  /**
+   * Waits for the redirect and gives its code and `iss`; checks `state` when given. Rejects when `signal` aborts.
+   * Pass `iss` on to the SDK (`auth(..., { authorizationCode, iss })`): it refuses a code from the wrong issuer.
+   */
+  async waitForResponse(
+    options: { state?: string | undefined; signal?: AbortSignal | undefined } = {},
+  ): Promise<AuthorizationResponse> {
     const { signal } = options;
     signal?.throwIfAborted();
     const aborted = new Promise<never>((_, reject) => {
@@ -81,7 +100,7 @@ export class LoopbackReceiver implements AsyncDisposable {
     if (options.state !== undefined && got.state !== options.state) {
       throw new Error('Sign-in failed: the redirect carried the wrong state (possible CSRF); start again.');
     }
-    return got.code;
+    return { code: got.code, iss: got.iss };
   }
 
   async close(): Promise<void> {

@@ -1,13 +1,15 @@
 /**
  * Builds the per-server auth that interop's transports use (issue 9): the OAuth provider from a config's `auth`,
- * dynamic headers from `headersHelper` (or a function) refreshed on 401, step-up hints from `insufficient_scope`
- * answers, and the no-token-passthrough rule: a bearer token goes only to the origin of the server it was issued
- * for.
+ * dynamic headers from `headersHelper` (or a function) refreshed on 401, step-up on `insufficient_scope` answers,
+ * sign-in on a 401 to any request after connect with one retry (issue 13), and the no-token-passthrough rule: a
+ * bearer token goes only to the origin of the server it was issued for.
  */
 import { execFile } from 'node:child_process';
 import type { FetchLike } from '@modelcontextprotocol/client';
-import { extractWWWAuthenticateParams, auth as sdkAuth } from '@modelcontextprotocol/client';
+import { DpopSession, extractWWWAuthenticateParams, auth as sdkAuth } from '@modelcontextprotocol/client';
+import { ConfigError } from '../errors.js';
 import type { HeadersHelperConfig, MCPServerConfig } from '../interop/config.js';
+import { authFailureOf } from '../interop/request-errors.js';
 import type { ServerAuth, ServerAuthFactory } from '../interop/transport.js';
 import { LoopbackReceiver, openBrowser } from './loopback.js';
 import { OAuthProvider, type OAuthProviderOptions, tokenStoreKey } from './provider.js';
@@ -28,6 +30,36 @@ export interface ServerAuthOptions {
   provider?: ((config: MCPServerConfig) => Partial<OAuthProviderOptions> | undefined) | undefined;
   /** Longest time a headers helper command may run. @default 10 000 ms */
   helperTimeoutMs?: number | undefined;
+  /**
+   * The user's ID token for a `cross_app_access` server, asked for each time a grant is needed (e.g. from the
+   * enterprise single sign-on of the host app). @default the config's `auth.idp.idToken`
+   */
+  idToken?: ((config: MCPServerConfig) => string | Promise<string>) | undefined;
+  /**
+   * The workload's JWT for a `jwt_bearer` server (workload identity federation), asked for each time a token is
+   * requested (e.g. read from a projected service account token file). @default the config's `auth.assertion`
+   */
+  assertion?: ((config: MCPServerConfig) => string | Promise<string>) | undefined;
+}
+
+/** A secret from `source`, else the config's `fallback`; a ConfigError naming `path` when neither has one. */
+function secretSource(
+  config: MCPServerConfig,
+  source: ((config: MCPServerConfig) => string | Promise<string>) | undefined,
+  fallback: string | undefined,
+  path: string,
+  option: string,
+): () => Promise<string> {
+  return async () => {
+    const value = (await source?.(config)) ?? fallback;
+    if (value === undefined || value === '') {
+      throw new ConfigError(
+        `Server '${config.name}' needs ${path} for its OAuth grant: set it (from an environment variable) or pass ${option} to createServerAuth.`,
+        { server: config.name, issues: [{ path, message: 'missing' }] },
+      );
+    }
+    return value;
+  };
 }
 
 /** Runs a headers helper command (no shell); its stdout must be a JSON object of string values. */
@@ -63,7 +95,7 @@ function replayable(body: unknown): boolean {
 const MAX_REFUSED_TOKENS = 2;
 
 function bearerOf(headers: Headers): string | undefined {
-  return /^bearer\s+(.+)$/i.exec(headers.get('authorization') ?? '')?.[1];
+  return /^(?:bearer|dpop)\s+(.+)$/i.exec(headers.get('authorization') ?? '')?.[1];
 }
 
 /**
@@ -85,6 +117,15 @@ export function wrapServerFetch(
     onInsufficientScope?:
       | ((scope: string, resourceMetadataUrl: URL | undefined) => Promise<string | undefined>)
       | undefined;
+    /**
+     * Told about a 401 when `active` says so (after connect); returns a new access token when it got one (a
+     * refresh, a new grant or a sign-in), and the request is then sent again with it, once.
+     */
+    onUnauthorized?:
+      | ((scope: string | undefined, resourceMetadataUrl: URL | undefined) => Promise<string | undefined>)
+      | undefined;
+    /** Whether `onUnauthorized` applies now; during connect the SDK's own sign-in runs instead. @default always */
+    active?: (() => boolean) | undefined;
     /**
      * Bearer tokens in a row the server may refuse with 401 before a request fails with an error instead of
      * returning the 401 (which would make the SDK ask for another token). `createServerAuth` sets 2 for OAuth
@@ -130,19 +171,42 @@ export function wrapServerFetch(
     if (sameOrigin && options.headers !== undefined) {
       for (const [k, v] of Object.entries(await dynamic(options.headers))) headers.set(k, v);
     }
-    // No token passthrough (issue 9): a bearer token is for this server's origin only.
-    if (!sameOrigin && /^bearer\s/i.test(headers.get('authorization') ?? '')) headers.delete('authorization');
+    // No token passthrough (issue 9): a bearer or DPoP-bound token is for this server's origin only.
+    if (!sameOrigin && /^(bearer|dpop)\s/i.test(headers.get('authorization') ?? '')) {
+      headers.delete('authorization');
+      headers.delete('dpop');
+    }
     const response = await base(url, { ...init, headers });
     if (sameOrigin) checkRefusals(bearerOf(headers), response);
     return response;
   };
   return async (url, init) => {
     let response = await send(url, init);
-    const sameOrigin = new URL(String(url)).origin === origin;
+    // DPoP-bound requests: the SDK's DPoP layer around this fetch answers nonce challenges and re-authorizes with a
+    // fresh proof; a retry from here would replay the proof (RFC 9449 4.3) or downgrade it to Bearer.
+    const sameOrigin = new URL(String(url)).origin === origin && !new Headers(init?.headers).has('dpop');
     if (response.status === 401 && sameOrigin && options.headers !== undefined && replayable(init?.body)) {
       await response.body?.cancel().catch(() => {});
       cached = undefined;
       response = await send(url, init);
+    }
+    if (
+      response.status === 401 &&
+      sameOrigin &&
+      options.onUnauthorized !== undefined &&
+      (options.active?.() ?? true) &&
+      replayable(init?.body)
+    ) {
+      // Auth on any request (issue 13): a 401 after connect (an expired or revoked token, on tools/list or any later
+      // call) gets a new token and one retry. A second 401 is the SDK's to report; the refusal count stops loops.
+      const { scope, resourceMetadataUrl } = extractWWWAuthenticateParams(response);
+      const token = await options.onUnauthorized(scope, resourceMetadataUrl);
+      if (token !== undefined) {
+        await response.body?.cancel().catch(() => {});
+        const headers = new Headers(init?.headers);
+        headers.set('authorization', `Bearer ${token}`);
+        response = await send(url, { ...init, headers });
+      }
     }
     if (response.status === 403 && sameOrigin && options.onInsufficientScope !== undefined) {
       const { error, scope, resourceMetadataUrl } = extractWWWAuthenticateParams(response);
@@ -161,33 +225,61 @@ export function wrapServerFetch(
 }
 
 /**
- * Step-up (MCP authorization, "Step-up authorization flow"): a token with the larger scope. With client credentials
- * it is requested at once (`prepareTokenRequest` adds the scope); this also covers the SSE transport, which does not
- * retry a 403 itself. With authorization code the user signs in again while the call waits; the redirect receiver
- * runs again on the registered redirect port for it.
+ * Gets a new access token for the server: a refresh or a new non-interactive grant (client credentials, cross-app
+ * access) at once, or, with authorization code, a sign-in while the request waits; the redirect receiver runs again
+ * on the registered redirect port for it. With `scope` this is step-up (MCP authorization, "Step-up authorization
+ * flow"); this also covers the SSE transport, which does not retry a 403 itself. The SDK checks the redirect's
+ * `iss` (RFC 9207); its issuer checks fail as `AUTH_FAILED`.
  */
-async function stepUp(
+async function signIn(
   provider: OAuthProvider,
-  options: { serverUrl: string; scope: string; resourceMetadataUrl: URL | undefined; fetch: FetchLike },
+  options: {
+    server: string;
+    serverUrl: string;
+    scope: string | undefined;
+    resourceMetadataUrl: URL | undefined;
+    fetch: FetchLike;
+    /**
+     * Forget the stored discovery first: after a refused token the server may name another authorization server
+     * (SEP-2352), whose client registration and tokens are then made anew.
+     */
+    rediscover?: boolean | undefined;
+  },
 ): Promise<string | undefined> {
+  if (options.rediscover === true) await provider.invalidateCredentials('discovery');
   const common = { serverUrl: options.serverUrl, fetchFn: options.fetch };
   const request = { ...common, scope: options.scope, resourceMetadataUrl: options.resourceMetadataUrl };
   const redirect = provider.redirectUrl;
-  if (redirect === undefined) {
-    const result = await sdkAuth(provider, request);
-    return result === 'AUTHORIZED' ? (await provider.tokens())?.access_token : undefined;
-  }
-  const receiver = await LoopbackReceiver.start({ port: Number(new URL(redirect).port) });
   try {
-    const result = await sdkAuth(provider, request);
-    if (result === 'REDIRECT') {
-      const code = await receiver.waitForCode({ state: provider.state() });
-      await sdkAuth(provider, { ...common, authorizationCode: code });
+    if (redirect === undefined) {
+      const result = await sdkAuth(provider, request);
+      return result === 'AUTHORIZED' ? (await provider.tokens())?.access_token : undefined;
     }
-  } finally {
-    await receiver.close();
+    const receiver = await LoopbackReceiver.start({ port: Number(new URL(redirect).port) });
+    try {
+      const result = await sdkAuth(provider, request);
+      if (result === 'REDIRECT') {
+        const { code, iss } = await receiver.waitForResponse({ state: provider.state() });
+        await sdkAuth(provider, { ...common, authorizationCode: code, iss });
+      }
+    } finally {
+      await receiver.close();
+    }
+  } catch (err) {
+    throw authFailureOf(err, options.server) ?? err;
   }
   return (await provider.tokens())?.access_token;
+}
+
+/** Runs `task` once at a time: calls while one runs share its result (requests failing together sign in once). */
+function single<T>(task: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  return () => {
+    running ??= task().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
 }
 
 /**
@@ -223,6 +315,17 @@ async function startReceiver(
  */
 export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFactory {
   const store = options.store ?? new MemoryTokenStore();
+  // DPoP keys per server, for the life of this factory: tokens bound to a key stay usable across reconnects.
+  const dpopSessions = new Map<string, Promise<DpopSession>>();
+  const dpopFor = (url: string) => () => {
+    const key = tokenStoreKey(url);
+    let session = dpopSessions.get(key);
+    if (session === undefined) {
+      session = DpopSession.create();
+      dpopSessions.set(key, session);
+    }
+    return session;
+  };
   return (config): ServerAuth | undefined => {
     if (config.transport === 'stdio') return undefined;
     const source =
@@ -234,13 +337,32 @@ export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFac
     if (oauth === undefined && source === undefined) return undefined;
     let provider: OAuthProvider | undefined;
     let receiver: LoopbackReceiver | undefined;
+    let baseFetch: FetchLike | undefined;
     let ready: Promise<void> = Promise.resolve();
     if (oauth !== undefined) {
       const interactive = oauth.grant === 'authorization_code';
+      const idp = oauth.idp;
+      const idTokenSource = options.idToken;
+      // The identity provider is reached through the server's guarded fetch, known once the transport is built.
+      const idpFetch: FetchLike = (url, init) => (baseFetch ?? fetch)(url, init);
       const base: OAuthProviderOptions = {
         serverUrl: config.url,
         store,
         grant: oauth.grant,
+        issuer: oauth.issuer,
+        crossAppAccess:
+          idp === undefined
+            ? undefined
+            : {
+                issuer: idp.issuer,
+                tokenEndpoint: idp.tokenEndpoint,
+                clientId: idp.clientId,
+                clientSecret: idp.clientSecret,
+                idToken: secretSource(config, idTokenSource, idp.idToken, 'auth.idp.idToken', 'idToken'),
+              },
+        assertion: secretSource(config, options.assertion, oauth.assertion, 'auth.assertion', 'assertion'),
+        dpop: oauth.dpop === true ? dpopFor(config.url) : undefined,
+        fetch: idpFetch,
         clientId: oauth.clientId,
         clientSecret: oauth.clientSecret,
         tokenEndpointAuthMethod: oauth.tokenEndpointAuthMethod,
@@ -262,21 +384,38 @@ export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFac
         });
       } else provider = new OAuthProvider(base);
     }
+    // Connect runs the SDK's own sign-in (and the redirect receiver above); once it settled, a 401 on any request
+    // is answered here (issue 13).
+    let connected = false;
     const auth: ServerAuth = {
       prepare: () => ready,
       get authProvider() {
         return provider;
       },
       wrapFetch: (fetch) => {
+        baseFetch = fetch;
+        const target = { server: config.name, serverUrl: config.url, fetch };
+        let pending: { scope: string | undefined; resourceMetadataUrl: URL | undefined } = {
+          scope: undefined,
+          resourceMetadataUrl: undefined,
+        };
+        const reauthorize = single(async () =>
+          provider === undefined ? undefined : signIn(provider, { ...target, ...pending, rediscover: true }),
+        );
         const wrapped = wrapServerFetch(fetch, {
           serverUrl: config.url,
           server: config.name,
           headers: source,
           maxRefusedTokens: oauth === undefined ? undefined : MAX_REFUSED_TOKENS,
+          active: () => connected,
+          onUnauthorized: async (scope, resourceMetadataUrl) => {
+            pending = { scope, resourceMetadataUrl };
+            return reauthorize();
+          },
           onInsufficientScope: async (scope, resourceMetadataUrl) => {
             if (provider === undefined) return undefined;
             const required = await provider.requireScope(scope);
-            return stepUp(provider, { serverUrl: config.url, scope: required, resourceMetadataUrl, fetch });
+            return signIn(provider, { ...target, scope: required, resourceMetadataUrl });
           },
         });
         // A store shared by a fleet (issue 16): one process at a time refreshes this server's token.
@@ -285,6 +424,7 @@ export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFac
           : shareTokenRefresh(wrapped, { store, key: tokenStoreKey(config.url), serverUrl: config.url });
       },
       close: async () => {
+        connected = true;
         await receiver?.close();
       },
     };
@@ -292,7 +432,7 @@ export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFac
       auth.waitForAuthorizationCode = async (signal) => {
         if (receiver === undefined || provider === undefined)
           throw new Error('Sign-in receiver is not running.');
-        return receiver.waitForCode({ state: provider.state(), signal });
+        return receiver.waitForResponse({ state: provider.state(), signal });
       };
     }
     return auth;

@@ -4,22 +4,34 @@
  */
 import type {
   FetchLike,
-  OAuthClientInformationMixed,
   OAuthDiscoveryState,
-  OAuthTokens,
+  StoredOAuthClientInformation,
+  StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import { readPrivateFile, writePrivateFile } from '../private-file.js';
 import type { StateStore } from '../state/types.js';
 
 /** What is kept for one server. Secrets: never log an entry. */
 export interface StoredOAuthState {
-  tokens?: OAuthTokens | undefined;
+  /** The last tokens obtained, stamped with the `issuer` of the authorization server that issued them. */
+  tokens?: StoredOAuthTokens | undefined;
   /**
    * When the access token expires, in ms since the epoch: the time it was saved plus its `expires_in`. Absent when
    * the server gave no lifetime.
    */
   expiresAt?: number | undefined;
-  clientInformation?: OAuthClientInformationMixed | undefined;
+  /** The client registration used last, stamped with its authorization server's `issuer`. */
+  clientInformation?: StoredOAuthClientInformation | undefined;
+  /**
+   * Client registrations by the `issuer` of the authorization server that issued them (MCP 2026-07-28
+   * authorization, SEP-2352): a client id is only ever presented to the authorization server it came from.
+   */
+  clients?: Record<string, StoredOAuthClientInformation> | undefined;
+  /**
+   * By configured (pre-registered) client id: the authorization server it was first used with, when the config
+   * names none (`auth.issuer`). The client is never sent to another one.
+   */
+  configuredClients?: Record<string, string> | undefined;
   codeVerifier?: string | undefined;
   discoveryState?: OAuthDiscoveryState | undefined;
   /** Scopes a server asked for with `insufficient_scope` (step-up), kept until a token carries them. */
@@ -208,7 +220,7 @@ export function shareTokenRefresh(
         tokens !== undefined &&
         (tokens.refresh_token !== refreshToken || (refused !== undefined && tokens.access_token !== refused));
       if (refreshedElsewhere && (left === undefined || left >= MIN_REUSED_LIFETIME_S)) {
-        const { issuer: _issuer, ...answer } = tokens as OAuthTokens & { issuer?: unknown };
+        const { issuer: _issuer, ...answer } = tokens as StoredOAuthTokens & { issuer?: unknown };
         return Response.json({ ...answer, ...(left === undefined ? {} : { expires_in: left }) });
       }
       const response = await fetch(url, init);
@@ -216,7 +228,7 @@ export function shareTokenRefresh(
         const fresh = (await response
           .clone()
           .json()
-          .catch(() => undefined)) as OAuthTokens | undefined;
+          .catch(() => undefined)) as StoredOAuthTokens | undefined;
         if (typeof fresh?.access_token === 'string') {
           const lifetime = fresh.expires_in;
           // The issuer stamp the SDK put on the tokens (SEP-2352) stays: the refresh came from the same issuer.
@@ -227,7 +239,7 @@ export function shareTokenRefresh(
               ...fresh,
               refresh_token: fresh.refresh_token ?? refreshToken,
               ...(issuer === undefined ? {} : { issuer }),
-            } as OAuthTokens,
+            } as StoredOAuthTokens,
             expiresAt: typeof lifetime === 'number' ? clock() + lifetime * 1000 : undefined,
           });
         }

@@ -194,14 +194,72 @@ const HttpUrl = z
 
 const HeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a valid HTTP header name');
 
+/** The identity provider of a cross-app access grant (RFC 8693 token exchange for an ID-JAG). */
+export const IdpConfigSchema = z
+  .object({
+    issuer: z
+      .string()
+      .url()
+      .optional()
+      .describe("The identity provider's issuer; its token endpoint is discovered from its metadata."),
+    tokenEndpoint: z
+      .string()
+      .url()
+      .optional()
+      .describe("The identity provider's token endpoint, when not discovered from issuer."),
+    clientId: z.string().min(1).describe("This client's id at the identity provider."),
+    clientSecret: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("This client's secret at the identity provider. Never printed."),
+    idToken: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "The user's ID token from the identity provider: reference an environment variable rather than writing it here (or pass idToken to createServerAuth). Never printed.",
+      ),
+  })
+  .strict()
+  .refine((idp) => idp.issuer !== undefined || idp.tokenEndpoint !== undefined, {
+    message: 'set issuer or tokenEndpoint',
+  })
+  .describe('The enterprise identity provider of a cross-app access grant. Secrets are never printed.');
+
 /** OAuth 2.1 for this server (issue 9); run by the auth area's `createServerAuth`. Secrets are never logged. */
 export const OAuthConfigSchema = z
   .object({
     type: z.literal('oauth').describe("Always 'oauth'."),
     grant: z
-      .enum(['authorization_code', 'client_credentials'])
+      .enum(['authorization_code', 'client_credentials', 'cross_app_access', 'jwt_bearer'])
       .default('authorization_code')
-      .describe('authorization_code (a user signs in) or client_credentials (machine to machine).'),
+      .describe(
+        "'authorization_code' (a user signs in), 'client_credentials' (machine to machine), 'cross_app_access' (an enterprise ID token exchanged for an ID-JAG, then a JWT bearer grant; needs idp) or 'jwt_bearer' (the workload's own JWT as the grant, RFC 7523; needs clientId).",
+      ),
+    assertion: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "For 'jwt_bearer' (workload identity federation): the workload's own JWT; reference an environment variable rather than writing it here. Never printed.",
+      ),
+    issuer: z
+      .string()
+      .url()
+      .optional()
+      .describe(
+        'Issuer of the authorization server the configured clientId belongs to; the client id and secret go nowhere else. Default: the first one the server names.',
+      ),
+    dpop: z
+      .boolean()
+      .optional()
+      .describe(
+        'Bind tokens to a key held in memory and prove it on every request (DPoP, RFC 9449). Default false: bearer tokens.',
+      ),
+    idp: IdpConfigSchema.optional().describe(
+      "For 'cross_app_access': the enterprise identity provider that exchanges an ID token for an ID-JAG.",
+    ),
     clientId: z
       .string()
       .min(1)
@@ -241,8 +299,25 @@ export const OAuthConfigSchema = z
       .describe('Fixed loopback port for the sign-in redirect. Default: any free port.'),
   })
   .strict()
+  .superRefine((auth, ctx) => {
+    if (auth.grant === 'jwt_bearer' && auth.clientId === undefined)
+      ctx.addIssue({ code: 'custom', path: ['clientId'], message: 'jwt_bearer needs the client id' });
+    if (auth.grant !== 'cross_app_access') return;
+    if (auth.idp === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['idp'],
+        message: 'cross_app_access needs the identity provider (idp)',
+      });
+    if (auth.clientId === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['clientId'],
+        message: "cross_app_access needs the client id registered at the server's authorization server",
+      });
+  })
   .describe(
-    'OAuth 2.1 for this server: authorization_code (a user signs in) or client_credentials (machine to machine). Secrets are never printed.',
+    'OAuth 2.1 for this server: authorization_code (a user signs in), client_credentials (machine to machine), cross_app_access (an enterprise ID token exchanged for an ID-JAG) or jwt_bearer (a workload JWT). Secrets are never printed.',
   );
 
 /** A command whose stdout is a JSON object of headers, run again when the server answers 401. */

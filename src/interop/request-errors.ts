@@ -2,8 +2,16 @@
  * Maps what the SDK throws for a request into our coded errors: a JSON-RPC error from the server stays a
  * distinct `ServerRequestError`; timeouts, cancellation and lost connections get their own codes.
  */
-import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import {
+  AuthorizationServerMismatchError,
+  IssuerMismatchError,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+} from '@modelcontextprotocol/client';
+import {
+  AuthError,
   ConnectionLostError,
   InteropError,
   RequestCancelledError,
@@ -108,4 +116,35 @@ function mapError(err: unknown, ctx: RequestErrorContext): InteropError {
 /** The HTTP status an SDK transport error carries, if any. */
 export function httpStatusOf(err: unknown): number | undefined {
   return err instanceof SdkHttpError ? err.status : undefined;
+}
+
+/**
+ * The SDK's issuer checks as `AUTH_FAILED` (issue 13): the authorization response's `iss` (RFC 9207), the metadata
+ * `issuer` echo (RFC 8414 3.3) and the binding of credentials to one authorization server (SEP-2352). Undefined for
+ * any other error. The `iss` a callback carried is attacker-controlled in a mix-up and stays out of the message.
+ */
+export function authFailureOf(err: unknown, server: string): AuthError | undefined {
+  if (err instanceof AuthError) return err;
+  if (err instanceof IssuerMismatchError) {
+    if (err.kind === 'authorization_response') {
+      return new AuthError(
+        'issuer_mismatch',
+        `Sign-in to server '${server}' was refused: the authorization response did not come from the expected authorization server ${err.expected ?? '(unknown)'} (RFC 9207 iss check; possible mix-up attack). The code was not redeemed; start the sign-in again, and if it repeats, report it to the server's operator.`,
+        { cause: err, server },
+      );
+    }
+    return new AuthError(
+      'metadata_issuer_mismatch',
+      `The authorization server of server '${server}' is misconfigured: its metadata names the issuer ${JSON.stringify(err.received)} but it was discovered at ${JSON.stringify(err.expected)} (RFC 8414 3.3). Nothing was sent to it; report this to the server's operator.`,
+      { cause: err, server },
+    );
+  }
+  if (err instanceof AuthorizationServerMismatchError) {
+    return new AuthError(
+      'authorization_server_changed',
+      `Server '${server}' now names another authorization server than the one its credentials are bound to; they were not sent to it. Run 'interlock logout ${server}' and sign in again, after checking with the operator that the change is genuine.`,
+      { cause: err, server },
+    );
+  }
+  return undefined;
 }

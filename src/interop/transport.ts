@@ -18,7 +18,7 @@ import {
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { ConfigError } from '../errors.js';
 import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from './config.js';
-import { httpStatusOf } from './request-errors.js';
+import { authFailureOf, httpStatusOf } from './request-errors.js';
 import { installServerLogs, type ServerLogSupport } from './server-logs.js';
 import type { ServerRequestSupport } from './server-requests.js';
 import { ProcessStdioTransport } from './stdio-transport.js';
@@ -47,10 +47,13 @@ export interface ServerAuth {
   /** Wraps the fetch used for this server (dynamic headers, no token passthrough, step-up hints). */
   wrapFetch?: ((fetch: FetchLike) => FetchLike) | undefined;
   /**
-   * After the SDK answered `REDIRECT` (the user must sign in), waits for the authorization code that the redirect
-   * receiver got; the connect is then finished with it and retried once. Undefined: no interactive sign-in.
+   * After the SDK answered `REDIRECT` (the user must sign in), waits for the authorization code and `iss` (RFC
+   * 9207) that the redirect receiver got; the connect is then finished with them and retried once. Undefined: no
+   * interactive sign-in.
    */
-  waitForAuthorizationCode?: ((signal: AbortSignal) => Promise<string>) | undefined;
+  waitForAuthorizationCode?:
+    | ((signal: AbortSignal) => Promise<{ code: string; iss?: string | undefined }>)
+    | undefined;
 }
 
 /** Gives the auth for a server config, or undefined for none. */
@@ -165,12 +168,17 @@ async function openOnce(
     // The SDK's interactive flow: the user signs in, the redirect receiver gets a code, the connect is retried.
     const wait = auth?.waitForAuthorizationCode;
     if (!(err instanceof UnauthorizedError) || wait === undefined || auth?.authProvider === undefined)
-      throw err;
-    const code = await wait(options.signal);
+      throw authFailureOf(err, config.name) ?? err;
+    const { code, iss } = await wait(options.signal);
     const url = new URL((config as HttpServerConfig).url);
     const fetch = auth.wrapFetch?.(options.fetch) ?? options.fetch;
     const finisher = new StreamableHTTPClientTransport(url, { fetch, authProvider: auth.authProvider });
-    await finisher.finishAuth(code);
+    try {
+      // RFC 9207: the SDK checks `iss` against the authorization server's issuer before redeeming the code.
+      await finisher.finishAuth(code, iss);
+    } catch (finishErr) {
+      throw authFailureOf(finishErr, config.name) ?? finishErr;
+    }
     return openWith(config, kind, options, auth);
   } finally {
     await auth?.close?.();

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as clientCredentials from '../../docs/snippets/remote/client-credentials.js';
+import * as crossAppAccess from '../../docs/snippets/remote/cross-app-access.js';
 import * as headersHelper from '../../docs/snippets/remote/headers-helper.js';
 import * as modelEndpoints from '../../docs/snippets/remote/model-endpoints.js';
 import * as networkPolicy from '../../docs/snippets/remote/network-policy.js';
@@ -110,6 +111,22 @@ describe('remote servers snippets', () => {
     });
     const reply = await clientCredentials.main(url, { allowHosts: ['127.0.0.1'] });
     expect(reply).toContain('client=billing-agent scope=mcp:read');
+  });
+
+  it('cross-app-access: turns the ID token into an ID-JAG, redeems it and calls a tool', async () => {
+    const oauth = await OAuthFixture.start();
+    cleanup.push(() => oauth.close());
+    const url = await oauth.startResource();
+    oauth.register({
+      client_id: 'chat-app',
+      client_secret: 'chat-secret',
+      token_endpoint_auth_method: 'client_secret_basic',
+      redirect_uris: [],
+    });
+    const idp = { tokenEndpoint: `${oauth.asUrl}/idp/token`, idToken: async () => oauth.idToken };
+    const reply = await crossAppAccess.main(url, idp, { allowHosts: ['127.0.0.1'] });
+    expect(reply).toContain('client=chat-app scope=mcp:read');
+    expect(oauth.log.filter((e) => e.path === 'POST /idp/token')).toHaveLength(1);
   });
 
   it('sign-in: registers, signs in through the loopback redirect and stores tokens in a 0600 file', async () => {

@@ -72,4 +72,72 @@ describe('no token passthrough', () => {
     await fetch('https://mcp.example.com:8443/mcp', { method: 'POST', headers });
     expect(sent.map((s) => s.authorization)).toEqual(['Bearer token-for-mcp', null, null]);
   });
+
+  it('sends a DPoP-bound token and its proof only to the origin of the server it was issued for', async () => {
+    const sent: { authorization: string | null; dpop: string | null }[] = [];
+    const base = async (_url: string | URL, init?: RequestInit) => {
+      const h = new Headers(init?.headers);
+      sent.push({ authorization: h.get('authorization'), dpop: h.get('dpop') });
+      return new Response('{}');
+    };
+    const fetch = wrapServerFetch(base, { serverUrl: 'https://mcp.example.com/mcp', server: 'remote' });
+    const headers = { authorization: 'DPoP token-for-mcp', dpop: 'proof-for-mcp' };
+    await fetch('https://mcp.example.com/mcp', { method: 'POST', headers });
+    await fetch('https://other.example.net/collect', { method: 'POST', headers });
+    expect(sent).toEqual([
+      { authorization: 'DPoP token-for-mcp', dpop: 'proof-for-mcp' },
+      { authorization: null, dpop: null },
+    ]);
+  });
+});
+
+describe('auth on any request: the 401 retry', () => {
+  it('retries a 401 once with the new token, and leaves DPoP-bound requests to the DPoP layer', async () => {
+    const sent: (string | null)[] = [];
+    const base = async (_url: string | URL, init?: RequestInit) => {
+      const authorization = new Headers(init?.headers).get('authorization');
+      sent.push(authorization);
+      return new Response('{}', { status: authorization === 'Bearer fresh' ? 200 : 401 });
+    };
+    let signIns = 0;
+    const fetch = wrapServerFetch(base, {
+      serverUrl: 'https://mcp.example.com/mcp',
+      server: 'remote',
+      onUnauthorized: async () => {
+        signIns++;
+        return 'fresh';
+      },
+    });
+    const bearer = await fetch('https://mcp.example.com/mcp', {
+      method: 'POST',
+      body: '{}',
+      headers: { authorization: 'Bearer stale' },
+    });
+    expect(bearer.status).toBe(200);
+    expect(sent).toEqual(['Bearer stale', 'Bearer fresh']);
+    // A replayed DPoP proof would be refused (RFC 9449 4.3), and Bearer would downgrade the token: no retry here.
+    const dpop = await fetch('https://mcp.example.com/mcp', {
+      method: 'POST',
+      body: '{}',
+      headers: { authorization: 'DPoP stale', dpop: 'proof' },
+    });
+    expect(dpop.status).toBe(401);
+    expect(signIns).toBe(1);
+  });
+
+  it('does not retry while inactive (during connect the SDK signs in)', async () => {
+    const base = async () => new Response('{}', { status: 401 });
+    let signIns = 0;
+    const fetch = wrapServerFetch(base, {
+      serverUrl: 'https://mcp.example.com/mcp',
+      server: 'remote',
+      active: () => false,
+      onUnauthorized: async () => {
+        signIns++;
+        return 'fresh';
+      },
+    });
+    expect((await fetch('https://mcp.example.com/mcp', { method: 'POST', body: '{}' })).status).toBe(401);
+    expect(signIns).toBe(0);
+  });
 });

@@ -54,7 +54,18 @@ export interface OAuthFixtureOptions {
    * Without it they accept tokens issued without a `resource` (older servers predate RFC 8707). @default true
    */
   resourceMetadata?: boolean;
+  /**
+   * The `iss` parameter of authorization responses (RFC 9207), advertised with
+   * `authorization_response_iss_parameter_supported`: the issuer (`correct`), another issuer (`wrong`), or left out
+   * although advertised (`missing`). @default none: neither sent nor advertised
+   */
+  iss?: 'correct' | 'wrong' | 'missing' | undefined;
 }
+
+/** RFC 7523 and RFC 8693 names the cross-app access (ID-JAG) flow uses. */
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ID_JAG = 'urn:ietf:params:oauth:token-type:id-jag';
 
 export type ResourceTransport = 'http' | 'sse';
 
@@ -98,8 +109,22 @@ export class OAuthFixture implements AsyncDisposable {
   readonly resourceLog: { path: string; authorization: string | undefined }[] = [];
   /** When set, tokens are issued for this resource instead of the one asked for (a wrong audience). */
   issueFor: string | undefined;
+  /**
+   * The authorization servers the protected resources name in their metadata. @default this fixture's issuer. Set
+   * another fixture's issuer to move the servers to it (SEP-2352); tokens of fixtures in {@link trusted} are
+   * accepted too.
+   */
+  authorizationServers: string[] | undefined;
+  /** Other authorization servers whose tokens the protected resources accept. */
+  readonly trusted: OAuthFixture[] = [];
+  /** The ID token the identity provider (`/idp/token`) accepts for a cross-app access grant. */
+  idToken = 'id-token-of-alice';
+  /** The workload JWT the JWT bearer grant accepts for workload identity federation (RFC 7523, SEP-1933). */
+  workloadJwt = 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ3b3JrbG9hZCJ9.';
+  /** ID-JAGs the identity provider issued, and for which audience and resource. */
+  readonly grants = new Map<string, { audience: string; resource: string; clientId: string }>();
   readonly #servers: Server[] = [];
-  readonly #options: Required<OAuthFixtureOptions>;
+  readonly #options: Required<Omit<OAuthFixtureOptions, 'iss'>> & Pick<OAuthFixtureOptions, 'iss'>;
   readonly #sse = new Map<string, SSEServerTransport>();
   #colocated = false;
 
@@ -173,7 +198,7 @@ export class OAuthFixture implements AsyncDisposable {
       token_endpoint: `${issuer}/token`,
       registration_endpoint: `${issuer}/register`,
       response_types_supported: ['code'],
-      grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+      grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER],
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: [
         'client_secret_basic',
@@ -183,6 +208,7 @@ export class OAuthFixture implements AsyncDisposable {
       ],
       scopes_supported: [this.#options.baseScope, this.#options.adminScope],
       ...(this.#options.clientIdMetadata ? { client_id_metadata_document_supported: true } : {}),
+      ...(this.#options.iss === undefined ? {} : { authorization_response_iss_parameter_supported: true }),
     };
     if (this.#options.metadata !== 'openid') return common;
     // OpenID Connect Discovery 1.0, section 3: the fields an OpenID provider must publish.
@@ -256,8 +282,29 @@ export class OAuthFixture implements AsyncDisposable {
       const back = new URL(q.redirect_uri ?? '');
       back.searchParams.set('code', code);
       if (q.state) back.searchParams.set('state', q.state);
+      const iss = this.#options.iss;
+      if (iss === 'correct') back.searchParams.set('iss', this.issuer);
+      if (iss === 'wrong') back.searchParams.set('iss', 'https://attacker.example');
       res.writeHead(302, { location: back.href }).end();
       return;
+    }
+    if (url.pathname === '/idp/token' && req.method === 'POST') {
+      // The enterprise identity provider: RFC 8693 token exchange of an ID token for an ID-JAG.
+      const form = Object.fromEntries(new URLSearchParams(await readBody(req)));
+      entry.form = form;
+      if (
+        form.grant_type !== TOKEN_EXCHANGE ||
+        form.requested_token_type !== ID_JAG ||
+        form.subject_token !== this.idToken
+      )
+        return json(res, 400, { error: 'invalid_grant' });
+      const jag = `jag-${randomBytes(12).toString('hex')}`;
+      this.grants.set(jag, {
+        audience: form.audience ?? '',
+        resource: form.resource ?? '',
+        clientId: form.client_id ?? '',
+      });
+      return json(res, 200, { issued_token_type: ID_JAG, access_token: jag, token_type: 'N_A' });
     }
     if (url.pathname === `${p}/token` && req.method === 'POST') {
       const form = Object.fromEntries(new URLSearchParams(await readBody(req)));
@@ -288,6 +335,16 @@ export class OAuthFixture implements AsyncDisposable {
         if (!old || old.clientId !== client.client_id) return json(res, 400, { error: 'invalid_grant' });
         this.refreshTokens.delete(form.refresh_token ?? '');
         return json(res, 200, this.#issue(client.client_id, old.scope, form.resource ?? old.resource, true));
+      }
+      if (form.grant_type === JWT_BEARER) {
+        if (form.assertion === this.workloadJwt)
+          return json(res, 200, this.#issue(client.client_id, this.#options.baseScope, form.resource, false));
+        // RFC 7523: the ID-JAG must be one the identity provider issued for this authorization server.
+        const grant = this.grants.get(form.assertion ?? '');
+        if (grant === undefined || grant.audience !== this.issuer)
+          return json(res, 400, { error: 'invalid_grant' });
+        this.grants.delete(form.assertion ?? '');
+        return json(res, 200, this.#issue(client.client_id, this.#options.baseScope, grant.resource, false));
       }
       if (form.grant_type === 'client_credentials') {
         return json(
@@ -370,6 +427,12 @@ export class OAuthFixture implements AsyncDisposable {
     return out;
   }
 
+  /** Revokes every access and refresh token (a server that forgot its sessions): the next request answers 401. */
+  revokeAll(): void {
+    this.tokens.clear();
+    this.refreshTokens.clear();
+  }
+
   /** Expires every access token now (to exercise refresh). */
   expireAll(): void {
     for (const t of this.tokens.values()) t.expiresAt = 0;
@@ -390,14 +453,15 @@ export class OAuthFixture implements AsyncDisposable {
     if (url.pathname.startsWith('/.well-known/oauth-protected-resource/') && withMetadata) {
       return json(res, 200, {
         resource,
-        authorization_servers: [this.issuer],
+        authorization_servers: this.authorizationServers ?? [this.issuer],
         scopes_supported: [this.#options.baseScope],
         bearer_methods_supported: ['header'],
       });
     }
     if (!['/mcp', '/sse', '/messages'].includes(url.pathname)) return json(res, 404, {});
     this.seenByResource.push(auth);
-    const token = this.tokens.get(/^Bearer (.+)$/.exec(auth)?.[1] ?? '');
+    const presented = /^Bearer (.+)$/.exec(auth)?.[1] ?? '';
+    const token = [this, ...this.trusted].map((f) => f.tokens.get(presented)).find((t) => t !== undefined);
     // Older servers send a bare challenge: no resource metadata, no scope.
     const challenge = (extra: string) =>
       withMetadata ? `Bearer resource_metadata="${prm}", ${extra}` : `Bearer ${extra}`;
