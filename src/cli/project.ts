@@ -202,14 +202,7 @@ export class Project {
               capabilities: { onWarning: (m) => ctx.printer.warn(m), quotaCounter },
               onError: (err) => ctx.printer.warn(`shared policy '${name}': ${(err as Error).message}`),
             });
-      return new Project(
-        ctx,
-        config,
-        pins,
-        http,
-        { store, pins: shared, quotaCounter, policy },
-        options,
-      );
+      return new Project(ctx, config, pins, http, { store, pins: shared, quotaCounter, policy }, options);
     } catch (err) {
       await shared?.close();
       await store.close();
