@@ -72,11 +72,20 @@ export type ConnectOptions = Omit<OpenClientOptions, 'signal' | 'timeoutMs' | 'o
   redactor?: SecretRedactor | undefined;
 };
 
-/** The first stderr line that names a problem (`Error: Cannot find module ...`), trimmed. */
+/**
+ * The stderr line that names a problem, trimmed: an error's headline (`Error [ERR_MODULE_NOT_FOUND]: Cannot find
+ * package 'x'`) first; else the first line that reads like a problem, skipping the source line and caret Node
+ * prints above an uncaught error (`throw new ERR_MODULE_NOT_FOUND(...)`, `^`).
+ */
 function stderrFault(lines: readonly string[]): string | undefined {
-  const line = lines.find((l) =>
-    /\b(?:[A-Z][A-Za-z]*Error|Error|error|ERR_[A-Z_]+|Cannot|cannot|not found|No such)\b/.test(l),
-  );
+  const headline = lines.find((l) => /^\s*[A-Z][A-Za-z]*(?:Error|Exception)(?: \[[A-Z0-9_]+\])?: \S/.test(l));
+  const line =
+    headline ??
+    lines.find(
+      (l) =>
+        !/^\s*(?:throw\b|\^)/.test(l) &&
+        /\b(?:[A-Z][A-Za-z]*Error|Error|error|ERR_[A-Z_]+|Cannot|cannot|not found|No such)\b/.test(l),
+    );
   if (line === undefined) return undefined;
   const trimmed = line.trim().replace(/\.$/, '');
   return trimmed.length > 300 ? `${trimmed.slice(0, 300)}…` : trimmed;

@@ -30,6 +30,27 @@ describe('a stdio server that fails to start', () => {
     expect(err.message).toContain('Last stderr lines:');
   });
 
+  it("names a missing package by Node's error line, not by the source line it prints above it", async () => {
+    await using manager = new MCPClientManager({ capabilities: new CapabilitySet() });
+    const err = await manager
+      .connectServer({
+        name: 'missing-package',
+        transport: 'stdio',
+        command: process.execPath,
+        args: ['--input-type=module', '-e', "import 'no-such-package-for-interlock-tests';"],
+        reconnect: { enabled: false },
+      })
+      .then(
+        () => new Error('connected'),
+        (e: unknown) => e as Error,
+      );
+    const [first] = err.message.split('\n');
+    expect(first).toMatch(
+      /the server exited with code 1: Error \[ERR_MODULE_NOT_FOUND\]: Cannot find package 'no-such-package-for-interlock-tests'/,
+    );
+    expect(first).not.toContain('throw new');
+  });
+
   it('keeps the protocol error when the server dies without saying why', async () => {
     await using manager = new MCPClientManager({ capabilities: new CapabilitySet() });
     const err = await manager
