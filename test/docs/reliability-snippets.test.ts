@@ -32,8 +32,10 @@ describe('reliability guide snippets', () => {
     expect(result.progress).toContainEqual(
       expect.stringMatching(/^input_required: Found multiple interpretations/),
     );
-    // Polling goes on while the answer is with the server, so the end shows too.
-    expect(result.progress.at(-1)).toMatch(/^completed/);
+    // Polling goes on while the answer is with the server: the stages after it show. (Whether the last status,
+    // `completed`, is seen before tasks/result answers is a race on 2025-11-25 servers, so it is not asserted.)
+    const asked = result.progress.findIndex((p) => p.startsWith('input_required:'));
+    expect(result.progress.slice(asked + 1)).toContainEqual(expect.stringMatching(/^(working|completed):/));
     expect(result.cancelled).toBe('REQUEST_CANCELLED');
   });
 

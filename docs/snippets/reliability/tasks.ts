@@ -49,6 +49,6 @@ export async function main() {
   return { title: report.split('\n')[0], progress, cancelled };
   // { title: '# Research Report: python (programming)',
   //   progress: ['working: Gathering sources...', ..., 'input_required: Found multiple interpretations ...',
-  //              'working: Continuing with interpretation: "programming"...', ..., 'completed: Generating report...'],
+  //              'working: Continuing with interpretation: "programming"...', ...],
   //   cancelled: 'REQUEST_CANCELLED' }
 }
