@@ -160,13 +160,15 @@ function declareExtension(message: Message): Message {
 function liftTaskHandle(result: unknown): unknown {
   if (result === null || typeof result !== 'object' || Array.isArray(result)) return result;
   const record = result as Record<string, unknown>;
-  const meta = record._meta as Record<string, unknown> | undefined;
-  const { [HANDLE_KEY]: forged, ...ownMeta } = meta ?? {};
   let handle: unknown;
   if (record.resultType === 'task') handle = record;
   else if (record.resultType === undefined && record.content === undefined && record.task !== undefined)
     handle = record.task;
-  if (handle === undefined) return forged === undefined ? record : { ...record, _meta: ownMeta };
+  const meta = record._meta as Record<string, unknown> | undefined;
+  // The common case, every plain result: nothing to lift and no handle key to drop, so nothing is copied.
+  if (handle === undefined && (meta === undefined || !(HANDLE_KEY in meta))) return record;
+  const { [HANDLE_KEY]: _forged, ...ownMeta } = meta ?? {};
+  if (handle === undefined) return { ...record, _meta: ownMeta };
   // An unreadable handle is passed on as a handle with no id: the call path reports it as an unusable answer.
   const task = parseTask(handle) ?? { taskId: '', status: 'failed' };
   return {
