@@ -14,6 +14,7 @@ import { createMasker } from '../config/secrets.js';
 import { type HttpOptions, httpOptionsFromConfig } from '../interop/http.js';
 import { type Logger, silentLogger } from '../interop/logger.js';
 import { MCPClientManager } from '../interop/manager.js';
+import type { ServerRequestOptions } from '../interop/server-requests.js';
 import { JsonLinesAuditSink } from '../security/audit.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { PinStore } from '../security/pinning.js';
@@ -65,6 +66,8 @@ export interface ProjectOptions {
   approver?: Approver | undefined;
   /** Answers servers' questions. @default none: the elicitation capability is not declared */
   elicitation?: CliElicitation | undefined;
+  /** Answers servers' requests some other way (the gateway relays them to its clients); wins over `elicitation`. */
+  serverRequests?: ServerRequestOptions | undefined;
 }
 
 /** The open project of one command. */
@@ -130,6 +133,7 @@ export class Project {
       // Questions servers ask (elicitation), still decided by the policy first.
       onElicitation: options.elicitation?.onElicitation,
       onUrlElicitation: options.elicitation?.onUrlElicitation,
+      ...options.serverRequests,
       logger: ctx.verbose ? stderrLogger(ctx.printer) : silentLogger,
       // The file's `network` (SSRF guard) and `http` (proxy, certificates); defaults when absent.
       network: config.network,

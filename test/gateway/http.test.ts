@@ -93,9 +93,14 @@ afterAll(async () => {
 });
 
 async function modern(token: string | undefined) {
-  const client = new ModernClient({ name: 'gateway-test', version: '1.0.0' });
+  // `auto` probes with server/discover: the client speaks 2026-07-28 to a gateway that offers it.
+  const client = new ModernClient(
+    { name: 'gateway-test', version: '1.0.0' },
+    { versionNegotiation: { mode: 'auto' } },
+  );
   const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
   await client.connect(new ModernHttp(url, { requestInit: { headers } }));
+  expect(client.getProtocolEra()).toBe('modern');
   return client;
 }
 

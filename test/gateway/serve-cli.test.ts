@@ -64,7 +64,10 @@ async function serveHttp(file: string, cwd: string): Promise<{ cli: RunningCli; 
 }
 
 async function modernClient(url: URL, key?: string) {
-  const client = new ModernClient({ name: 'serve-test', version: '1.0.0' });
+  const client = new ModernClient(
+    { name: 'serve-test', version: '1.0.0' },
+    { versionNegotiation: { mode: 'auto' } },
+  );
   const headers: Record<string, string> = key === undefined ? {} : { authorization: `Bearer ${key}` };
   await client.connect(new ModernHttp(url, { requestInit: { headers } }));
   return client;
