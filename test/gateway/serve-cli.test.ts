@@ -11,6 +11,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   allGone,
@@ -104,6 +105,57 @@ describe('interlock serve on stdio, configured as a desktop client would', () =>
     }
     // Closing the client ends the gateway, and the gateway ends its upstream server.
     expect(await allGone(dir.fixturePids())).toEqual([]);
+  });
+});
+
+describe('interlock serve on stdio, relaying what upstream servers ask', () => {
+  it("puts a server's elicitation and sampling requests to the desktop client, as its rules allow", async () => {
+    const dir = tempProject();
+    cleanups.push(() => dir.close());
+    const file = dir.write('interlock.config.yaml', {
+      mcpServers: { modern: { command: process.execPath, args: [fixture('modern')] } },
+      policy: {
+        version: 1,
+        rules: [
+          { effect: 'allow', resource: 'mcp:modern:ask', actions: ['execute'] },
+          { effect: 'allow', resource: 'mcp:modern:sample', actions: ['execute'] },
+          { effect: 'allow', resource: 'mcp:modern:elicitation', actions: ['request'] },
+          // No rule allows sampling: the desktop client is never asked for it.
+        ],
+      },
+    });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', TSX, CLI, '--config', file, 'serve'],
+      cwd: dir.dir,
+      env: getDefaultEnvironment(),
+      stderr: 'pipe',
+    });
+    const client = new Client(
+      { name: 'desktop', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} }, sampling: {} } },
+    );
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(`elicit: ${request.params.message}`);
+      return { action: 'accept', content: { name: 'Ada' } };
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, async () => {
+      asked.push('sample');
+      return { role: 'assistant', content: { type: 'text', text: 'never' }, model: 'm' };
+    });
+    await client.connect(transport, { timeout: 30_000 });
+    try {
+      const elicited = await client.callTool({ name: 'mcp__modern__ask', arguments: {} });
+      expect(JSON.stringify(elicited.content)).toContain('Ada');
+      expect(asked).toEqual(['elicit: Who are you?']);
+      const sampled = await client.callTool({ name: 'mcp__modern__sample', arguments: {} });
+      expect(sampled.isError).toBe(true);
+      expect(JSON.stringify(sampled.content)).toContain('CAPABILITY_DENIED');
+      expect(asked).toEqual(['elicit: Who are you?']);
+    } finally {
+      await client.close();
+    }
   });
 });
 
