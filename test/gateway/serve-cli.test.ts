@@ -1,9 +1,10 @@
 // `interlock serve` as a real process (issue 17): configured as a desktop client would (one stdio command
 // line), over HTTP with a graceful drain on SIGTERM, and two gateway processes behind a round-robin proxy
 // sharing one quota through a real redis-server.
+import { spawn } from 'node:child_process';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   Client as ModernClient,
@@ -156,6 +157,73 @@ describe('interlock serve on stdio, relaying what upstream servers ask', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('the MCP Inspector CLI as the downstream client', () => {
+  // The Inspector's command-line mode (@modelcontextprotocol/inspector-cli, the last line that runs on Node 20)
+  // drives the gateway as any developer would: one process per method, over stdio and over HTTP.
+  const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector-cli/build/index.js');
+
+  function inspect(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve, reject) => {
+      // It finds its own package.json by a path relative to the working directory: run it from its build folder.
+      const cwd = dirname(INSPECTOR);
+      const child = spawn(process.execPath, [INSPECTOR, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+      });
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk;
+      });
+      child.once('error', reject);
+      child.once('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  it('lists and calls through `interlock serve` started as its stdio server', async () => {
+    const { dir, file } = project();
+    const serve = [process.execPath, '--import', TSX, CLI, '--config', file, 'serve'];
+    const listed = await inspect([...serve, '--method', 'tools/list']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const tools = (JSON.parse(listed.stdout) as { tools: { name: string }[] }).tools.map((t) => t.name);
+    expect(tools.sort()).toEqual(['mcp__echo__echo', 'mcp__echo__slow']);
+    const called = await inspect([
+      ...serve,
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'mcp__echo__echo',
+      '--tool-arg',
+      'text=inspected',
+    ]);
+    expect(called.code, called.stderr).toBe(0);
+    expect(called.stdout).toContain('inspected');
+    expect(await allGone(dir.fixturePids())).toEqual([]);
+  });
+
+  it('calls through `interlock serve --http` with an API key, and is refused without one', async () => {
+    const { dir, file } = project({ gateway: { auth: { apiKeys: [{ key: KEY, subject: 'dev' }] } } });
+    const { url } = await serveHttp(file, dir.dir);
+    const http = [url.href, '--transport', 'http'];
+    const called = await inspect([
+      ...http,
+      '--header',
+      `Authorization: Bearer ${KEY}`,
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'mcp__echo__echo',
+      '--tool-arg',
+      'text=over http',
+    ]);
+    expect(called.code, called.stderr).toBe(0);
+    expect(called.stdout).toContain('over http');
+    const refused = await inspect([...http, '--method', 'tools/list']);
+    expect(refused.code).not.toBe(0);
+    expect(`${refused.stdout}${refused.stderr}`).toMatch(/401|Unauthorized|invalid_token/i);
   });
 });
 
