@@ -15,6 +15,7 @@ import {
   Server,
   type ServerContext,
   type Tool,
+  UriTemplate,
 } from '@modelcontextprotocol/server';
 import { InteropError } from '../errors.js';
 import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
@@ -101,10 +102,25 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
     ),
   }));
 
+  // A template is listed when a rule of the caller's could cover it (its pattern matches the template's text,
+  // e.g. `mcp-resource:notes:notes://*` covers `notes://{id}`); every read is still decided on its own URI.
+  server.setRequestHandler('resources/templates/list', () => ({
+    resourceTemplates: upstream(manager).flatMap(({ name, connection }) =>
+      connection.resourceTemplates.filter((t) =>
+        view.capabilities.couldAllow(`mcp-resource:${name}:${t.uriTemplate}`, 'read', context),
+      ),
+    ),
+  }));
+
   server.setRequestHandler('resources/read', async (request, ctx) => {
     const { uri } = request.params;
-    // The first server that lists the URI; a URI no server lists is unknown here (templates are not served).
-    const owner = upstream(manager).find(({ connection }) => connection.resources.some((r) => r.uri === uri));
+    // The first server that lists the URI, else the first whose template matches it; otherwise it is unknown.
+    const servers = upstream(manager);
+    const owner =
+      servers.find(({ connection }) => connection.resources.some((r) => r.uri === uri)) ??
+      servers.find(({ connection }) =>
+        connection.resourceTemplates.some((t) => templateMatches(t.uriTemplate, uri)),
+      );
     if (owner === undefined) {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown resource: ${uri}`);
     }
@@ -140,6 +156,15 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
     );
   });
   return server;
+}
+
+/** Whether `uri` is an instance of `template` (a malformed template matches nothing). */
+function templateMatches(template: string, uri: string): boolean {
+  try {
+    return new UriTemplate(template).match(uri) !== null;
+  } catch {
+    return false;
+  }
 }
 
 /** The connected upstream servers, in connect order. */
