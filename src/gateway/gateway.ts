@@ -267,6 +267,8 @@ export class Gateway {
     if (view === undefined) {
       view = this.#manager.withCapabilities(capabilities, {
         agent: 'gateway',
+        // `ask` rules ask the caller (an elicitation to its client); without a relay there is no one to ask.
+        ...(this.#relay === undefined ? {} : { approver: this.#relay.approver }),
         ...(this.#audit === undefined ? {} : { audit: this.#audit }),
       });
       this.#views.set(capabilities, view);

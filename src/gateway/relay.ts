@@ -28,6 +28,7 @@ import type {
   ServerRequestKind,
   ServerRequestOptions,
 } from '../interop/server-requests.js';
+import type { Approver } from '../security/types.js';
 import type { Principal } from './principals.js';
 
 /** Options of {@link ServerRequestRelay}. */
@@ -213,6 +214,41 @@ export class ServerRequestRelay {
       samplingWithTools: true,
     };
   }
+
+  /**
+   * Decides the caller's `ask` rules by asking the caller: a form elicitation to the client that made the call
+   * ("Allow this call?"), answered yes only by an accepted form with `approve: true`. A client that cannot be
+   * asked (no elicitation declared, a 2025-era client over HTTP) gets a denial.
+   */
+  readonly approver: Approver = async (request) => {
+    const caller = this.#scope.getStore();
+    if (caller === undefined || !caller.supports('elicitation.form')) return false;
+    const name = request.tool === undefined ? request.resource : `${request.server}/${request.tool}`;
+    const args = JSON.stringify(request.context?.args ?? {});
+    const message = [
+      `Allow ${request.action} of ${name}?`,
+      `Arguments: ${args.length > 500 ? `${args.slice(0, 500)}…` : args}`,
+      `Asked by rule ${request.decision.ruleId ?? '(unnamed)'}: ${request.decision.reason}`,
+    ].join('\n');
+    try {
+      const answer = elicitResultOf(
+        await caller.call.ask(
+          inputRequired.elicit({
+            message,
+            requestedSchema: {
+              type: 'object',
+              properties: { approve: { type: 'boolean', title: 'Allow this call' } },
+              required: ['approve'],
+            },
+          }),
+          caller.call.abort.signal,
+        ),
+      );
+      return answer.action === 'accept' && answer.content?.approve === true;
+    } catch {
+      return false;
+    }
+  };
 
   /** Calls waiting for a downstream answer (for a graceful close). */
   get waiting(): number {

@@ -35,7 +35,11 @@ beforeAll(async () => {
     allow('mcp:legacy:trigger-elicitation-request', ['execute']),
     allow('mcp:legacy:trigger-sampling-request', ['execute']),
   ];
-  const modern = [allow('mcp:modern:ask', ['execute']), allow('mcp:modern:sample', ['execute'])];
+  const modern = [
+    allow('mcp:modern:ask', ['execute']),
+    allow('mcp:modern:sample', ['execute']),
+    allow('mcp:modern:echo', ['execute']),
+  ];
   const requests = [allow('mcp:*:elicitation', ['request']), allow('mcp:*:sampling', ['request'])];
   relay = new ServerRequestRelay({ inputTimeoutMs: 30_000 });
   manager = new MCPClientManager({
@@ -64,7 +68,16 @@ beforeAll(async () => {
         ],
       },
       principals: [
-        { match: { subjects: ['alice'] }, rules: [...everything, ...modern, ...requests] },
+        {
+          match: { subjects: ['alice'] },
+          rules: [
+            ...everything,
+            ...modern.filter((r) => r.resource !== 'mcp:modern:echo'),
+            ...requests,
+            // Alice is asked before each echo.
+            { effect: 'ask' as const, resource: 'mcp:modern:echo', actions: ['execute'], id: 'confirm-echo' },
+          ],
+        },
         // Bob may call the tools, but no server may ask him anything.
         { match: { subjects: ['bob'] }, rules: [...everything, ...modern] },
       ],
@@ -265,6 +278,58 @@ describe('calls of several clients at once', () => {
       }
     } finally {
       await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+});
+
+describe("the caller's ask rules", () => {
+  async function approving(approve: boolean | 'decline', asked: string[]) {
+    const client = new ModernClient(
+      { name: 'approver', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'auto' } },
+    );
+    client.setRequestHandler('elicitation/create', async (request) => {
+      asked.push(request.params.message);
+      return approve === 'decline' ? { action: 'decline' } : { action: 'accept', content: { approve } };
+    });
+    await client.connect(
+      new ModernHttp(url, { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } }),
+    );
+    return client;
+  }
+
+  it('ask the calling client, and the call goes through only when it approves', async () => {
+    const asked: string[] = [];
+    for (const [answer, passes] of [
+      [true, true],
+      [false, false],
+      ['decline', false],
+    ] as const) {
+      const client = await approving(answer, asked);
+      try {
+        const result = await client.callTool({ name: 'mcp__modern__echo', arguments: { text: 'approved?' } });
+        expect(textOf(result).includes('approved?') && result.isError !== true, textOf(result)).toBe(passes);
+        if (!passes) expect(textOf(result)).toMatch(/CAPABILITY_DENIED/);
+      } finally {
+        await client.close();
+      }
+    }
+    expect(asked).toHaveLength(3);
+    expect(asked[0]).toMatch(/Allow execute of modern\/echo\?/);
+    expect(asked[0]).toContain('"text":"approved?"');
+    expect(asked[0]).toContain('confirm-echo');
+  });
+
+  it('deny for a client that cannot be asked', async () => {
+    const answers: Answers = { asked: [] };
+    const client = await legacyClient(ALICE, BOTH, answers);
+    try {
+      const result = await client.callTool({ name: 'mcp__modern__echo', arguments: { text: 'x' } });
+      expect(result).toMatchObject({ isError: true });
+      expect(textOf(result)).toMatch(/CAPABILITY_DENIED/);
+      expect(answers.asked).toEqual([]);
+    } finally {
+      await client.close();
     }
   });
 });
