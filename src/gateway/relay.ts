@@ -6,9 +6,10 @@
  * A 2026-07-28 client answers it and calls again with the responses; for a 2025-era client the SDK's shim sends
  * real requests over the client's connection. Either way the upstream call waits in this process meanwhile.
  *
- * Which downstream call a request belongs to: the call whose async context it runs in (2026-07-28 upstream
- * servers, and 2025-era servers on Streamable HTTP), else the one call in flight to that server. When several
- * callers have calls in flight to a 2025-era stdio server, its request cannot be told apart: it is refused.
+ * Which downstream call a request belongs to: the call whose async context it runs in. Interlock answers a
+ * 2026-07-28 server's input rounds inside the call that got them, so those are always attributed. A 2025-era
+ * server's request arrives on the connection, naming no call: it goes to the one caller with calls in flight to
+ * that server, and when several callers have, it is refused rather than risk asking the wrong client.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes, randomUUID } from 'node:crypto';

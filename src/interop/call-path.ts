@@ -38,6 +38,7 @@ import type { CatalogEntry, ToolCatalog } from './catalog.js';
 import { toolMatchesAny } from './config.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
+import { callToolAnswering } from './input-rounds.js';
 import { httpStatusOf, mapRequestError } from './request-errors.js';
 import { logLevelMeta } from './server-logs.js';
 import type { InFlightCalls } from './server-request-trace.js';
@@ -271,7 +272,16 @@ async function callInSpan(
         deps.inFlight?.enter(server, span);
         let raw: unknown;
         try {
-          raw = await client.callTool(taskCallParams(client, connection, params), requestOptions);
+          const callParams = taskCallParams(client, connection, params);
+          // With handlers for server requests, input rounds are answered inside this call (see input-rounds.ts).
+          raw =
+            deps.answerServerRequest === undefined
+              ? await client.callTool(callParams, requestOptions)
+              : await callToolAnswering(client, callParams, requestOptions, {
+                  server,
+                  answer: deps.answerServerRequest,
+                  signal: perCall?.signal,
+                });
           // Issue 13: a task handle is followed to its end here; the call's promise stays the one the caller holds.
           const task = taskHandleOf(raw);
           if (task !== undefined) {

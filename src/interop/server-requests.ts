@@ -166,7 +166,9 @@ async function answerServerRequest(
     if (answerers.elicitation === undefined) throw unanswered('but no elicitation handler is set');
     const request = { ...(params as object) } as { mode?: string };
     if (request.mode === 'url') {
-      if (!isSpecType.ElicitRequestURLParams(request)) throw unanswered('with malformed params', -32602);
+      // The 2026-07-28 in-band shape has no `elicitationId` (the 2025 one requires it): check the rest.
+      const shape = { elicitationId: 'in-band', ...request };
+      if (!isSpecType.ElicitRequestURLParams(shape)) throw unanswered('with malformed params', -32602);
       return answerers.elicitation(request as ElicitRequestURLParams, signal);
     }
     request.mode = 'form';

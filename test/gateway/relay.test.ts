@@ -247,33 +247,52 @@ describe.each(downstreams)('a $era downstream client', (down) => {
 });
 
 describe('calls of several clients at once', () => {
-  // An upstream request names no call; while several callers have calls in flight to the same server it cannot
-  // be attributed, and is declined rather than risk asking the wrong client (see the gateway guide).
-  it('never relays a request to a client other than the one whose call made it', async () => {
+  async function twoClients() {
     const ada: Answers = { asked: [] };
     const grace: Answers = { asked: [] };
     const clients = await Promise.all([
       modernClient(ALICE, BOTH, ada, 'Ada'),
       modernClient(ALICE, BOTH, grace, 'Grace'),
     ]);
+    return { ada, grace, clients };
+  }
+  const own = ['Ada', 'Grace', 'Ada', 'Grace'];
+
+  it('relay each request of a 2026-07-28 server to the client whose call made it', async () => {
+    // The server's input requests are answered inside the call that got them, so the call's caller is known.
+    const { ada, grace, clients } = await twoClients();
     try {
       const results = await Promise.all(
-        [0, 1, 2, 3].map((i) =>
+        own.map((_, i) =>
           (clients[i % 2] as ModernClient).callTool({ name: 'mcp__modern__ask', arguments: {} }),
         ),
       );
-      const own = ['Ada', 'Grace', 'Ada', 'Grace'];
+      const names = results.map((r) => /(Ada|Grace)/.exec(textOf(r))?.[1]);
+      expect(names, results.map(textOf).join(' / ')).toEqual(own);
+      expect([ada.asked.length, grace.asked.length]).toEqual([2, 2]);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+
+  it('never relay a request of a 2025-era server to another caller: one that cannot be attributed is declined', async () => {
+    // A 2025-era server's request names no call: with several callers in flight to it, none is asked.
+    const { ada, grace, clients } = await twoClients();
+    const tool = 'mcp__legacy__trigger-elicitation-request';
+    try {
+      const results = await Promise.all(
+        own.map((_, i) => (clients[i % 2] as ModernClient).callTool({ name: tool, arguments: {} })),
+      );
       results.forEach((result, i) => {
         const text = textOf(result);
-        const other = own[i] === 'Ada' ? 'Grace' : 'Ada';
-        expect(text).not.toContain(other);
-        expect(text.includes(own[i] as string) || /decline/.test(text), text).toBe(true);
+        expect(text).not.toContain(own[i] === 'Ada' ? 'Grace' : 'Ada');
+        expect(text.includes(own[i] as string) || /decline/i.test(text), text).toBe(true);
       });
       const answered = results.filter((r, i) => textOf(r).includes(own[i] as string));
       expect(ada.asked.length + grace.asked.length).toBe(answered.length);
-      // One at a time, each is asked again.
+      // One at a time, each is asked.
       for (const [i, client] of clients.entries()) {
-        const result = await client.callTool({ name: 'mcp__modern__ask', arguments: {} });
+        const result = await client.callTool({ name: tool, arguments: {} });
         expect(textOf(result)).toContain(own[i]);
       }
     } finally {
