@@ -85,8 +85,7 @@ describe('Streamable HTTP faults', () => {
     const firstPid = await manager.executeTool('mcp__remote__pid', {});
     const reconnected = next(manager, 'reconnected');
     await server.kill();
-    const restarted = await startFaultyHttp(server.port);
-    await using _restarted = { [Symbol.asyncDispose]: () => restarted.kill() };
+    await using _restarted = await startFaultyHttp(server.port);
     await reconnected;
     const secondPid = await manager.executeTool('mcp__remote__pid', {});
     expect(secondPid).not.toBe(firstPid);
