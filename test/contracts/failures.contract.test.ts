@@ -80,9 +80,12 @@ function stdioServer(fixture: 'modern' | 'echo') {
       ...extra,
     },
     async crash(manager) {
-      // The manager sees the pipe close and respawns the server; the crash is done once it started to.
+      // The running server is the one that logged last (each line carries its pid); the manager sees the pipe
+      // close and respawns it, and the crash is done once it started to.
+      const pid = log.entries().at(-1)?.pid;
+      if (pid === undefined) throw new Error('the server logged nothing yet, so its pid is unknown');
       const reconnecting = next(manager, 'reconnecting');
-      process.kill(manager.getConnection('srv')?.pid as number, 'SIGKILL');
+      process.kill(pid, 'SIGKILL');
       await reconnecting;
     },
     revive: async () => {},
