@@ -1,30 +1,38 @@
-/** Fault injection over Streamable HTTP with a real server process on a loopback port. */
-import { afterEach, describe, expect, it } from 'vitest';
+/**
+ * Fault injection over Streamable HTTP with a real server process on a loopback port. The re-send of a call the
+ * server never received (a lost session) is in test/contracts/failures.contract.test.ts, on every transport.
+ */
+import { describe, expect, it } from 'vitest';
 import type { MCPManagerEvents } from '../../src/interop/events.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { type FaultyHttpServer, startFaultyHttp } from '../helpers/faulty-http.js';
+import { startHttpFixture } from '../helpers/http-fixtures.js';
 
-const cleanup: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const fn of cleanup.splice(0).reverse()) await fn();
-});
+function newManager(): MCPClientManager {
+  return new MCPClientManager({ capabilities: CapabilitySet.allowAll({ onWarning: () => {} }) });
+}
 
-async function setup(
-  extra: Record<string, unknown> = {},
-): Promise<{ server: FaultyHttpServer; manager: MCPClientManager }> {
+/** A faulty-http server and a manager connected to it as `remote`; `await using` closes both. */
+async function setup(): Promise<{ server: FaultyHttpServer; manager: MCPClientManager } & AsyncDisposable> {
   const server = await startFaultyHttp();
-  cleanup.push(() => server.kill());
-  const manager = new MCPClientManager({ capabilities: CapabilitySet.allowAll({ onWarning: () => {} }) });
-  cleanup.push(() => manager.close());
-  await manager.connectServer({
-    name: 'remote',
-    transport: 'http',
-    url: server.url,
-    reconnect: { initialDelayMs: 20, maxDelayMs: 200, maxAttempts: 20 },
-    ...extra,
-  } as never);
-  return { server, manager };
+  const manager = newManager();
+  const dispose = async () => {
+    await manager.close();
+    await server.kill();
+  };
+  try {
+    await manager.connectServer({
+      name: 'remote',
+      transport: 'http',
+      url: server.url,
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200, maxAttempts: 20 },
+    });
+  } catch (err) {
+    await dispose();
+    throw err;
+  }
+  return { server, manager, [Symbol.asyncDispose]: dispose };
 }
 
 function next<K extends keyof MCPManagerEvents & string>(
@@ -36,7 +44,8 @@ function next<K extends keyof MCPManagerEvents & string>(
 
 describe('Streamable HTTP faults', () => {
   it('reports HTTP 500 as SERVER_ERROR and keeps the session', async () => {
-    const { server, manager } = await setup();
+    await using rig = await setup();
+    const { server, manager } = rig;
     await server.inject('500');
     await expect(manager.executeTool('mcp__remote__echo', { text: 'x' })).rejects.toMatchObject({
       code: 'SERVER_ERROR',
@@ -45,15 +54,9 @@ describe('Streamable HTTP faults', () => {
     expect(manager.health().remote?.reconnects).toBe(0);
   });
 
-  it('starts a new session when the server answers 404 for ours, and re-sends the call it never processed', async () => {
-    const { server, manager } = await setup();
-    await server.inject('forget');
-    await expect(manager.executeTool('mcp__remote__count', {})).resolves.toBe('1');
-    expect(manager.health().remote?.reconnects).toBe(1);
-  });
-
   it('rejects a call whose connection is reset with CONNECTION_LOST, without sending it twice', async () => {
-    const { server, manager } = await setup();
+    await using rig = await setup();
+    const { server, manager } = rig;
     await server.inject('reset');
     await expect(manager.executeTool('mcp__remote__count', {})).rejects.toMatchObject({
       code: 'CONNECTION_LOST',
@@ -63,26 +66,26 @@ describe('Streamable HTTP faults', () => {
   });
 
   it('rejects a call promptly when its SSE response stream drops mid-call', async () => {
-    const { server, manager } = await setup();
+    await using rig = await setup();
+    const { server, manager } = rig;
     await server.inject('drop');
-    const started = performance.now();
+    // A timeout far beyond the test's own: the call can only fail in time because the drop is noticed.
     await expect(
-      manager.executeTool('mcp__remote__echo', { text: 'x' }, { timeoutMs: 20_000 }),
+      manager.executeTool('mcp__remote__echo', { text: 'x' }, { timeoutMs: 120_000 }),
     ).rejects.toMatchObject({
       code: 'CONNECTION_LOST',
     });
-    expect(performance.now() - started).toBeLessThan(10_000);
     await expect.poll(() => manager.getConnection('remote')?.state, { timeout: 5_000 }).toBe('ready');
     await expect(manager.executeTool('mcp__remote__echo', { text: 'again' })).resolves.toBe('again');
   });
 
   it('reconnects by itself when the server is restarted on the same port', async () => {
-    const { server, manager } = await setup();
+    await using rig = await setup();
+    const { server, manager } = rig;
     const firstPid = await manager.executeTool('mcp__remote__pid', {});
     const reconnected = next(manager, 'reconnected');
     await server.kill();
-    const restarted = await startFaultyHttp(server.port);
-    cleanup.push(() => restarted.kill());
+    await using _restarted = await startFaultyHttp(server.port);
     await reconnected;
     const secondPid = await manager.executeTool('mcp__remote__pid', {});
     expect(secondPid).not.toBe(firstPid);
@@ -91,11 +94,8 @@ describe('Streamable HTTP faults', () => {
 
 describe('legacy SSE faults', () => {
   it('reconnects by itself when an SSE server is restarted on the same port', async () => {
-    const { startHttpFixture } = await import('../helpers/http-fixtures.js');
-    const first = await startHttpFixture({ transport: 'sse' });
-    cleanup.push(() => first.close());
-    const manager = new MCPClientManager({ capabilities: CapabilitySet.allowAll({ onWarning: () => {} }) });
-    cleanup.push(() => manager.close());
+    await using first = await startHttpFixture({ transport: 'sse' });
+    await using manager = newManager();
     await manager.connectServer({
       name: 'legacy',
       transport: 'sse',
@@ -104,8 +104,7 @@ describe('legacy SSE faults', () => {
     });
     const reconnected = next(manager, 'reconnected');
     await first.close();
-    const second = await startHttpFixture({ transport: 'sse', port: first.port });
-    cleanup.push(() => second.close());
+    await using _second = await startHttpFixture({ transport: 'sse', port: first.port });
     await reconnected;
     await expect(manager.executeTool('mcp__legacy__echo', { text: 'via sse again' })).resolves.toContain(
       'via sse again',
@@ -115,7 +114,8 @@ describe('legacy SSE faults', () => {
 
 describe('health', () => {
   it('reports state, counts and latency percentiles per server', async () => {
-    const { manager } = await setup();
+    await using rig = await setup();
+    const { manager } = rig;
     for (let i = 0; i < 5; i++) await manager.executeTool('mcp__remote__echo', { text: 'x' });
     await manager.executeTool('mcp__remote__nope', {}).catch(() => {});
     const health = manager.health().remote;

@@ -4,7 +4,8 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fixture } from './fixtures.js';
 
-export interface FaultyHttpServer {
+/** A running faulty-http server. `await using` kills it. */
+export interface FaultyHttpServer extends AsyncDisposable {
   readonly port: number;
   readonly url: string;
   readonly pid: number;
@@ -35,6 +36,11 @@ export async function startFaultyHttp(port = 0): Promise<FaultyHttpServer> {
   clearTimeout(timer);
   if (listening === undefined) throw new Error(`faulty-http did not start: ${stderr}`);
   const base = `http://127.0.0.1:${listening}`;
+  const kill = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+  };
   return {
     port: listening,
     url: `${base}/mcp`,
@@ -43,10 +49,7 @@ export async function startFaultyHttp(port = 0): Promise<FaultyHttpServer> {
       const res = await fetch(`${base}/__fault`, { method: 'POST', body: JSON.stringify({ mode }) });
       if (res.status !== 204) throw new Error(`fault injection failed: ${res.status}`);
     },
-    async kill() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGKILL');
-      await once(child, 'exit');
-    },
+    kill,
+    [Symbol.asyncDispose]: kill,
   };
 }

@@ -33,6 +33,8 @@ export interface HttpServerProcess extends AsyncDisposable {
   stderr(): string;
   /** SIGTERM, then SIGKILL after a grace period; resolves once the process exited. Safe to call twice. */
   close(): Promise<void>;
+  /** SIGKILL at once, as a crash would end it; resolves once the process exited. Safe to call twice. */
+  kill(): Promise<void>;
 }
 
 /** Options of {@link startHttpFixture}. */
@@ -113,6 +115,10 @@ function handle(spawned: Spawned, port: number, mode: 'streamable' | 'sse'): Htt
     child: spawned.child,
     stderr: spawned.stderr,
     close: spawned.close,
+    kill: async () => {
+      spawned.child.kill('SIGKILL');
+      await spawned.close();
+    },
     [Symbol.asyncDispose]: spawned.close,
   };
 }
@@ -138,10 +144,16 @@ export async function startHttpFixture(options: HttpFixtureOptions): Promise<Htt
  * `LISTENING <port>` line. `port` 0 lets it pick; pass the old port to restart it where a client expects it.
  */
 export async function startModernHttp(
-  options: { port?: number; timeoutMs?: number; fixture?: 'modern' | 'tasks-modern' } = {},
+  options: {
+    port?: number;
+    timeoutMs?: number;
+    fixture?: 'modern' | 'tasks-modern';
+    /** Extra env vars (FIXTURE_LOG, ...), on top of this process's env. */
+    env?: Record<string, string>;
+  } = {},
 ): Promise<HttpServerProcess> {
-  const { port = 0, timeoutMs = DEFAULT_START_TIMEOUT_MS, fixture: name = 'modern' } = options;
-  const spawned = spawnServer([fixture(name), '--port', String(port)], {});
+  const { port = 0, timeoutMs = DEFAULT_START_TIMEOUT_MS, fixture: name = 'modern', env = {} } = options;
+  const spawned = spawnServer([fixture(name), '--port', String(port)], env);
   return whenListening(spawned, `${name} fixture (http)`, timeoutMs, 'streamable');
 }
 

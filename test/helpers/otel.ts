@@ -14,20 +14,22 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 
-/** A tracer provider recording into memory, plus the globals; `close()` restores the API's defaults. */
+/** A tracer provider recording into memory, plus the globals; `close()` (or `await using`) restores the API's defaults. */
 export function recordSpans() {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  const close = async (): Promise<void> => {
+    await provider.shutdown();
+    context.disable();
+    propagation.disable();
+  };
   return {
     tracer: provider.getTracer('interlock-test'),
     spans: (): ReadableSpan[] => exporter.getFinishedSpans(),
-    async close(): Promise<void> {
-      await provider.shutdown();
-      context.disable();
-      propagation.disable();
-    },
+    close,
+    [Symbol.asyncDispose]: close,
   };
 }
 

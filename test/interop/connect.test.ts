@@ -1,24 +1,20 @@
 /** Parallel connects, failing servers among healthy ones, and process cleanup: real processes only. */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { nodeFixture } from '../helpers/fixtures.js';
+import { startHttpFixture } from '../helpers/http-fixtures.js';
 import { freePort } from '../helpers/net.js';
 import { descendantPids, isAlive, waitForExit } from '../helpers/processes.js';
+import { waitUntil } from '../helpers/wait.js';
 
-const managers: MCPClientManager[] = [];
 function newManager(capabilities = new CapabilitySet()): MCPClientManager {
-  const manager = new MCPClientManager({ capabilities });
-  managers.push(manager);
-  return manager;
+  return new MCPClientManager({ capabilities });
 }
-afterEach(async () => {
-  await Promise.allSettled(managers.splice(0).map((m) => m.close()));
-});
 
 describe('connectAll', () => {
   it('connects five slow-starting servers in parallel, well under the sequential time', async () => {
-    const manager = newManager();
+    await using manager = newManager();
     const configs = Array.from({ length: 5 }, (_, i) => ({
       name: `slow${i}`,
       transport: 'stdio' as const,
@@ -39,7 +35,7 @@ describe('connectAll', () => {
   });
 
   it('keeps healthy servers when others exit at start, hang in initialize, do not exist or refuse connections', async () => {
-    const manager = newManager();
+    await using manager = newManager();
     const refusedPort = await freePort();
     const failed: string[] = [];
     manager.on('connection_failed', (e) => failed.push(e.server));
@@ -80,7 +76,7 @@ describe('connectAll', () => {
   });
 
   it('leaves no child process behind after disconnectAll, and is safe to call twice', async () => {
-    const manager = newManager();
+    await using manager = newManager();
     await manager.connectAll([
       { name: 'a', transport: 'stdio', ...nodeFixture('echo') },
       { name: 'b', transport: 'stdio', ...nodeFixture('echo') },
@@ -96,7 +92,7 @@ describe('connectAll', () => {
   });
 
   it('rejects a bad config with INVALID_CONFIG before connecting anything', async () => {
-    const manager = newManager();
+    await using manager = newManager();
     await expect(
       manager.connectAll([
         { name: 'ok', transport: 'stdio', ...nodeFixture('echo') },
@@ -107,7 +103,7 @@ describe('connectAll', () => {
   });
 
   it('refuses a second server with a name already in use', async () => {
-    const manager = newManager();
+    await using manager = newManager();
     await manager.connectServer({ name: 'one', transport: 'stdio', ...nodeFixture('echo') });
     await expect(
       manager.connectServer({ name: 'one', transport: 'stdio', ...nodeFixture('echo') }),
@@ -117,7 +113,7 @@ describe('connectAll', () => {
   });
 
   it('does not connect a disabled server but reports it as not connected', async () => {
-    const manager = newManager();
+    await using manager = newManager();
     const result = await manager.connectAll([
       { name: 'off', transport: 'stdio', ...nodeFixture('echo'), enabled: false },
     ]);
@@ -126,32 +122,22 @@ describe('connectAll', () => {
   });
 
   it('falls back from Streamable HTTP to SSE for an SSE-only server with transport auto', async () => {
-    const { startHttpFixture } = await import('../helpers/http-fixtures.js');
-    const server = await startHttpFixture({ transport: 'sse' });
-    try {
-      const manager = newManager();
-      const result = await manager.connectAll([{ name: 'legacy', transport: 'auto', url: server.mcpUrl }]);
-      expect(result).toEqual({ legacy: true });
-      expect(manager.getConnection('legacy')?.transport).toBe('sse');
-    } finally {
-      await server.close();
-    }
+    await using server = await startHttpFixture({ transport: 'sse' });
+    await using manager = newManager();
+    const result = await manager.connectAll([{ name: 'legacy', transport: 'auto', url: server.mcpUrl }]);
+    expect(result).toEqual({ legacy: true });
+    expect(manager.getConnection('legacy')?.transport).toBe('sse');
   });
 
   it('uses Streamable HTTP with transport auto when the server speaks it', async () => {
-    const { startHttpFixture } = await import('../helpers/http-fixtures.js');
-    const server = await startHttpFixture({ transport: 'both' });
-    try {
-      const manager = newManager();
-      await manager.connectAll([{ name: 'modern', transport: 'auto', url: server.mcpUrl }]);
-      expect(manager.getConnection('modern')?.transport).toBe('http');
-    } finally {
-      await server.close();
-    }
+    await using server = await startHttpFixture({ transport: 'both' });
+    await using manager = newManager();
+    await manager.connectAll([{ name: 'modern', transport: 'auto', url: server.mcpUrl }]);
+    expect(manager.getConnection('modern')?.transport).toBe('http');
   });
 
   it('closes a manager for good: a closed manager refuses new connections', async () => {
-    const manager = newManager();
+    await using manager = newManager();
     await manager.close();
     await manager.close();
     await expect(manager.connectAll([])).rejects.toMatchObject({ code: 'CLOSED' });
@@ -164,8 +150,8 @@ describe('close', () => {
     const connecting = manager.connectAll([
       { name: 'hangs', transport: 'stdio', ...nodeFixture('hang-initialize'), connectTimeoutMs: 20_000 },
     ]);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(descendantPids(process.pid).length).toBeGreaterThan(0);
+    // The server process is up and the connect is under way.
+    await waitUntil(() => descendantPids(process.pid).length > 0);
     const started = performance.now();
     await manager.close();
     expect(performance.now() - started).toBeLessThan(10_000);

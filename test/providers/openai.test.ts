@@ -2,7 +2,7 @@
  * The OpenAI-compatible provider against a Chat Completions server on a loopback port: the exact request
  * bodies (tools, tool results, tool call ids), the headers for OpenAI and Azure, and every failure mode.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isInteropError } from '../../src/errors.js';
 import { type ModelProviderError, OpenAIChatProvider } from '../../src/providers/index.js';
 import type { ModelMessage, ModelToolDefinition } from '../../src/providers/types.js';
@@ -337,7 +337,7 @@ describe('OpenAIChatProvider', () => {
       tools: [],
       signal: controller.signal,
     });
-    await waitFor(() => api.requests.length === 1);
+    await vi.waitFor(() => expect(api.requests).toHaveLength(1));
     controller.abort();
     await expect(pending).rejects.toMatchObject({ code: 'REQUEST_CANCELLED' });
     await expect(
@@ -374,8 +374,3 @@ describe('OpenAIChatProvider', () => {
     );
   });
 });
-
-async function waitFor(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-  if (!check()) throw new Error('condition not met');
-}

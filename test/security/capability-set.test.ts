@@ -238,6 +238,7 @@ describe('maxCalls', () => {
     set.grant('mcp:fs:read_file', 'execute', { maxCalls: 7, id: 'q' });
     const results = await Promise.all(
       Array.from({ length: 50 }, async (_, i) => {
+        // Callers spread over three timer ticks so they interleave: the delay is the test's subject.
         await new Promise((r) => setTimeout(r, i % 3));
         return set.authorize('mcp:fs:read_file', 'execute').allowed;
       }),

@@ -207,6 +207,7 @@ describe('CapabilityGate', () => {
     const records: AuditRecord[] = [];
     const slowSink: AuditSink = {
       async write(record) {
+        // A sink that takes a random few ms, so writes finish out of order: the delay is the test's subject.
         await new Promise((r) => setTimeout(r, Math.random() * 3));
         records.push(record);
       },

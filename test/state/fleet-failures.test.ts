@@ -5,7 +5,7 @@
  * allowed that the quota or a revoke would have refused, nothing hangs, and the server sees exactly the quota.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Policy } from '../../src/security/policy.js';
 import { RedisStateStore } from '../../src/state/redis.js';
 import { SharedPolicy } from '../../src/state/shared-policy.js';
@@ -32,17 +32,16 @@ function policy(limit: number): Policy {
   };
 }
 
-const cleanup: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const fn of cleanup.splice(0).reverse()) await fn();
-});
-
-interface Fleet {
+/** The store, policy, log and workers of one test; `await using` stops the workers and closes the rest. */
+interface Fleet extends AsyncDisposable {
   store: RedisStateStore;
   shared: SharedPolicy;
   log: FixtureLog;
   workers: StateWorker[];
 }
+
+/** Time the workers get to exit by themselves when told to, before they are killed. */
+const WORKER_EXIT_GRACE_MS = 5_000;
 
 /** Publishes the policy from this process, then starts 4 workers that follow it. */
 async function fleet(prefix: string, limit: number, fallback: string): Promise<Fleet> {
@@ -51,21 +50,34 @@ async function fleet(prefix: string, limit: number, fallback: string): Promise<F
     keyPrefix: prefix,
     commandTimeoutMs: 5_000,
   });
-  cleanup.push(() => store.close());
-  const shared = await SharedPolicy.open(store, { name: 'fleet', initial: policy(limit), pollMs: 0 });
-  cleanup.push(() => shared.close());
+  let shared: SharedPolicy | undefined;
   const log = createFixtureLog();
-  cleanup.push(() => log.close());
-  const workers = [1, 2, 3, 4].map(() =>
-    startStateWorker('call-worker', [redisServer.current.url, prefix, ECHO, log.path, fallback]),
-  );
-  for (const w of workers) cleanup.push(() => w.kill());
-  await Promise.all(workers.map((w) => w.line('ready')));
-  cleanup.push(async () => {
+  let workers: StateWorker[] = [];
+  const dispose = async () => {
     for (const w of workers) w.send('exit');
-    await Promise.race([Promise.allSettled(workers.map((w) => w.done)), delay(5_000)]);
-  });
-  return { store, shared, log, workers };
+    // A bound, not a sleep: it ends as soon as every worker exited.
+    const grace = new AbortController();
+    await Promise.race([
+      Promise.allSettled(workers.map((w) => w.done)),
+      delay(WORKER_EXIT_GRACE_MS, undefined, { signal: grace.signal }).catch(() => {}),
+    ]);
+    grace.abort();
+    for (const w of workers) w.kill();
+    await log.close();
+    await shared?.close();
+    await store.close();
+  };
+  try {
+    shared = await SharedPolicy.open(store, { name: 'fleet', initial: policy(limit), pollMs: 0 });
+    workers = [1, 2, 3, 4].map(() =>
+      startStateWorker('call-worker', [redisServer.current.url, prefix, ECHO, log.path, fallback]),
+    );
+    await Promise.all(workers.map((w) => w.line('ready')));
+  } catch (err) {
+    await dispose();
+    throw err;
+  }
+  return { store, shared, log, workers, [Symbol.asyncDispose]: dispose };
 }
 
 /** `calls n tool` in every worker at once; the `ok` and `denied` counts, and any other error codes. */
@@ -86,15 +98,8 @@ async function round(
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
 /** Retries `op` until it resolves (the store reconnects by itself after a restart). */
-async function eventually<T>(op: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await op();
-    } catch (err) {
-      if (attempt >= 100) throw err;
-      await delay(100);
-    }
-  }
+function eventually<T>(op: () => Promise<T>): Promise<T> {
+  return vi.waitFor(op, { timeout: 10_000, interval: 100 });
 }
 
 /** Kills Redis, runs `check`, and starts Redis again (also when `check` fails). */
@@ -124,7 +129,8 @@ async function callsUntilUsedUp(store: RedisStateStore, workers: readonly StateW
 
 describe('a fleet of 4 processes calling a real server through one Redis', () => {
   it('200 concurrent tool calls under a quota of 23: exactly 23 reach the server', async () => {
-    const { workers, log } = await fleet('fleet-200:', 23, 'deny');
+    await using f = await fleet('fleet-200:', 23, 'deny');
+    const { workers, log } = f;
     const result = await round(workers, 50, 'echo');
     expect(sum(result.ok)).toBe(23);
     expect(sum(result.denied)).toBe(200 - 23);
@@ -133,7 +139,8 @@ describe('a fleet of 4 processes calling a real server through one Redis', () =>
   });
 
   it('Redis killed and restarted mid-run: quotas fail closed, other rules go on, a revoke after it holds, nothing hangs', async () => {
-    const { workers, log, store, shared } = await fleet('fleet-kill:', 20, 'deny');
+    await using f = await fleet('fleet-kill:', 20, 'deny');
+    const { workers, log, store, shared } = f;
     const before = await round(workers, 3, 'echo');
     expect(sum(before.ok)).toBe(12);
 
@@ -163,7 +170,8 @@ describe('a fleet of 4 processes calling a real server through one Redis', () =>
   });
 
   it('with a local share as fallback, each process gives its share during the outage and the total stays at the quota', async () => {
-    const { workers, log, store } = await fleet('fleet-share:', 20, 'share:4');
+    await using f = await fleet('fleet-share:', 20, 'share:4');
+    const { workers, log, store } = f;
     // One process after the other, so each has seen the count of those before it.
     for (const w of workers) expect(await w.ask('calls 3 echo', 'result ')).toBe('result 3 0 -');
 

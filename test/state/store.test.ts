@@ -74,6 +74,7 @@ describe.each(makers)('%s state store', (_name, make) => {
         store.withLock('refresh', async () => {
           inside += 1;
           most = Math.max(most, inside);
+          // Holds the lock across timer turns, when another holder would get in if the lock let it.
           await new Promise((r) => setTimeout(r, 10));
           inside -= 1;
         }),
