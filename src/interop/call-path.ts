@@ -17,7 +17,7 @@ import {
   SpanStatusCode,
   type Tracer,
   trace,
-} from '@opentelemetry/api';
+} from '../otel.js';
 import {
   type InteropError,
   isInteropError,

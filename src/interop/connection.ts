@@ -14,7 +14,7 @@ import {
   type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/client';
-import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { type Span, SpanKind, SpanStatusCode, type Tracer } from '../otel.js';
 import {
   ClosedError,
   ConnectionError,

@@ -12,7 +12,7 @@ import type {
   LoggingLevel,
   ReadResourceResult,
 } from '@modelcontextprotocol/client';
-import { type Tracer, trace } from '@opentelemetry/api';
+import { type Tracer, trace } from '../otel.js';
 import { z } from 'zod';
 import {
   ClosedError,

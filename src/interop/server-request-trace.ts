@@ -12,7 +12,7 @@ import {
   SpanStatusCode,
   type Tracer,
   trace,
-} from '@opentelemetry/api';
+} from '../otel.js';
 import { isInteropError } from '../errors.js';
 
 /**
