@@ -1,5 +1,6 @@
 // Public API of the interop area. Any name added here becomes public API.
 
+export type { BlockedToolChange } from './catalog-reporter.js';
 export {
   type AutoServerConfig,
   AutoServerConfigSchema,
@@ -38,6 +39,7 @@ export {
 } from './config.js';
 export { expandEnv, type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from './config-file.js';
 export { type ConnectionState, reconnectDelay, ServerConnection, STDERR_LINES_KEPT } from './connection.js';
+export type { ServerHealth } from './connection-registry.js';
 export {
   checkElicitationUrl,
   type FormField,
@@ -67,13 +69,11 @@ export {
 } from './http.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
 export {
-  type BlockedToolChange,
   type CapabilityView,
   type CapabilityViewOptions,
   CLIENT_VERSION,
   MCPClientManager,
   type MCPClientManagerOptions,
-  type ServerHealth,
 } from './manager.js';
 export {
   type AddressKind,
