@@ -3,7 +3,6 @@
 export type { BlockedToolChange } from './catalog-reporter.js';
 export {
   type AutoServerConfig,
-  AutoServerConfigSchema,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_RECONNECT,
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -12,7 +11,6 @@ export {
   type HttpConfig,
   HttpConfigSchema,
   type HttpServerConfig,
-  HttpServerConfigSchema,
   type MCPServerConfig,
   type MCPServerConfigInput,
   MCPServerConfigSchema,
@@ -24,21 +22,18 @@ export {
   parseServerConfigs,
   type ReconnectOptions,
   ReconnectSchema,
-  ServerNameSchema,
   type ServerProxyConfig,
   ServerProxySchema,
   type ServerTlsConfig,
   ServerTlsSchema,
   type SseServerConfig,
-  SseServerConfigSchema,
   type StdioServerConfig,
-  StdioServerConfigSchema,
   type ToolFilter,
   ToolFilterSchema,
   type TransportKind,
 } from './config.js';
 export { expandEnv, type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from './config-file.js';
-export { type ConnectionState, reconnectDelay, ServerConnection, STDERR_LINES_KEPT } from './connection.js';
+export { type ConnectionState, type ServerConnectionInfo, STDERR_LINES_KEPT } from './connection.js';
 export type { ServerHealth } from './connection-registry.js';
 export {
   checkElicitationUrl,
@@ -110,5 +105,4 @@ export {
   MAX_REQUEST_STATE_CHARS,
   type ServerAuth,
   type ServerAuthFactory,
-  stdioEnvironment,
 } from './transport.js';

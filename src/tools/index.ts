@@ -17,9 +17,7 @@ export {
   parseToolName,
   type ToolNameAssignment,
   type ToolNameOptions,
-  ToolNameRegistry,
   type ToolRef,
-  unsafeToolNameReason,
 } from './names.js';
 export {
   DEFAULT_MAX_RESULT_CHARS,
