@@ -3,7 +3,7 @@
  * their own state. These tests pin what the split must not change, and what apps may read of a connection.
  */
 import { describe, expect, it } from 'vitest';
-import { isInteropError } from '../../src/errors.js';
+import { ConfigError, isInteropError } from '../../src/errors.js';
 import type { ServerConnectionInfo } from '../../src/interop/connection.js';
 import type { MCPManagerEvents } from '../../src/interop/events.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
@@ -84,5 +84,24 @@ describe('the manager over its connection registry and catalog reporter', () => 
       // @ts-expect-error the client is not part of what apps read
       void info.client;
     }
+  });
+
+  it('checks every option once, when the manager is made, naming the bad ones', () => {
+    const issuesOf = (make: () => unknown) => {
+      try {
+        make();
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        return (err as ConfigError).issues?.map((i) => i.path);
+      }
+      throw new Error('expected INVALID_CONFIG');
+    };
+    expect(issuesOf(() => new MCPClientManager({ principal: 'p'.repeat(257) }))).toEqual(['principal']);
+    expect(issuesOf(() => new MCPClientManager({ argumentLimits: { maxBytes: -1 } }))).toEqual([
+      'argumentLimits.maxBytes',
+    ]);
+    expect(
+      issuesOf(() => new MCPClientManager({ httpClient: {} as never, fetch: globalThis.fetch })),
+    ).toEqual(['fetch']);
   });
 });
