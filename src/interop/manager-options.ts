@@ -119,45 +119,51 @@ export interface MCPClientManagerOptions {
   roots?: RootsOption | undefined;
 }
 
-const OptionsSchema = z.object({
-  maxToolNameLength: z.number().int().min(MIN_TOOL_NAME_LENGTH).max(MAX_TOOL_NAME_LENGTH_LIMIT).optional(),
-  maxResultChars: z.number().int().min(100).optional(),
-  auditFailure: z.enum(['block', 'continue']).optional(),
-  agent: z.string().min(1).optional(),
-  principal: z.string().min(1).max(256).optional(),
-  argumentLimits: z
-    .strictObject({
-      maxBytes: z.number().int().positive().optional(),
-      maxDepth: z.number().int().positive().max(10_000).optional(),
-      maxNodes: z.number().int().positive().optional(),
-    })
-    .optional(),
-  clientInfo: z.object({ name: z.string().min(1), version: z.string().min(1) }).optional(),
-  onElicitation: z
-    .custom<ElicitationHandler>((v) => typeof v === 'function', 'must be a function')
-    .optional(),
-  onUrlElicitation: z
-    .custom<UrlElicitationHandler>((v) => typeof v === 'function', 'must be a function')
-    .optional(),
-  onSampling: z.custom<SamplingHandler>((v) => typeof v === 'function', 'must be a function').optional(),
-  samplingWithTools: z.boolean().optional(),
-  logLevel: z.enum(LOG_LEVELS).optional(),
-  roots: z
-    .union([
-      z.array(
-        z.object({
-          uri: z.string().startsWith('file://', 'a root must be a file:// URI'),
-          name: z.string().optional(),
-        }),
-      ),
-      z.custom<RootsOption>((v) => typeof v === 'function', 'must be a list of roots or a function'),
-    ])
-    .optional(),
-});
+/** The schema of the options that are plain values, built with the first manager rather than at import (issue 15). */
+function buildOptionsSchema() {
+  return z.object({
+    maxToolNameLength: z.number().int().min(MIN_TOOL_NAME_LENGTH).max(MAX_TOOL_NAME_LENGTH_LIMIT).optional(),
+    maxResultChars: z.number().int().min(100).optional(),
+    auditFailure: z.enum(['block', 'continue']).optional(),
+    agent: z.string().min(1).optional(),
+    principal: z.string().min(1).max(256).optional(),
+    argumentLimits: z
+      .strictObject({
+        maxBytes: z.number().int().positive().optional(),
+        maxDepth: z.number().int().positive().max(10_000).optional(),
+        maxNodes: z.number().int().positive().optional(),
+      })
+      .optional(),
+    clientInfo: z.object({ name: z.string().min(1), version: z.string().min(1) }).optional(),
+    onElicitation: z
+      .custom<ElicitationHandler>((v) => typeof v === 'function', 'must be a function')
+      .optional(),
+    onUrlElicitation: z
+      .custom<UrlElicitationHandler>((v) => typeof v === 'function', 'must be a function')
+      .optional(),
+    onSampling: z.custom<SamplingHandler>((v) => typeof v === 'function', 'must be a function').optional(),
+    samplingWithTools: z.boolean().optional(),
+    logLevel: z.enum(LOG_LEVELS).optional(),
+    roots: z
+      .union([
+        z.array(
+          z.object({
+            uri: z.string().startsWith('file://', 'a root must be a file:// URI'),
+            name: z.string().optional(),
+          }),
+        ),
+        z.custom<RootsOption>((v) => typeof v === 'function', 'must be a list of roots or a function'),
+      ])
+      .optional(),
+  });
+}
+
+let optionsSchema: ReturnType<typeof buildOptionsSchema> | undefined;
 
 /** Throws `INVALID_CONFIG`, naming each bad option, unless `options` can make a manager. */
 export function checkManagerOptions(options: MCPClientManagerOptions): void {
-  const parsed = OptionsSchema.safeParse({
+  optionsSchema ??= buildOptionsSchema();
+  const parsed = optionsSchema.safeParse({
     maxToolNameLength: options.maxToolNameLength,
     maxResultChars: options.maxResultChars,
     auditFailure: options.auditFailure,
