@@ -31,16 +31,15 @@ import { type MCPManagerEvents, TypedEvents } from './events.js';
 import { createHttpClient, type HttpClient } from './http.js';
 import { type Logger, silentLogger } from './logger.js';
 import { checkManagerOptions, type MCPClientManagerOptions } from './manager-options.js';
-
-// Sessions and the engine import the options type from here, where it was defined before issue 15's split.
-export type { MCPClientManagerOptions } from './manager-options.js';
-
 import { mapRequestError } from './request-errors.js';
 import { logAt, type ServerLogSupport } from './server-logs.js';
 import { InFlightCalls } from './server-request-trace.js';
 import { type ServerRequestSupport, serverRequestSupport } from './server-requests.js';
 import { requestSignal } from './signals.js';
 import type { ClientIdentity, ServerAuthFactory } from './transport.js';
+
+// Sessions and the engine import the options type from here, where it was defined before issue 15's split.
+export type { MCPClientManagerOptions } from './manager-options.js';
 
 /** Options of a resource read or prompt request. */
 export interface ResourceRequestOptions {
