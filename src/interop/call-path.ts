@@ -8,6 +8,14 @@
 
 import type { LoggingLevel, Tool } from '@modelcontextprotocol/client';
 import {
+  type InteropError,
+  isInteropError,
+  NotConnectedError,
+  ToolInputError,
+  type ToolInputIssue,
+  ToolOutputError,
+} from '../errors.js';
+import {
   type Attributes,
   context as otelContext,
   propagation,
@@ -17,15 +25,7 @@ import {
   SpanStatusCode,
   type Tracer,
   trace,
-} from '@opentelemetry/api';
-import {
-  type InteropError,
-  isInteropError,
-  NotConnectedError,
-  ToolInputError,
-  type ToolInputIssue,
-  ToolOutputError,
-} from '../errors.js';
+} from '../otel.js';
 import type { SecretRedactor } from '../redact.js';
 import { AUDIT_SPAN_EVENT } from '../security/audit.js';
 import type { CapabilityGate } from '../security/gate.js';
@@ -264,7 +264,7 @@ async function callInSpan(
       const callId = deps.nextCallId();
       const started = performance.now();
       let followingTask = false;
-      connection.stats.inFlight += 1;
+      connection.stats.started();
       deps.events.emit('tool_call_started', () => ({ callId, name, server, tool, attempt }));
       try {
         // Requests the server makes meanwhile (elicitation, sampling, roots, a task's input) find their parent
@@ -355,7 +355,7 @@ async function callInSpan(
         }
         throw error;
       } finally {
-        connection.stats.inFlight -= 1;
+        connection.stats.settled();
       }
     }
   } finally {

@@ -14,7 +14,6 @@ import {
   type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/client';
-import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import {
   ClosedError,
   ConnectionError,
@@ -22,6 +21,7 @@ import {
   NotConnectedError,
   RequestTimeoutError,
 } from '../errors.js';
+import { type Span, SpanKind, SpanStatusCode, type Tracer } from '../otel.js';
 import type { SecretRedactor } from '../redact.js';
 import type { MCPServerConfig, ReconnectOptions } from './config.js';
 import { connectReason } from './describe-error.js';
@@ -101,8 +101,42 @@ export function reconnectDelay(
   return options.jitter === 'full' ? Math.floor(random() * exact) : exact;
 }
 
+/**
+ * What an app may read of one server's connection (`manager.getConnection(name)`, `manager.connections`): its
+ * state, what the server said about itself and what it lists. The connection itself stays internal (issue 15).
+ */
+export interface ServerConnectionInfo {
+  readonly name: string;
+  readonly config: MCPServerConfig;
+  readonly state: ConnectionState;
+  /** When the connection entered its current state (ms since the epoch). */
+  readonly since: number;
+  /** The last error: why it failed, or why it was lost. */
+  readonly error: Error | undefined;
+  readonly reconnects: number;
+  /** The transport in use (`auto` resolves to `http` or `sse` once connected). */
+  readonly transport: 'stdio' | 'sse' | 'http' | 'auto';
+  /** The stdio server's process id, while it runs. */
+  readonly pid: number | undefined;
+  /** The last lines the stdio server wrote to stderr, secrets masked. */
+  readonly stderr: readonly string[];
+  /** What the server said about itself in `initialize` or `server/discover`. */
+  readonly serverInfo: Implementation | undefined;
+  /** The protocol revision agreed with the server (`2026-07-28`, `2025-11-25`, ...); undefined before connect. */
+  readonly protocolVersion: string | undefined;
+  readonly serverCapabilities: ServerCapabilities | undefined;
+  readonly instructions: string | undefined;
+  /** Discovery results (raw, as the server sent them). */
+  readonly tools: readonly Tool[];
+  readonly resources: readonly Resource[];
+  readonly resourceTemplates: readonly ResourceTemplate[];
+  readonly prompts: readonly Prompt[];
+  /** How long the last successful connect took, discovery included. */
+  readonly connectDurationMs: number | undefined;
+}
+
 /** One MCP server's connection. */
-export class ServerConnection {
+export class ServerConnection implements ServerConnectionInfo {
   readonly name: string;
   readonly config: MCPServerConfig;
   /**
@@ -406,6 +440,20 @@ export class ServerConnection {
         `Server '${this.name}' refused subscriptions/listen (${message}); tool list changes show after a reconnect.`,
       );
     }
+  }
+
+  /**
+   * Lists the tools again (after `notifications/tools/list_changed`) and keeps them as {@link tools}. Resolves
+   * false, keeping the old list, when the connection stopped being ready meanwhile; NOT_CONNECTED is the caller's
+   * to check first (a refresh never waits for a reconnect).
+   */
+  async relistTools(): Promise<boolean> {
+    const client = this.client;
+    if (client === undefined) return false;
+    const tools = await this.listAllTools(client, { timeout: this.config.timeoutMs });
+    if (this.state !== 'ready' || this.client !== client) return false;
+    this.tools = tools;
+    return true;
   }
 
   /** Lists every tool, following `nextCursor`, in a `tools/list` span. */

@@ -6,21 +6,26 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { rootCertificates } from 'node:tls';
 import type { FetchLike } from '@modelcontextprotocol/client';
-import {
-  Agent,
-  buildConnector,
-  Dispatcher,
-  ProxyAgent,
-  type Response as UndiciResponse,
-  fetch as undiciFetch,
-} from 'undici';
+import type { buildConnector, Dispatcher, ProxyAgent, Response as UndiciResponse } from 'undici';
 import { ConfigError } from '../errors.js';
 import { SECRET_NAME, SecretRedactor } from '../redact.js';
 import type { HttpConfig, ServerProxyConfig, ServerTlsConfig } from './config.js';
 import { DEFAULT_NETWORK_POLICY, NetworkGuard, type NetworkPolicy } from './network.js';
 import { envProxyRoutes, type ProxyRoutes, proxyFor, tunnelingConnector } from './proxy-tunnel.js';
+
+const load = createRequire(import.meta.url);
+let undiciModule: typeof import('undici') | undefined;
+/**
+ * undici, loaded when the first dispatcher is made or the first request sent: it is the largest module behind the
+ * interop entry, and apps with stdio servers alone never need it (issue 15, import time).
+ */
+export function undici(): typeof import('undici') {
+  undiciModule ??= load('undici') as typeof import('undici');
+  return undiciModule;
+}
 
 /** Keep-alive idle time of pooled sockets. @default 10 000 ms */
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 10_000;
@@ -131,6 +136,7 @@ function tlsConnectOptions(tls: HttpTlsOptions | undefined): Record<string, unkn
  */
 export function createDispatcher(guard: NetworkGuard, http: HttpOptions = {}): Dispatcher {
   const tls = tlsConnectOptions(http.tls);
+  const { Agent, buildConnector, ProxyAgent } = undici();
   const base = buildConnector({ ...tls, lookup: guard.lookup } as buildConnector.BuildOptions);
   const connect: buildConnector.connector = (opts, callback) => {
     try {
@@ -156,7 +162,7 @@ export function createDispatcher(guard: NetworkGuard, http: HttpOptions = {}): D
   // Each origin goes direct or through the proxy that `proxyFor` names: the function the SSRF pre-check uses too,
   // so the guard and the dispatcher can never disagree about a route (undici's EnvHttpProxyAgent would fall back
   // to process.env for a protocol left unset). `requestTls` is the TLS to the target inside a CONNECT tunnel.
-  return new RoutedDispatcher(
+  return new (routedDispatcherClass())(
     routes,
     new Agent({ ...common, connect }),
     (uri) => new ProxyAgent({ ...common, connect, requestTls: tls, uri } as ProxyAgent.Options),
@@ -166,70 +172,82 @@ export function createDispatcher(guard: NetworkGuard, http: HttpOptions = {}): D
 /** Origins whose route a {@link RoutedDispatcher} remembers; beyond that it starts over (routes are cheap). */
 const ROUTE_CACHE_SIZE = 256;
 
-/** A dispatcher that routes every origin by {@link proxyFor}: direct, or through one agent per proxy URL. */
-class RoutedDispatcher extends Dispatcher {
-  readonly #routes: ProxyRoutes;
-  readonly #direct: Dispatcher;
-  readonly #viaProxy: (uri: string) => Dispatcher;
-  readonly #proxies = new Map<string, Dispatcher>();
-  readonly #byOrigin = new Map<string, Dispatcher>();
+let routedDispatcher: ReturnType<typeof defineRoutedDispatcher> | undefined;
 
-  constructor(routes: ProxyRoutes, direct: Dispatcher, viaProxy: (uri: string) => Dispatcher) {
-    super();
-    this.#routes = routes;
-    this.#direct = direct;
-    this.#viaProxy = viaProxy;
-  }
+function routedDispatcherClass(): ReturnType<typeof defineRoutedDispatcher> {
+  routedDispatcher ??= defineRoutedDispatcher(undici().Dispatcher);
+  return routedDispatcher;
+}
 
-  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-    const key = String(options.origin);
-    let target = this.#byOrigin.get(key);
-    if (target === undefined) {
-      const origin = new URL(key);
-      const port = Number(origin.port) || (origin.protocol === 'https:' ? 443 : 80);
-      const proxy = proxyFor(this.#routes, origin.protocol, origin.hostname, port);
-      target = proxy === undefined ? this.#direct : this.#proxy(proxy);
-      if (this.#byOrigin.size >= ROUTE_CACHE_SIZE) this.#byOrigin.clear();
-      this.#byOrigin.set(key, target);
+/** Defined on first use, as its base class is undici's. */
+function defineRoutedDispatcher(Base: typeof Dispatcher) {
+  /** A dispatcher that routes every origin by {@link proxyFor}: direct, or through one agent per proxy URL. */
+  return class RoutedDispatcher extends Base {
+    readonly #routes: ProxyRoutes;
+    readonly #direct: Dispatcher;
+    readonly #viaProxy: (uri: string) => Dispatcher;
+    readonly #proxies = new Map<string, Dispatcher>();
+    readonly #byOrigin = new Map<string, Dispatcher>();
+
+    constructor(routes: ProxyRoutes, direct: Dispatcher, viaProxy: (uri: string) => Dispatcher) {
+      super();
+      this.#routes = routes;
+      this.#direct = direct;
+      this.#viaProxy = viaProxy;
     }
-    return target.dispatch(options, handler);
-  }
 
-  override close(): Promise<void>;
-  override close(callback: () => void): void;
-  override close(callback?: () => void): Promise<void> | undefined {
-    const done = Promise.all([this.#direct, ...this.#proxies.values()].map((d) => d.close())).then(() => {});
-    if (callback === undefined) return done;
-    done.then(callback, callback);
-    return undefined;
-  }
-
-  override destroy(): Promise<void>;
-  override destroy(err: Error | null): Promise<void>;
-  override destroy(callback: () => void): void;
-  override destroy(err: Error | null, callback: () => void): void;
-  override destroy(
-    errOrCallback?: Error | null | (() => void),
-    callback?: () => void,
-  ): Promise<void> | undefined {
-    const err = typeof errOrCallback === 'function' ? null : (errOrCallback ?? null);
-    const cb = typeof errOrCallback === 'function' ? errOrCallback : callback;
-    const done = Promise.all([this.#direct, ...this.#proxies.values()].map((d) => d.destroy(err))).then(
-      () => {},
-    );
-    if (cb === undefined) return done;
-    done.then(cb, cb);
-    return undefined;
-  }
-
-  #proxy(uri: string): Dispatcher {
-    let agent = this.#proxies.get(uri);
-    if (agent === undefined) {
-      agent = this.#viaProxy(uri);
-      this.#proxies.set(uri, agent);
+    override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+      const key = String(options.origin);
+      let target = this.#byOrigin.get(key);
+      if (target === undefined) {
+        const origin = new URL(key);
+        const port = Number(origin.port) || (origin.protocol === 'https:' ? 443 : 80);
+        const proxy = proxyFor(this.#routes, origin.protocol, origin.hostname, port);
+        target = proxy === undefined ? this.#direct : this.#proxy(proxy);
+        if (this.#byOrigin.size >= ROUTE_CACHE_SIZE) this.#byOrigin.clear();
+        this.#byOrigin.set(key, target);
+      }
+      return target.dispatch(options, handler);
     }
-    return agent;
-  }
+
+    override close(): Promise<void>;
+    override close(callback: () => void): void;
+    override close(callback?: () => void): Promise<void> | undefined {
+      const done = Promise.all([this.#direct, ...this.#proxies.values()].map((d) => d.close())).then(
+        () => {},
+      );
+      if (callback === undefined) return done;
+      done.then(callback, callback);
+      return undefined;
+    }
+
+    override destroy(): Promise<void>;
+    override destroy(err: Error | null): Promise<void>;
+    override destroy(callback: () => void): void;
+    override destroy(err: Error | null, callback: () => void): void;
+    override destroy(
+      errOrCallback?: Error | null | (() => void),
+      callback?: () => void,
+    ): Promise<void> | undefined {
+      const err = typeof errOrCallback === 'function' ? null : (errOrCallback ?? null);
+      const cb = typeof errOrCallback === 'function' ? errOrCallback : callback;
+      const done = Promise.all([this.#direct, ...this.#proxies.values()].map((d) => d.destroy(err))).then(
+        () => {},
+      );
+      if (cb === undefined) return done;
+      done.then(cb, cb);
+      return undefined;
+    }
+
+    #proxy(uri: string): Dispatcher {
+      let agent = this.#proxies.get(uri);
+      if (agent === undefined) {
+        agent = this.#viaProxy(uri);
+        this.#proxies.set(uri, agent);
+      }
+      return agent;
+    }
+  };
 }
 
 /** `http` with `proxy: 'env'` (the default) replaced by the environment's proxies as they are now. */
@@ -412,7 +430,11 @@ function guardedFetch(
     for (let hop = 0; ; hop++) {
       await check(target);
       let response = asGlobalResponse(
-        await undiciFetch(target, { ...(request as object), redirect: 'manual', dispatcher: dispatcher() }),
+        await undici().fetch(target, {
+          ...(request as object),
+          redirect: 'manual',
+          dispatcher: dispatcher(),
+        }),
         target,
       );
       if (response.status >= 400) {

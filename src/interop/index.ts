@@ -1,8 +1,8 @@
 // Public API of the interop area. Any name added here becomes public API.
 
+export type { BlockedToolChange } from './catalog-reporter.js';
 export {
   type AutoServerConfig,
-  AutoServerConfigSchema,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_RECONNECT,
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -11,7 +11,6 @@ export {
   type HttpConfig,
   HttpConfigSchema,
   type HttpServerConfig,
-  HttpServerConfigSchema,
   type MCPServerConfig,
   type MCPServerConfigInput,
   MCPServerConfigSchema,
@@ -23,21 +22,19 @@ export {
   parseServerConfigs,
   type ReconnectOptions,
   ReconnectSchema,
-  ServerNameSchema,
   type ServerProxyConfig,
   ServerProxySchema,
   type ServerTlsConfig,
   ServerTlsSchema,
   type SseServerConfig,
-  SseServerConfigSchema,
   type StdioServerConfig,
-  StdioServerConfigSchema,
   type ToolFilter,
   ToolFilterSchema,
   type TransportKind,
 } from './config.js';
 export { expandEnv, type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from './config-file.js';
-export { type ConnectionState, reconnectDelay, ServerConnection, STDERR_LINES_KEPT } from './connection.js';
+export { type ConnectionState, type ServerConnectionInfo, STDERR_LINES_KEPT } from './connection.js';
+export type { ServerHealth } from './connection-registry.js';
 export {
   checkElicitationUrl,
   type FormField,
@@ -67,13 +64,11 @@ export {
 } from './http.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
 export {
-  type BlockedToolChange,
   type CapabilityView,
   type CapabilityViewOptions,
   CLIENT_VERSION,
   MCPClientManager,
   type MCPClientManagerOptions,
-  type ServerHealth,
 } from './manager.js';
 export {
   type AddressKind,
@@ -110,5 +105,4 @@ export {
   MAX_REQUEST_STATE_CHARS,
   type ServerAuth,
   type ServerAuthFactory,
-  stdioEnvironment,
 } from './transport.js';

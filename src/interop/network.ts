@@ -5,8 +5,9 @@
  * before the socket opens, so a name that re-resolves to another address (DNS rebinding) is caught too.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
+import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
+import type ipaddrModule from 'ipaddr.js';
 import { ConnectionError, ErrorCode, InteropError, type InteropErrorOptions } from '../errors.js';
 
 /** What kind of address a refused host resolved to. */
@@ -103,12 +104,29 @@ const V6_KINDS: Readonly<Record<string, AddressKind>> = {
   segmentRouting: 'reserved',
   reserved: 'reserved',
 };
-/** The global unicast block: every other IPv6 address not named above is unassigned or special. */
-const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
-/** IPv4-compatible addresses (`::a.b.c.d`, deprecated): judged by their IPv4 part, never as public. */
-const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
-/** The local-use NAT64 prefix (RFC 8215): never global itself, whatever IPv4 address it carries. */
-const NAT64_LOCAL = ipaddr.parseCIDR('64:ff9b:1::/48');
+
+declare namespace ipaddr {
+  type IPv4 = ipaddrModule.IPv4;
+  type IPv6 = ipaddrModule.IPv6;
+}
+let ipaddrLoaded: typeof ipaddrModule | undefined;
+/** ipaddr.js and the ranges below, loaded at the first address checked, not at import (issue 15, import time). */
+function ip(): typeof ipaddrModule {
+  if (ipaddrLoaded === undefined) {
+    const loaded = createRequire(import.meta.url)('ipaddr.js') as typeof ipaddrModule;
+    // The global unicast block: every other IPv6 address not named above is unassigned or special.
+    GLOBAL_UNICAST = loaded.parseCIDR('2000::/3');
+    // IPv4-compatible addresses (`::a.b.c.d`, deprecated): judged by their IPv4 part, never as public.
+    IPV4_COMPATIBLE = loaded.parseCIDR('::/96');
+    // The local-use NAT64 prefix (RFC 8215): never global itself, whatever IPv4 address it carries.
+    NAT64_LOCAL = loaded.parseCIDR('64:ff9b:1::/48');
+    ipaddrLoaded = loaded;
+  }
+  return ipaddrLoaded;
+}
+let GLOBAL_UNICAST: [ipaddr.IPv4 | ipaddr.IPv6, number];
+let IPV4_COMPATIBLE: [ipaddr.IPv4 | ipaddr.IPv6, number];
+let NAT64_LOCAL: [ipaddr.IPv4 | ipaddr.IPv6, number];
 /** How strict each kind is: a translated address takes the stricter of its prefix's kind and its IPv4 part's. */
 const SEVERITY: Readonly<Record<AddressKind, number>> = {
   public: 0,
@@ -126,7 +144,7 @@ function stricter(a: AddressKind, b: AddressKind): AddressKind {
 }
 
 function v4FromBytes(bytes: readonly number[], at: number): ipaddr.IPv4 {
-  return new ipaddr.IPv4([bytes[at] ?? 0, bytes[at + 1] ?? 0, bytes[at + 2] ?? 0, bytes[at + 3] ?? 0]);
+  return new (ip().IPv4)([bytes[at] ?? 0, bytes[at + 1] ?? 0, bytes[at + 2] ?? 0, bytes[at + 3] ?? 0]);
 }
 
 /**
@@ -143,12 +161,12 @@ function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] {
     case 'rfc6052':
       // /96: the last 32 bits. /48: bits 48-63 and 72-87 (bits 64-71 are the reserved 'u' octet).
       return address.match(NAT64_LOCAL)
-        ? [new ipaddr.IPv4([b[6] ?? 0, b[7] ?? 0, b[9] ?? 0, b[10] ?? 0])]
+        ? [new (ip().IPv4)([b[6] ?? 0, b[7] ?? 0, b[9] ?? 0, b[10] ?? 0])]
         : [v4FromBytes(b, 12)];
     case '6to4':
       return [v4FromBytes(b, 2)];
     case 'teredo':
-      return [v4FromBytes(b, 4), new ipaddr.IPv4(b.slice(12, 16).map((x) => x ^ 0xff))];
+      return [v4FromBytes(b, 4), new (ip().IPv4)(b.slice(12, 16).map((x) => x ^ 0xff))];
     case 'unicast':
       return address.match(IPV4_COMPATIBLE) ? [v4FromBytes(b, 12)] : [];
     default:
@@ -185,11 +203,11 @@ function classifyV6(address: ipaddr.IPv6): AddressKind {
 function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
   const family = isIP(address);
   if (family === 0) throw new TypeError('not an IP address');
-  if (family === 4) return ipaddr.IPv4.parse(address);
+  if (family === 4) return ip().IPv4.parse(address);
   const bare = address.replace(/%.*$/, '');
   // ipaddr.js reads a dotted tail `::a.b.c.d` as IPv4-mapped; the socket layer (and the WHATWG URL parser) read it
   // as IPv4-compatible `::xxxx:xxxx`. Canonicalize the way the connection will see it.
-  return ipaddr.IPv6.parse(bare.includes('.') ? new URL(`http://[${bare}]/`).hostname.slice(1, -1) : bare);
+  return ip().IPv6.parse(bare.includes('.') ? new URL(`http://[${bare}]/`).hostname.slice(1, -1) : bare);
 }
 
 /**
@@ -242,8 +260,8 @@ function matchesHost(entry: string, host: string, address: string | undefined): 
   const e = entry.toLowerCase();
   if (e.includes('/')) {
     const target = address ?? (isIP(host) !== 0 ? host : undefined);
-    if (target === undefined || !ipaddr.isValidCIDR(e)) return false;
-    const range = ipaddr.parseCIDR(e);
+    if (target === undefined || !ip().isValidCIDR(e)) return false;
+    const range = ip().parseCIDR(e);
     const parsed = parseAddress(target);
     const forms = parsed.kind() === 'ipv4' ? [parsed] : [parsed, ...embeddedIPv4(parsed as ipaddr.IPv6)];
     return forms.some((form) => form.kind() === range[0].kind() && form.match(range));

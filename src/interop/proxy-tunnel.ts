@@ -8,8 +8,9 @@
  * for a plain `Agent`: it routes each new connection by `NO_PROXY`, opens the tunnel with an undici `Client`, and
  * wraps it in TLS with undici's connector.
  */
+import { createRequire } from 'node:module';
 import { isIP, type Socket } from 'node:net';
-import { buildConnector, Client } from 'undici';
+import type { buildConnector } from 'undici';
 import { ConnectionError } from '../errors.js';
 import type { NetworkGuard } from './network.js';
 
@@ -85,6 +86,8 @@ export function tunnelingConnector(
   tls: Record<string, unknown>,
   direct: buildConnector.connector,
 ): buildConnector.connector {
+  // undici is loaded here, when a tunnel is first set up, not at import (issue 15, import time).
+  const { buildConnector, Client } = createRequire(import.meta.url)('undici') as typeof import('undici');
   const endpoint = buildConnector({ ...tls } as buildConnector.BuildOptions);
   return (opts, callback) => {
     const port = Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80);

@@ -3,6 +3,7 @@
  * answer), placed under the tool call it belongs to. Message contents and answers never go into a span.
  */
 import { ProtocolError } from '@modelcontextprotocol/client';
+import { isInteropError } from '../errors.js';
 import {
   type Context,
   type Link,
@@ -12,8 +13,7 @@ import {
   SpanStatusCode,
   type Tracer,
   trace,
-} from '@opentelemetry/api';
-import { isInteropError } from '../errors.js';
+} from '../otel.js';
 
 /**
  * The spans of the tool calls in flight, per server. A request a server makes while one call of its is in

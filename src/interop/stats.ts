@@ -5,17 +5,42 @@ export const LATENCY_SAMPLES = 512;
 
 /** Counts calls and keeps a ring of recent durations. Recording is O(1); percentiles sort on demand. */
 export class CallStats {
-  calls = 0;
-  errors = 0;
-  inFlight = 0;
+  #calls = 0;
+  #errors = 0;
+  #inFlight = 0;
   readonly #samples = new Float64Array(LATENCY_SAMPLES);
   #next = 0;
   #filled = 0;
 
+  /** Calls finished. */
+  get calls(): number {
+    return this.#calls;
+  }
+
+  /** Calls that failed or returned an error result. */
+  get errors(): number {
+    return this.#errors;
+  }
+
+  /** Calls sent and not yet settled. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** A call was sent; pair with {@link settled}. */
+  started(): void {
+    this.#inFlight += 1;
+  }
+
+  /** A call {@link started} before has settled, whatever its outcome. */
+  settled(): void {
+    this.#inFlight -= 1;
+  }
+
   /** Records one finished call. `ok` is false for failures and error results. */
   record(durationMs: number, ok: boolean): void {
-    this.calls += 1;
-    if (!ok) this.errors += 1;
+    this.#calls += 1;
+    if (!ok) this.#errors += 1;
     this.#samples[this.#next] = durationMs;
     this.#next = (this.#next + 1) % LATENCY_SAMPLES;
     if (this.#filled < LATENCY_SAMPLES) this.#filled += 1;

@@ -5,8 +5,8 @@
  * server with a clear error, and every live group is killed when this process exits.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { type JSONRPCMessage, parseJSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
-import { onExit } from 'signal-exit';
 
 /** How long a server gets after stdin ends, and again after SIGTERM. @default 2 000 ms */
 export const DEFAULT_KILL_GRACE_MS = 2_000;
@@ -72,6 +72,8 @@ let exitHookInstalled = false;
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
+  // Loaded with the first server started, not at import (issue 15, import time).
+  const { onExit } = createRequire(import.meta.url)('signal-exit') as typeof import('signal-exit');
   onExit(() => {
     for (const child of live) killGroup(child, 'SIGKILL', true);
   });

@@ -15,7 +15,6 @@ import {
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
-import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { ConfigError } from '../errors.js';
 import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from './config.js';
 import { authFailureOf, httpStatusOf } from './request-errors.js';
@@ -103,12 +102,51 @@ function probeClosedStdio(thrown: unknown, kind: 'stdio' | 'sse' | 'http'): bool
   );
 }
 
+/**
+ * The variables every stdio server inherits, the same list as the SDK's `getDefaultEnvironment` (a test keeps the
+ * two equal): what a program needs to find other programs, the home directory and a temp directory. Kept here
+ * because `@modelcontextprotocol/client/stdio` loads cross-spawn at import (issue 15, import time).
+ */
+const DEFAULT_INHERITED_ENV =
+  process.platform === 'win32'
+    ? [
+        'APPDATA',
+        'COMSPEC',
+        'HOMEDRIVE',
+        'HOMEPATH',
+        'LOCALAPPDATA',
+        'PATH',
+        'PATHEXT',
+        'PROCESSOR_ARCHITECTURE',
+        'PROGRAMDATA',
+        'PROGRAMFILES',
+        'PROGRAMFILES(X86)',
+        'PROGRAMW6432',
+        'SYSTEMDRIVE',
+        'SYSTEMROOT',
+        'TEMP',
+        'USERNAME',
+        'USERPROFILE',
+        'WINDIR',
+      ]
+    : ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'];
+
+/** The minimal environment of a stdio server; a value starting with `()` is an exported shell function, not passed. */
+export function defaultStdioEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of DEFAULT_INHERITED_ENV) {
+    const value = process.env[key];
+    if (value !== undefined && !value.startsWith('()')) env[key] = value;
+  }
+  return env;
+}
+
 /** The environment a stdio server starts with: the SDK's minimal list, opted-in variables, then `env`. */
 export function stdioEnvironment(
   config: Pick<StdioServerConfig, 'env' | 'inheritEnv'>,
   parentEnv: NodeJS.ProcessEnv = process.env,
 ): Record<string, string> {
-  const env: Record<string, string> = getDefaultEnvironment();
+  const env = defaultStdioEnvironment();
   if (config.inheritEnv === true) {
     for (const [key, value] of Object.entries(parentEnv)) if (value !== undefined) env[key] = value;
   } else if (Array.isArray(config.inheritEnv)) {

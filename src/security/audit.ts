@@ -5,8 +5,8 @@
  */
 import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { type Attributes, type Span, type Tracer, trace } from '@opentelemetry/api';
 import { AuditError, ClosedError, ConfigError } from '../errors.js';
+import { type Attributes, type Span, type Tracer, trace } from '../otel.js';
 import type { AuditRecord, AuditSink } from './types.js';
 
 /** Default capacity of a {@link MemoryAuditSink}. */

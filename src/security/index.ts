@@ -49,7 +49,6 @@ export {
   toolResource,
 } from './pattern.js';
 export {
-  canonicalJson,
   PIN_FILE_VERSION,
   type PinChange,
   type PinEntry,
@@ -57,7 +56,6 @@ export {
   type PinnedToolDefinition,
   type PinStatus,
   PinStore,
-  pinnedPartsOf,
   toolChangeDiff,
   toolDefinitionHash,
 } from './pinning.js';
@@ -73,11 +71,9 @@ export {
 export { DEFAULT_MATCH_CACHE_SIZE } from './rule-index.js';
 export type { RuleInfo, RuleOptions } from './rules.js';
 export {
-  compileSafeRegex,
   MAX_REGEX_INPUT_LENGTH,
   MAX_REGEX_REPEAT,
   MAX_REGEX_SOURCE_LENGTH,
-  type SafeRegex,
 } from './safe-regex.js';
 export type {
   AccessRequest,

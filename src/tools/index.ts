@@ -2,7 +2,6 @@
 
 export {
   type ArgumentLimits,
-  argumentLimitIssue,
   DEFAULT_MAX_ARGUMENT_BYTES,
   DEFAULT_MAX_ARGUMENT_DEPTH,
   DEFAULT_MAX_ARGUMENT_NODES,
@@ -15,15 +14,11 @@ export {
   MIN_TOOL_NAME_LENGTH,
   makeToolName,
   parseToolName,
-  type ToolNameAssignment,
   type ToolNameOptions,
-  ToolNameRegistry,
   type ToolRef,
-  unsafeToolNameReason,
 } from './names.js';
 export {
   DEFAULT_MAX_RESULT_CHARS,
-  formatByteSize,
   mcpResultToString,
   type ResultToStringOptions,
   type ToolCallResult,
@@ -47,8 +42,5 @@ export {
 export {
   type CompileInputValidatorOptions,
   compileInputValidator,
-  compileOutputValidator,
   type InputValidator,
-  normalizeInputSchema,
-  type OutputValidator,
 } from './validate.js';

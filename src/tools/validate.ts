@@ -5,12 +5,12 @@
  * engine checks a tool's `structuredContent` against its `outputSchema`. Every schema is first held to the bounds
  * of schema-bounds.ts: `$ref`s resolve only inside the schema, and size, depth and `$ref` expansion are capped.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import type { Ajv2019 } from 'ajv/dist/2019.js';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
-import ajvFormats from 'ajv-formats';
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
 import { type ToolInputIssue, ToolSchemaError } from '../errors.js';
 import { DEFAULT_MAX_VALUE_DEPTH, type SchemaLimits, schemaBoundsProblem } from './schema-bounds.js';
 
@@ -52,6 +52,29 @@ const RECYCLE_AFTER = 500;
 let compiled = 0;
 const engines = new Map<Engine, { ajv: AjvInstance; compilations: number }>();
 
+// Ajv, its formats and RE2 take about a third of the interop entry's import time, and many apps never validate
+// (no tool called yet, or only offline tools listed): loaded at the first compilation (issue 15, import time).
+const load = createRequire(import.meta.url);
+let ajvModules:
+  | {
+      Ajv: typeof Ajv;
+      Ajv2019: typeof Ajv2019;
+      Ajv2020: typeof Ajv2020;
+      addFormats: (ajv: AjvInstance) => unknown;
+    }
+  | undefined;
+let re2: typeof RE2JS | undefined;
+
+function ajvClasses(): NonNullable<typeof ajvModules> {
+  ajvModules ??= {
+    Ajv: (load('ajv') as typeof import('ajv')).Ajv,
+    Ajv2019: (load('ajv/dist/2019.js') as typeof import('ajv/dist/2019.js')).Ajv2019,
+    Ajv2020: (load('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')).Ajv2020,
+    addFormats: (load('ajv-formats') as typeof import('ajv-formats')).default,
+  };
+  return ajvModules;
+}
+
 /** The shared instance of one dialect, created on first use. */
 function engine(kind: Engine): { ajv: AjvInstance; compilations: number } {
   let entry = engines.get(kind);
@@ -70,13 +93,14 @@ function engine(kind: Engine): { ajv: AjvInstance; compilations: number } {
       // backtracking engine (see `linearRegExp`).
       code: { regExp: linearRegExp },
     };
+    const { Ajv, Ajv2019, Ajv2020, addFormats } = ajvClasses();
     const ajv: AjvInstance =
       kind === '2020-12'
         ? new Ajv2020(options)
         : kind === '2019-09'
           ? new Ajv2019(options)
           : new Ajv(options);
-    ajvFormats.default(ajv);
+    addFormats(ajv);
     // Ajv compares array items pairwise for `uniqueItems`: quadratic, seconds for a few thousand objects that a
     // model (or an attacker steering it) can send. This version is linear in the size of the array.
     ajv.removeKeyword('uniqueItems');
@@ -127,7 +151,8 @@ export const linearRegExp: RegExpEngine = Object.assign(
     new RegExp(pattern, flags);
     let compiled: RE2JS | undefined;
     try {
-      compiled = RE2JS.compile(pattern);
+      re2 ??= (load('re2js') as typeof import('re2js')).RE2JS;
+      compiled = re2.compile(pattern);
     } catch {
       compiled = undefined;
     }
