@@ -257,6 +257,7 @@ export class ServerRequestRelay {
   }
 
   /**
+   * @internal The gateway's downstream `tools/call` handler drives this.
    * Runs one round of a downstream call. The first round (no `state`) starts `work`; a later round carries the
    * client's answers and the state it was given, and resumes the call that asked.
    */
