@@ -6,7 +6,6 @@
 
 import { setMaxListeners } from 'node:events';
 import type {
-  Client,
   FetchLike,
   GetPromptResult,
   LoggingLevel,
@@ -50,7 +49,7 @@ import { type MCPManagerEvents, TypedEvents } from './events.js';
 import { createHttpClient, type HttpClient, type HttpOptions, serverHttpOverrides } from './http.js';
 import { type Logger, silentLogger } from './logger.js';
 import type { NetworkPolicy } from './network.js';
-import { mapRequestError } from './request-errors.js';
+import { getPromptThrough, type RequestPathDeps, readResourceThrough } from './request-path.js';
 import { LOG_LEVELS, logAt, type ServerLogSupport } from './server-logs.js';
 import { InFlightCalls } from './server-request-trace.js';
 import {
@@ -61,7 +60,6 @@ import {
   serverRequestSupport,
   type UrlElicitationHandler,
 } from './server-requests.js';
-import { requestSignal } from './signals.js';
 import type { ClientIdentity, ServerAuthFactory } from './transport.js';
 
 /** Options of {@link MCPClientManager}. */
@@ -293,6 +291,7 @@ export class MCPClientManager implements ToolInvoker {
   readonly #serverRequests: ServerRequestSupport | undefined;
   readonly #serverLogs: ServerLogSupport;
   readonly #callPath: CallPathDeps;
+  readonly #requestPath: RequestPathDeps;
   readonly #unwatchPins: () => void;
   #callIds = 0;
   #closed = false;
@@ -398,6 +397,11 @@ export class MCPClientManager implements ToolInvoker {
       ...(this.#serverRequests !== undefined && { inFlight }),
       logLevel: options.logLevel,
       nextCallId: () => ++this.#callIds,
+    };
+    this.#requestPath = {
+      tracer: this.#tracer,
+      redactor: this.#http.redactor,
+      connection: (server) => this.#connections.get(server),
     };
   }
 
@@ -858,25 +862,21 @@ export class MCPClientManager implements ToolInvoker {
     return this.#getPrompt(this.#gate, this.#agent, server, name, args, options);
   }
 
-  async #readResource(
+  #readResource(
     gate: CapabilityGate,
     agent: string | undefined,
     server: string,
     uri: string,
     options: ResourceRequestOptions,
   ): Promise<ReadResourceResult> {
-    await gate.authorize({
-      resource: `mcp-resource:${server}:${uri}`,
-      action: 'read',
-      context: { agent: options.agent ?? agent, principal: options.principal ?? this.#callPath.principal },
-      server,
-    });
-    return this.#request(server, `resource '${uri}'`, options, (client, request) =>
-      client.readResource({ uri }, request),
-    );
+    const context = {
+      agent: options.agent ?? agent,
+      principal: options.principal ?? this.#callPath.principal,
+    };
+    return readResourceThrough(this.#requestPath, gate, context, server, uri, options);
   }
 
-  async #getPrompt(
+  #getPrompt(
     gate: CapabilityGate,
     agent: string | undefined,
     server: string,
@@ -884,54 +884,11 @@ export class MCPClientManager implements ToolInvoker {
     args: Record<string, string>,
     options: ResourceRequestOptions,
   ): Promise<GetPromptResult> {
-    await gate.authorize({
-      resource: `mcp-prompt:${server}:${name}`,
-      action: 'get',
-      context: {
-        args,
-        agent: options.agent ?? agent,
-        principal: options.principal ?? this.#callPath.principal,
-      },
-      server,
-    });
-    return this.#request(server, `prompt '${name}'`, options, (client, request) =>
-      client.getPrompt({ name, arguments: args }, request),
-    );
-  }
-
-  /**
-   * One gated non-tool request: like a tool call, it waits out a reconnect within its timeout and maps what the
-   * SDK throws to coded errors.
-   */
-  async #request<T>(
-    server: string,
-    what: string,
-    options: { signal?: AbortSignal; timeoutMs?: number },
-    send: (client: Client, request: { timeout: number; signal?: AbortSignal }) => Promise<T>,
-  ): Promise<T> {
-    const connection = this.#connections.get(server);
-    if (connection === undefined) {
-      throw new NotConnectedError(`No server named '${server}' is connected; connect it first.`, { server });
-    }
-    const timeoutMs = options.timeoutMs ?? connection.config.timeoutMs;
-    const client = await connection.acquireClient(timeoutMs, options.signal);
-    const perCall = options.signal === undefined ? undefined : requestSignal(options.signal);
-    try {
-      return await send(client, {
-        timeout: timeoutMs,
-        ...(perCall === undefined ? {} : { signal: perCall.signal }),
-      });
-    } catch (err) {
-      throw mapRequestError(err, {
-        server,
-        what,
-        timeoutMs,
-        signal: options.signal,
-        redactor: this.#http.redactor,
-      });
-    } finally {
-      perCall?.dispose();
-    }
+    const context = {
+      agent: options.agent ?? agent,
+      principal: options.principal ?? this.#callPath.principal,
+    };
+    return getPromptThrough(this.#requestPath, gate, context, server, name, args, options);
   }
 
   /** The ready connection of `server`, or NOT_CONNECTED at once (for refreshes, which never wait). */
