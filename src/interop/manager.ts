@@ -49,6 +49,7 @@ import { type MCPManagerEvents, TypedEvents } from './events.js';
 import { createHttpClient, type HttpClient, type HttpOptions, serverHttpOverrides } from './http.js';
 import { type Logger, silentLogger } from './logger.js';
 import type { NetworkPolicy } from './network.js';
+import { authorizeInvocation } from './pipeline.js';
 import { getPromptThrough, type RequestPathDeps, readResourceThrough } from './request-path.js';
 import { LOG_LEVELS, logAt, type ServerLogSupport } from './server-logs.js';
 import { InFlightCalls } from './server-request-trace.js';
@@ -371,12 +372,18 @@ export class MCPClientManager implements ToolInvoker {
         roots: options.roots,
       },
       {
-        authorize: (server, kind, args) =>
-          this.#gate.authorize({
-            resource: `mcp:${server}:${kind}`,
-            action: 'request',
-            context: { args, agent: this.#agent, principal: options.principal },
-            server,
+        // Answers to server requests pass the pipeline's authorize stage: the decision goes on their span.
+        authorize: (server, kind, args, span) =>
+          authorizeInvocation({
+            kind: 'server-request',
+            request: {
+              resource: `mcp:${server}:${kind}`,
+              action: 'request',
+              context: { args, agent: this.#agent, principal: options.principal },
+              server,
+            },
+            gate: this.#gate,
+            span,
           }),
         tracer: this.#tracer,
         inFlight,

@@ -175,6 +175,31 @@ export async function authorizeStage<C extends Invocation, R>(ctx: C, next: Term
   return next(ctx);
 }
 
+/** Authorize alone, composed once: for invocations whose answer is made elsewhere (a server's request). */
+const authorizeOnly = compose<Invocation, Decision>([authorizeStage], (ctx) =>
+  Promise.resolve(ctx.decision as Decision),
+);
+
+/**
+ * Runs the authorize stage for `request` and resolves to the gate's decision, recorded on `span`; a refusal
+ * rejects with the gate's error, its decision recorded too.
+ */
+export function authorizeInvocation(invocation: {
+  kind: InvocationKind;
+  request: AccessRequest;
+  gate: CapabilityGate;
+  span?: Span | undefined;
+}): Promise<Decision> {
+  return authorizeOnly({
+    ...invocation,
+    span: invocation.span,
+    spanContext: undefined,
+    decision: undefined,
+    revision: 0,
+    invalid: undefined,
+  });
+}
+
 /** Decides again, right before sending, when the set changed since the call was authorized. */
 export async function recheckIfChanged(ctx: Invocation): Promise<void> {
   const revision = ctx.gate.capabilities.revision;
