@@ -278,9 +278,7 @@ async function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
     // here instead (once, with bounded $refs, with our error). A definition without outputSchema turns its check
     // off and keeps the inputSchema for SEP-2243 header mirroring; the client then does not refresh its list
     // and retry by itself on a HEADER_MISMATCH answer (only for tools with an outputSchema).
-    ...(outputValidator === undefined
-      ? {}
-      : { toolDefinition: { name: tool, inputSchema: entry.wrapper.inputSchema as Tool['inputSchema'] } }),
+    ...(outputValidator === undefined ? {} : { toolDefinition: toolDefinitionOf(entry) }),
     ...(wantsProgress ? { onprogress: onProgress ?? noop, resetTimeoutOnProgress: true } : {}),
     ...(maxTotal === undefined ? {} : { maxTotalTimeout: maxTotal }),
     ...(ctx.perCallSignal === undefined ? {} : { signal: ctx.perCallSignal }),
@@ -318,6 +316,17 @@ async function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
   // The final result is checked, a task's included (the handle itself is no result).
   if (outputValidator !== undefined) checkOutput(name, server, outputValidator, raw);
   return toToolCallResult(raw, { maxResultChars: deps.maxResultChars });
+}
+
+/** The definition handed to the SDK for a tool with an `outputSchema`: the same for every call, so built once. */
+const toolDefinitions = new WeakMap<CatalogEntry, { name: string; inputSchema: Tool['inputSchema'] }>();
+function toolDefinitionOf(entry: CatalogEntry) {
+  let definition = toolDefinitions.get(entry);
+  if (definition === undefined) {
+    definition = { name: entry.wrapper.tool, inputSchema: entry.wrapper.inputSchema as Tool['inputSchema'] };
+    toolDefinitions.set(entry, definition);
+  }
+  return definition;
 }
 
 /** `tools/call` params: the trace context and the log level ride in `_meta` when there are any. */
