@@ -408,7 +408,9 @@ export class MCPClientManager implements ToolInvoker {
     this.#requestPath = {
       tracer: this.#tracer,
       redactor: this.#http.redactor,
+      events: this.#events,
       connection: (server) => this.#connections.get(server),
+      nextCallId: () => ++this.#callIds,
     };
   }
 

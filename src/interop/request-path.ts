@@ -1,7 +1,7 @@
 /**
  * Resource reads and prompt gets through the invocation pipeline (issue 15): the same trace, authorize, limit and
- * send stages as a tool call, so they get a span, the gate's decision on it, the server's call slot and call
- * statistics, and end in their own terminal. They are never re-sent: nothing marks them safe to repeat.
+ * send stages as a tool call, so they get a span, the gate's decision on it, the server's call slot, call
+ * statistics and events (`request_completed`, `request_failed`), and end in their own terminal. They are never re-sent: nothing marks them safe to repeat.
  */
 import type { Client, GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
 import { context as otelContext, SpanKind, type SpanOptions, type Tracer } from '@opentelemetry/api';
@@ -9,6 +9,7 @@ import { NotConnectedError } from '../errors.js';
 import type { SecretRedactor } from '../redact.js';
 import type { CapabilityGate } from '../security/gate.js';
 import type { ServerConnection } from './connection.js';
+import type { MCPManagerEvents, TypedEvents } from './events.js';
 import {
   authorizeStage,
   type ConnectedInvocation,
@@ -24,7 +25,9 @@ import { mapRequestError } from './request-errors.js';
 export interface RequestPathDeps {
   tracer: Tracer;
   redactor: SecretRedactor;
+  events: TypedEvents<MCPManagerEvents>;
   connection(server: string): ServerConnection | undefined;
+  nextCallId(): number;
 }
 
 /** The options such a request takes. */
@@ -38,6 +41,9 @@ interface RequestInvocation<T> extends ConnectedInvocation {
   readonly deps: RequestPathDeps;
   /** `resource '{uri}'` or `prompt '{name}'`, for error messages. */
   readonly what: string;
+  readonly method: 'resources/read' | 'prompts/get';
+  /** The URI or the prompt name. */
+  readonly target: string;
   readonly span0: { readonly name: string; readonly options: SpanOptions };
   readonly requestTimeoutMs: number | undefined;
   readonly send: (client: Client, request: { timeout: number; signal?: AbortSignal }) => Promise<T>;
@@ -58,6 +64,8 @@ export function readResourceThrough(
     kind: 'resource',
     request: { resource: `mcp-resource:${server}:${uri}`, action: 'read', context, server },
     what: `resource '${uri}'`,
+    method: 'resources/read',
+    target: uri,
     span0: {
       name: 'resources/read',
       options: {
@@ -93,6 +101,8 @@ export function getPromptThrough(
       server,
     },
     what: `prompt '${name}'`,
+    method: 'prompts/get',
+    target: name,
     span0: {
       name: `prompts/get ${name}`,
       options: {
@@ -153,21 +163,36 @@ async function sendStage(
   const connection = ctx.connection as ServerConnection;
   ctx.client = await connection.acquireClient(ctx.timeoutMs, ctx.signal);
   await recheckIfChanged(ctx);
+  const { deps, server, method, target } = ctx;
+  const callId = deps.nextCallId();
   const started = performance.now();
   connection.stats.inFlight += 1;
   try {
     const result = await next(ctx);
-    connection.stats.record(performance.now() - started, true);
+    const durationMs = performance.now() - started;
+    connection.stats.record(durationMs, true);
+    deps.events.emit('request_completed', () => ({ callId, server, method, target, durationMs }));
     return result;
   } catch (err) {
-    connection.stats.record(performance.now() - started, false);
-    throw mapRequestError(err, {
-      server: ctx.server,
+    const error = mapRequestError(err, {
+      server,
       what: ctx.what,
       timeoutMs: ctx.timeoutMs,
       signal: ctx.signal,
-      redactor: ctx.deps.redactor,
+      redactor: deps.redactor,
     });
+    const durationMs = performance.now() - started;
+    connection.stats.record(durationMs, false);
+    deps.events.emit('request_failed', () => ({
+      callId,
+      server,
+      method,
+      target,
+      durationMs,
+      code: error.code,
+      error,
+    }));
+    throw error;
   } finally {
     connection.stats.inFlight -= 1;
   }

@@ -120,6 +120,9 @@ describe('resource reads and prompts in the pipeline', () => {
       { id: 'read', effect: 'allow', resource: 'mcp-resource:echo:fixture://greeting', actions: 'read' },
     ]);
     await manager.connectServer({ name: 'echo', transport: 'stdio', ...nodeFixture('echo') });
+    const events: unknown[] = [];
+    manager.on('request_completed', (e) => events.push(e));
+    manager.on('request_failed', (e) => events.push(e));
     const before = manager.health().echo?.calls ?? 0;
     const read = await manager.readResource('echo', 'fixture://greeting');
     expect(read.contents[0]).toMatchObject({ uri: 'fixture://greeting' });
@@ -143,5 +146,28 @@ describe('resource reads and prompts in the pipeline', () => {
     ]);
     // Only the read that was sent counts: the denied one never reached the server.
     expect(manager.health().echo?.calls).toBe(before + 1);
+    expect(events).toEqual([
+      expect.objectContaining({ server: 'echo', method: 'resources/read', target: 'fixture://greeting' }),
+    ]);
+  });
+
+  it('reports a prompt the server fails as request_failed, with its code, after the gate allowed it', async () => {
+    await using manager = echoManager([
+      { id: 'prompts', effect: 'allow', resource: 'mcp-prompt:echo:*', actions: 'get' },
+    ]);
+    await manager.connectServer({ name: 'echo', transport: 'stdio', ...nodeFixture('echo') });
+    const failed: { method: string; target: string; code: string }[] = [];
+    manager.on('request_failed', (e) => failed.push(e));
+    const error = await manager.getPrompt('echo', 'no-such-prompt').catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'SERVER_ERROR' });
+    expect(failed).toEqual([
+      expect.objectContaining({ method: 'prompts/get', target: 'no-such-prompt', code: 'SERVER_ERROR' }),
+    ]);
+    const span = otel
+      .spans()
+      .filter((s) => s.name === 'prompts/get no-such-prompt')
+      .at(-1);
+    expect(span?.attributes['error.type']).toBe('SERVER_ERROR');
+    expect(span?.events.filter((e) => e.name === DECISION)).toHaveLength(1);
   });
 });
