@@ -239,15 +239,44 @@ export interface DecidingRule {
   description?: string | undefined;
 }
 
+/** The effect of a decision; `default-deny` when no rule matched. */
+export type DecisionEffect = 'allow' | 'deny' | 'ask' | 'default-deny';
+
+/**
+ * The answer to "may `action` be done on `resource`?". Defined here, beside {@link DecidingRule}, so the errors
+ * that carry it need nothing of the security area; `mcp-interlock/security` exports it.
+ */
+export interface Decision {
+  readonly allowed: boolean;
+  readonly effect: DecisionEffect;
+  /** Id of the deciding rule; absent for `default-deny`. */
+  readonly ruleId?: string | undefined;
+  /** The deciding rule; absent for `default-deny`. */
+  readonly rule?: DecidingRule | undefined;
+  /** Human-readable reason, fit to show to a model or an operator. */
+  readonly reason: string;
+}
+
 /** The capability set does not allow the call. Code `CAPABILITY_DENIED`. */
 export class PermissionDeniedError extends InteropError {
   readonly resource: string;
   readonly action: string;
   readonly reason: string;
   readonly rule: DecidingRule | undefined;
+  /**
+   * The gate's decision, as it was recorded (issue 15): `deny`, `default-deny`, or an `ask` the approver or its
+   * absence refused. Absent when the refusal was not the policy's (a fixed safety rule).
+   */
+  readonly decision: Decision | undefined;
 
   constructor(
-    details: { resource: string; action: string; reason: string; rule?: DecidingRule | undefined },
+    details: {
+      resource: string;
+      action: string;
+      reason: string;
+      rule?: DecidingRule | undefined;
+      decision?: Decision | undefined;
+    },
     options: InteropErrorOptions = {},
   ) {
     super(
@@ -259,6 +288,7 @@ export class PermissionDeniedError extends InteropError {
     this.action = details.action;
     this.reason = details.reason;
     this.rule = details.rule;
+    this.decision = details.decision;
   }
 }
 
@@ -323,8 +353,12 @@ export class ToolDefinitionChangedError extends InteropError {
 
 /** The audit sink failed and the policy says a call must not proceed unaudited. Code `AUDIT_FAILED`. */
 export class AuditError extends InteropError {
-  constructor(message: string, options: InteropErrorOptions = {}) {
+  /** The policy's decision the failed record held, when the gate blocked an allowed call (issue 15). */
+  readonly decision: Decision | undefined;
+
+  constructor(message: string, options: InteropErrorOptions & { decision?: Decision | undefined } = {}) {
     super(ErrorCode.AUDIT_FAILED, message, options);
+    this.decision = options.decision;
   }
 }
 

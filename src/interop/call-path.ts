@@ -1,12 +1,13 @@
 /**
- * The one path every tool call takes after name resolution: a `tools/call` span, argument validation (after
- * explicit denies, before argument conditions), the capability gate (nothing is sent when it denies), the
- * server's call slot, a live client (waiting out a reconnect within the timeout), the request itself with progress
- * and cancellation, one automatic re-send only when the call provably never reached the server or the config
- * marks the tool idempotent, and the result checked against the tool's `outputSchema`.
+ * The path every MCP tool call takes after name resolution, as the stages of the invocation pipeline
+ * (pipeline.ts): a `tools/call` span, argument validation (after explicit denies, before argument conditions), the
+ * capability gate (nothing is sent when it denies), the server's call slot, a live client (waiting out a reconnect
+ * within the timeout), one automatic re-send only when the call provably never reached the server or the config
+ * marks the tool idempotent, and the terminal: the request itself with progress and cancellation, and the result
+ * checked against the tool's `outputSchema`.
  */
 
-import type { LoggingLevel, Tool } from '@modelcontextprotocol/client';
+import type { Client, LoggingLevel, Tool } from '@modelcontextprotocol/client';
 import {
   type InteropError,
   isInteropError,
@@ -16,7 +17,6 @@ import {
   ToolOutputError,
 } from '../errors.js';
 import {
-  type Attributes,
   context as otelContext,
   propagation,
   type Span,
@@ -24,12 +24,9 @@ import {
   type SpanOptions,
   SpanStatusCode,
   type Tracer,
-  trace,
 } from '../otel.js';
 import type { SecretRedactor } from '../redact.js';
-import { AUDIT_SPAN_EVENT } from '../security/audit.js';
 import type { CapabilityGate } from '../security/gate.js';
-import type { AccessRequest, Decision } from '../security/types.js';
 import { type ArgumentLimits, argumentLimitIssue } from '../tools/limits.js';
 import { type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
 import type { ToolCallOptions } from '../tools/tool-wrapper.js';
@@ -39,11 +36,20 @@ import { toolMatchesAny } from './config.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import { callToolAnswering } from './input-rounds.js';
+import {
+  authorizeStage,
+  type ConnectedInvocation,
+  compose,
+  limitStage,
+  recheckIfChanged,
+  type Terminal,
+  traceStage,
+  validateStage,
+} from './pipeline.js';
 import { httpStatusOf, mapRequestError } from './request-errors.js';
 import { logLevelMeta } from './server-logs.js';
 import type { InFlightCalls } from './server-request-trace.js';
 import { answerNoRequest, type ServerRequestSupport } from './server-requests.js';
-import { requestSignal } from './signals.js';
 import { taskCallParams, taskHandleOf } from './task-handles.js';
 import { followTask } from './tasks.js';
 
@@ -69,44 +75,72 @@ export interface CallPathDeps {
   nextCallId(): number;
 }
 
-/** The span event capability decisions are recorded as (the same as the security area's audit events). */
-export const DECISION_EVENT = AUDIT_SPAN_EVENT;
+/** One tool call as it passes the pipeline. */
+interface ToolInvocation extends ConnectedInvocation {
+  readonly deps: CallPathDeps;
+  readonly entry: CatalogEntry;
+  readonly input: Record<string, unknown>;
+  readonly options: ToolCallOptions;
+  /** The client of the current attempt, set by the resend stage. */
+  client: Client | undefined;
+  /** The call returned a task handle and is following it: such a call is never re-sent as "never sent". */
+  followingTask: boolean;
+}
 
 /** Runs one call of `entry` with `input`. */
-export async function runToolCall(
+export function runToolCall(
   deps: CallPathDeps,
   entry: CatalogEntry,
   connection: ServerConnection | undefined,
   input: Record<string, unknown>,
   options: ToolCallOptions,
 ): Promise<ToolCallResult> {
-  const parent = options.traceContext ?? otelContext.active();
-  const start = spanStart(entry, connection);
-  const span = deps.tracer.startSpan(start.name, start.options, parent);
-  try {
-    const result = await callInSpan(
-      deps,
-      entry,
-      connection,
-      input,
-      options,
-      span,
-      trace.setSpan(parent, span),
-    );
-    span.setAttribute('interlock.result.chars', result.text.length);
-    if (result.isError) {
-      span.setAttribute('error.type', 'tool_error');
-      span.setStatus({ code: SpanStatusCode.ERROR, message: 'the tool returned an error result' });
-    }
-    return result;
-  } catch (err) {
-    const code = isInteropError(err) ? err.code : 'UNKNOWN';
-    span.setAttribute('error.type', code);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-    throw err;
-  } finally {
-    span.end();
+  const { server, tool, annotations } = entry.wrapper;
+  const ctx: ToolInvocation = {
+    kind: 'tool',
+    request: {
+      resource: toolResourceOf(entry),
+      action: 'execute',
+      context: {
+        args: input,
+        agent: options.agent ?? deps.agent,
+        principal: options.principal ?? deps.principal,
+        annotations,
+      },
+      server,
+      tool,
+      definitionHash: entry.hash,
+    },
+    gate: deps.gate,
+    signal: options.signal,
+    span: undefined,
+    spanContext: undefined,
+    decision: undefined,
+    revision: 0,
+    invalid: undefined,
+    server,
+    connection,
+    timeoutMs: 0,
+    perCallSignal: undefined,
+    deps,
+    entry,
+    input,
+    options,
+    client: undefined,
+    followingTask: false,
+  };
+  return toolPipeline(ctx);
+}
+
+/** `mcp:{server}:{tool}`, built once per catalog entry. */
+const resources = new WeakMap<CatalogEntry, string>();
+function toolResourceOf(entry: CatalogEntry): string {
+  let resource = resources.get(entry);
+  if (resource === undefined) {
+    resource = `mcp:${entry.wrapper.server}:${entry.wrapper.tool}`;
+    resources.set(entry, resource);
   }
+  return resource;
 }
 
 /** The name and start options of a tool's `tools/call` span: the same for every call, so built once. */
@@ -136,79 +170,10 @@ function spanStart(entry: CatalogEntry, connection: ServerConnection | undefined
   return start;
 }
 
-/** Decision attributes, named as the security area's audit span events name them. */
-function decisionAttributes(
-  resource: string,
-  decision: Pick<Decision, 'effect' | 'allowed' | 'ruleId' | 'reason'>,
-): Attributes {
-  const attrs: Attributes = {
-    'interlock.resource': resource,
-    'interlock.action': 'execute',
-    'interlock.effect': decision.effect,
-    'interlock.allowed': decision.allowed,
-    'interlock.reason': decision.reason,
-  };
-  if (decision.ruleId !== undefined) attrs['interlock.rule_id'] = decision.ruleId;
-  return attrs;
-}
-
-/** Records a refusal by the gate on the call's span. */
-function recordDenial(span: Span, resource: string, err: unknown): void {
-  const denied = err as { code?: string; reason?: string; rule?: { id?: string } };
-  span.addEvent(
-    DECISION_EVENT,
-    decisionAttributes(resource, {
-      effect: denied.code === 'CAPABILITY_DENIED' ? 'deny' : 'default-deny',
-      allowed: false,
-      ruleId: denied.rule?.id,
-      reason: denied.reason ?? (err as Error).message,
-    }),
-  );
-}
-
-async function callInSpan(
-  deps: CallPathDeps,
-  entry: CatalogEntry,
-  connection: ServerConnection | undefined,
-  input: Record<string, unknown>,
-  options: ToolCallOptions,
-  span: Span,
-  spanContext: ReturnType<typeof trace.setSpan>,
-): Promise<ToolCallResult> {
-  const { name, server, tool, annotations } = entry.wrapper;
-  const resource = `mcp:${server}:${tool}`;
-  const request = {
-    resource,
-    action: 'execute',
-    context: {
-      args: input,
-      agent: options.agent ?? deps.agent,
-      principal: options.principal ?? deps.principal,
-      annotations,
-    },
-    server,
-    tool,
-    definitionHash: entry.hash,
-  };
-  // Issue 18 item 3: the arguments meet the tool's schema before the policy's argument conditions see them, so a
-  // misspelt argument is a schema error the caller can fix, not a denial that hides it. Deny rules still come
-  // first: a call an explicit deny matches (or that no rule could ever allow) is answered with the denial.
-  const invalid = checkInput(deps, entry, input);
-  if (invalid !== undefined && !deniedWhatever(deps, request)) throw invalid;
-  // Read before deciding: any change from here on makes the call decide again right before it is sent.
-  let revision = deps.gate.capabilities.revision;
-  let decision: Decision;
-  try {
-    decision = await deps.gate.authorize(request);
-  } catch (err) {
-    recordDenial(span, resource, err);
-    throw err;
-  }
-  // A span that records nothing (no OpenTelemetry SDK) gets no attributes built for it.
-  if (span.isRecording()) span.addEvent(DECISION_EVENT, decisionAttributes(resource, decision));
-  // The policy changed between the two looks and now allows it: the arguments are still wrong.
-  if (invalid !== undefined) throw invalid;
-
+/** The server's connection, or NOT_CONNECTED (after the gate decided: a denied call learns nothing more). */
+function requireConnection(ctx: ToolInvocation): ServerConnection {
+  const { connection, entry } = ctx;
+  const { name, server } = entry.wrapper;
   if (connection === undefined || (entry.wrapper.offline && connection.state !== 'ready')) {
     throw new NotConnectedError(
       entry.wrapper.offline
@@ -217,152 +182,198 @@ async function callInSpan(
       { server },
     );
   }
-  const { config } = connection;
-  const timeoutMs = options.timeoutMs ?? config.timeoutMs;
-  const maxTotal = options.maxTotalTimeoutMs ?? config.maxTotalTimeoutMs;
-  const meta: Record<string, string> = {};
-  propagation.inject(spanContext, meta);
-  const logLevel = options.logLevel ?? deps.logLevel;
-  if (logLevel !== undefined) Object.assign(meta, logLevelMeta(logLevel));
-  const params =
-    Object.keys(meta).length === 0
-      ? { name: tool, arguments: input }
-      : { name: tool, arguments: input, _meta: meta };
+  ctx.timeoutMs = ctx.options.timeoutMs ?? connection.config.timeoutMs;
+  return connection;
+}
+
+/**
+ * The resend stage of a tool call: a live client (waiting out a reconnect within the timeout), a re-check when
+ * the policy changed while the call waited, statistics and events per attempt, and one re-send only when the
+ * call was lost with its connection and provably never reached the server, or the tool is marked idempotent.
+ */
+async function resendStage(
+  ctx: ToolInvocation,
+  next: Terminal<ToolInvocation, ToolCallResult>,
+): Promise<ToolCallResult> {
+  const { deps, options } = ctx;
+  const connection = ctx.connection as ServerConnection;
+  const { name, server, tool } = ctx.entry.wrapper;
+  for (let attempt = 1; ; attempt++) {
+    ctx.client = await connection.acquireClient(ctx.timeoutMs, options.signal);
+    // A revoke or policy change while the call waited for its slot or a reconnect still stops it.
+    await recheckIfChanged(ctx);
+    const callId = deps.nextCallId();
+    const started = performance.now();
+    ctx.followingTask = false;
+    connection.stats.started();
+    deps.events.emit('tool_call_started', () => ({ callId, name, server, tool, attempt }));
+    try {
+      const result = await next(ctx);
+      const durationMs = performance.now() - started;
+      connection.stats.record(durationMs, !result.isError);
+      deps.events.emit('tool_call_completed', () => ({
+        callId,
+        name,
+        server,
+        tool,
+        durationMs,
+        isError: result.isError,
+        resultChars: result.text.length,
+      }));
+      return result;
+    } catch (err) {
+      const error = mapRequestError(err, {
+        server,
+        what: `tool '${name}'`,
+        timeoutMs: ctx.timeoutMs,
+        signal: options.signal,
+        redactor: deps.redactor,
+      });
+      const durationMs = performance.now() - started;
+      connection.stats.record(durationMs, false);
+      deps.events.emit('tool_call_failed', () => ({
+        callId,
+        name,
+        server,
+        tool,
+        durationMs,
+        code: error.code,
+        error,
+      }));
+      const lost = isConnectionFailure(err, error);
+      if (lost) connection.markLost(error);
+      // Only a lost connection can re-send; the idempotent list is looked at then, not on every call.
+      const idempotent = lost && toolMatchesAny(connection.config.tools?.idempotent, tool);
+      const resend =
+        lost &&
+        attempt === 1 &&
+        !options.signal?.aborted &&
+        (idempotent || (!ctx.followingTask && neverReachedServer(err)));
+      if (resend && connection.recoverable) {
+        ctx.span?.addEvent('interlock.call.resend', { reason: idempotent ? 'idempotent' : 'never_sent' });
+        continue;
+      }
+      throw error;
+    } finally {
+      connection.stats.settled();
+    }
+  }
+}
+
+/** The terminal of a tool call: `tools/call` (a task followed to its end), the output checked, normalized. */
+async function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
+  const { deps, entry, options, input } = ctx;
+  const connection = ctx.connection as ServerConnection;
+  const client = ctx.client as Client;
+  const span = ctx.span as Span;
+  const { name, server, tool } = entry.wrapper;
   const outputValidator = deps.catalog.outputValidatorOf(entry);
+  const maxTotal = options.maxTotalTimeoutMs ?? connection.config.maxTotalTimeoutMs;
+  const onProgress = options.onProgress;
+  // The SDK asks for progress (a progressToken and a handler per request) only when onprogress is set, and only
+  // then can progress reset the timeout. It is always set: a server reporting progress on a long call keeps the
+  // call alive whether or not the caller listens (about 5 µs a call at concurrency 16; see performance.md).
   const requestOptions = {
-    timeout: timeoutMs,
+    timeout: ctx.timeoutMs,
     // The client checks structuredContent itself when its cached tool list has an outputSchema; we check it
     // here instead (once, with bounded $refs, with our error). A definition without outputSchema turns its check
     // off and keeps the inputSchema for SEP-2243 header mirroring; the client then does not refresh its list
     // and retry by itself on a HEADER_MISMATCH answer (only for tools with an outputSchema).
-    ...(outputValidator === undefined
-      ? {}
-      : { toolDefinition: { name: tool, inputSchema: entry.wrapper.inputSchema as Tool['inputSchema'] } }),
-    // The SDK only resets the timeout on progress when an onprogress handler is set.
-    onprogress: options.onProgress ?? noop,
+    ...(outputValidator === undefined ? {} : { toolDefinition: toolDefinitionOf(entry) }),
+    onprogress: onProgress ?? noop,
     resetTimeoutOnProgress: true,
     ...(maxTotal === undefined ? {} : { maxTotalTimeout: maxTotal }),
+    ...(ctx.perCallSignal === undefined ? {} : { signal: ctx.perCallSignal }),
   };
-
-  const release = await connection.limiter.acquire(options.signal);
-  // The SDK leaves a listener on the signal it gets: give it one of this call's own (see signals.ts).
-  const perCall = options.signal === undefined ? undefined : requestSignal(options.signal);
-  if (perCall !== undefined) Object.assign(requestOptions, { signal: perCall.signal });
+  const params = callParams(ctx, tool, input);
+  // Requests the server makes meanwhile (elicitation, sampling, roots, a task's input) find their parent span here.
+  deps.inFlight?.enter(server, span);
+  let raw: unknown;
   try {
-    for (let attempt = 1; ; attempt++) {
-      const client = await connection.acquireClient(timeoutMs, options.signal);
-      // A revoke or policy change while the call waited for its slot or a reconnect still stops it.
-      if (deps.gate.capabilities.revision !== revision) {
-        revision = deps.gate.capabilities.revision;
-        try {
-          await deps.gate.recheck(request);
-        } catch (err) {
-          recordDenial(span, resource, err);
-          throw err;
-        }
-      }
-      const callId = deps.nextCallId();
-      const started = performance.now();
-      let followingTask = false;
-      connection.stats.started();
-      deps.events.emit('tool_call_started', () => ({ callId, name, server, tool, attempt }));
-      try {
-        // Requests the server makes meanwhile (elicitation, sampling, roots, a task's input) find their parent
-        // span here.
-        deps.inFlight?.enter(server, span);
-        let raw: unknown;
-        try {
-          const callParams = taskCallParams(client, connection, params);
-          // With handlers for server requests, input rounds are answered inside this call (see input-rounds.ts).
-          raw =
-            deps.answerServerRequest === undefined
-              ? await client.callTool(callParams, requestOptions)
-              : await callToolAnswering(client, callParams, requestOptions, {
-                  server,
-                  answer: deps.answerServerRequest,
-                  signal: perCall?.signal,
-                });
-          // Issue 13: a task handle is followed to its end here; the call's promise stays the one the caller holds.
-          const task = taskHandleOf(raw);
-          if (task !== undefined) {
-            followingTask = true;
-            raw = await followTask(client, task, {
-              server,
-              tool: name,
-              era: client.getProtocolEra() === 'modern' ? 'modern' : 'legacy',
-              timeoutMs,
-              maxTotalTimeoutMs: maxTotal,
-              signal: perCall?.signal,
-              onProgress: options.onProgress,
-              answer: deps.answerServerRequest ?? answerNoRequest,
-              onStatus: (t) =>
-                span.addEvent('interlock.task.status', {
-                  'interlock.task.id': t.taskId,
-                  'interlock.task.status': t.status,
-                }),
-              redactor: deps.redactor,
-            });
-          }
-        } finally {
-          deps.inFlight?.leave(server, span);
-        }
-        // The final result is checked, a task's included (the handle itself is no result).
-        if (outputValidator !== undefined) checkOutput(name, server, outputValidator, raw);
-        const result = toToolCallResult(raw, { maxResultChars: deps.maxResultChars });
-        const durationMs = performance.now() - started;
-        connection.stats.record(durationMs, !result.isError);
-        deps.events.emit('tool_call_completed', () => ({
-          callId,
-          name,
-          server,
-          tool,
-          durationMs,
-          isError: result.isError,
-          resultChars: result.text.length,
-        }));
-        return result;
-      } catch (err) {
-        const error = mapRequestError(err, {
-          server,
-          what: `tool '${name}'`,
-          timeoutMs,
-          signal: options.signal,
-          redactor: deps.redactor,
-        });
-        const durationMs = performance.now() - started;
-        connection.stats.record(durationMs, false);
-        deps.events.emit('tool_call_failed', () => ({
-          callId,
-          name,
-          server,
-          tool,
-          durationMs,
-          code: error.code,
-          error,
-        }));
-        const lost = isConnectionFailure(err, error);
-        if (lost) connection.markLost(error);
-        // Only a lost connection can re-send; the idempotent list is looked at then, not on every call.
-        const idempotent = lost && toolMatchesAny(config.tools?.idempotent, tool);
-        const resend =
-          lost &&
-          attempt === 1 &&
-          !options.signal?.aborted &&
-          (idempotent || (!followingTask && neverReachedServer(err)));
-        if (resend && connection.recoverable) {
-          span.addEvent('interlock.call.resend', { reason: idempotent ? 'idempotent' : 'never_sent' });
-          continue;
-        }
-        throw error;
-      } finally {
-        connection.stats.settled();
-      }
+    const sent = taskCallParams(client, connection, params);
+    // With handlers for server requests, input rounds are answered inside this call (see input-rounds.ts).
+    raw =
+      deps.answerServerRequest === undefined
+        ? await client.callTool(sent, requestOptions)
+        : await callToolAnswering(client, sent, requestOptions, {
+            server,
+            answer: deps.answerServerRequest,
+            signal: ctx.perCallSignal,
+          });
+    // Issue 13: a task handle is followed to its end here; the call's promise stays the one the caller holds.
+    const task = taskHandleOf(raw);
+    if (task !== undefined) {
+      ctx.followingTask = true;
+      raw = await followTask(client, task, {
+        server,
+        tool: name,
+        era: client.getProtocolEra() === 'modern' ? 'modern' : 'legacy',
+        timeoutMs: ctx.timeoutMs,
+        maxTotalTimeoutMs: maxTotal,
+        signal: ctx.perCallSignal,
+        onProgress,
+        answer: deps.answerServerRequest ?? answerNoRequest,
+        onStatus: (t) =>
+          span.addEvent('interlock.task.status', {
+            'interlock.task.id': t.taskId,
+            'interlock.task.status': t.status,
+          }),
+        redactor: deps.redactor,
+      });
     }
   } finally {
-    perCall?.dispose();
-    release();
+    deps.inFlight?.leave(server, span);
   }
+  // The final result is checked, a task's included (the handle itself is no result).
+  if (outputValidator !== undefined) checkOutput(name, server, outputValidator, raw);
+  return toToolCallResult(raw, { maxResultChars: deps.maxResultChars });
 }
+
+/** The definition handed to the SDK for a tool with an `outputSchema`: the same for every call, so built once. */
+const toolDefinitions = new WeakMap<CatalogEntry, { name: string; inputSchema: Tool['inputSchema'] }>();
+function toolDefinitionOf(entry: CatalogEntry) {
+  let definition = toolDefinitions.get(entry);
+  if (definition === undefined) {
+    definition = { name: entry.wrapper.tool, inputSchema: entry.wrapper.inputSchema as Tool['inputSchema'] };
+    toolDefinitions.set(entry, definition);
+  }
+  return definition;
+}
+
+/** `tools/call` params: the trace context and the log level ride in `_meta` when there are any. */
+function callParams(ctx: ToolInvocation, tool: string, input: Record<string, unknown>) {
+  const meta: Record<string, string> = {};
+  propagation.inject(ctx.spanContext ?? otelContext.active(), meta);
+  const logLevel = ctx.options.logLevel ?? ctx.deps.logLevel;
+  if (logLevel !== undefined) Object.assign(meta, logLevelMeta(logLevel));
+  for (const _ in meta) return { name: tool, arguments: input, _meta: meta };
+  return { name: tool, arguments: input };
+}
+
+/** Every MCP tool call, composed once: trace, validate, authorize, limit, resend, then `tools/call`. */
+const toolPipeline = compose<ToolInvocation, ToolCallResult>(
+  [
+    traceStage<ToolInvocation, ToolCallResult>({
+      tracer: (ctx) => ctx.deps.tracer,
+      start: (ctx) => spanStart(ctx.entry, ctx.connection),
+      parent: (ctx) => ctx.options.traceContext ?? otelContext.active(),
+      onResult(span, result) {
+        span.setAttribute('interlock.result.chars', result.text.length);
+        if (result.isError) {
+          span.setAttribute('error.type', 'tool_error');
+          span.setStatus({ code: SpanStatusCode.ERROR, message: 'the tool returned an error result' });
+        }
+      },
+    }),
+    // Issue 18 item 3: the arguments meet the tool's schema before the policy's argument conditions see them, so
+    // a misspelt argument is a schema error the caller can fix, not a denial that hides it.
+    validateStage((ctx) => checkInput(ctx.deps, ctx.entry, ctx.input)),
+    authorizeStage,
+    limitStage(requireConnection),
+    resendStage,
+  ],
+  callTool,
+);
 
 /**
  * What is wrong with `input` for this tool, before any argument condition is evaluated: over the argument limits,
@@ -386,18 +397,6 @@ function checkInput(
     throw err;
   }
   return undefined;
-}
-
-/**
- * Whether the policy denies this call whatever its arguments: an explicit deny applies, or no rule could ever
- * allow it. Side-effect free (no quota is used, nothing audited): the gate then decides and records it.
- */
-function deniedWhatever(deps: CallPathDeps, request: AccessRequest): boolean {
-  const caps = deps.gate.capabilities;
-  const { resource, action, context } = request;
-  if (caps.check(resource, action, context).effect === 'deny') return true;
-  const withoutArgs = { ...context, args: undefined };
-  return !caps.couldAllow(resource, action, withoutArgs);
 }
 
 /**

@@ -57,6 +57,26 @@ export interface MCPManagerEvents {
     code: string;
     error: Error;
   };
+  /**
+   * A resource read (`resources/read`, `target` is the URI) or prompt get (`prompts/get`, `target` is the name)
+   * ended: they pass the same pipeline as tool calls (issue 15). `code` is set when it failed.
+   */
+  request_completed: {
+    callId: number;
+    server: string;
+    method: 'resources/read' | 'prompts/get';
+    target: string;
+    durationMs: number;
+  };
+  request_failed: {
+    callId: number;
+    server: string;
+    method: 'resources/read' | 'prompts/get';
+    target: string;
+    durationMs: number;
+    code: string;
+    error: Error;
+  };
   warning: { server?: string | undefined; code: string; message: string };
   /** A log message a server sent (`notifications/message`), its text cut to a bounded length, secrets masked. */
   server_log: ServerLogEntry;

@@ -4,14 +4,8 @@
  * `execute`, before anything is sent: there is no other path to a server.
  */
 
-import type { Client, GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
-import {
-  ClosedError,
-  ConfigError,
-  NotConnectedError,
-  ToolDefinitionChangedError,
-  ToolNotFoundError,
-} from '../errors.js';
+import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
+import { ClosedError, ConfigError, ToolDefinitionChangedError, ToolNotFoundError } from '../errors.js';
 import { type Tracer, trace } from '../otel.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { CapabilityGate } from '../security/gate.js';
@@ -31,11 +25,15 @@ import { type MCPManagerEvents, TypedEvents } from './events.js';
 import { createHttpClient, type HttpClient } from './http.js';
 import { type Logger, silentLogger } from './logger.js';
 import { checkManagerOptions, type MCPClientManagerOptions } from './manager-options.js';
-import { mapRequestError } from './request-errors.js';
+import { authorizeInvocation } from './pipeline.js';
+import { getPromptThrough, type RequestPathDeps, readResourceThrough } from './request-path.js';
 import { logAt, type ServerLogSupport } from './server-logs.js';
 import { InFlightCalls } from './server-request-trace.js';
-import { type ServerRequestKind, type ServerRequestSupport, serverRequestSupport } from './server-requests.js';
-import { requestSignal } from './signals.js';
+import {
+  type ServerRequestKind,
+  type ServerRequestSupport,
+  serverRequestSupport,
+} from './server-requests.js';
 import type { ClientIdentity, ServerAuthFactory } from './transport.js';
 
 // Sessions and the engine import the options type from here, where it was defined before issue 15's split.
@@ -114,6 +112,7 @@ export class MCPClientManager implements ToolInvoker {
   readonly #serverRequests: ServerRequestSupport | undefined;
   readonly #serverLogs: ServerLogSupport;
   readonly #callPath: CallPathDeps;
+  readonly #requestPath: RequestPathDeps;
   readonly #unwatchPins: () => void;
   #callIds = 0;
   #closed = false;
@@ -162,12 +161,18 @@ export class MCPClientManager implements ToolInvoker {
         roots: options.roots,
       },
       {
-        authorize: (server, kind, args) =>
-          this.#gate.authorize({
-            resource: `mcp:${server}:${kind}`,
-            action: 'request',
-            context: { args, agent: this.#agent, principal: options.principal },
-            server,
+        // Answers to server requests pass the pipeline's authorize stage: the decision goes on their span.
+        authorize: (server, kind, args, span) =>
+          authorizeInvocation({
+            kind: 'server-request',
+            request: {
+              resource: `mcp:${server}:${kind}`,
+              action: 'request',
+              context: { args, agent: this.#agent, principal: options.principal },
+              server,
+            },
+            gate: this.#gate,
+            span,
           }),
         tracer: this.#tracer,
         inFlight,
@@ -218,6 +223,13 @@ export class MCPClientManager implements ToolInvoker {
       onToolListChanged: (server) => this.#reporter.scheduleRefresh(server),
       onDiscarded: (server) => this.#catalog.removeServer(server),
     });
+    this.#requestPath = {
+      tracer: this.#tracer,
+      redactor: this.#http.redactor,
+      events: this.#events,
+      connection: (server) => this.#connections.get(server),
+      nextCallId: () => ++this.#callIds,
+    };
   }
 
   /** Where tool definitions are pinned. */
@@ -498,25 +510,21 @@ export class MCPClientManager implements ToolInvoker {
     return this.#getPrompt(this.#gate, this.#agent, server, name, args, options);
   }
 
-  async #readResource(
+  #readResource(
     gate: CapabilityGate,
     agent: string | undefined,
     server: string,
     uri: string,
     options: ResourceRequestOptions,
   ): Promise<ReadResourceResult> {
-    await gate.authorize({
-      resource: `mcp-resource:${server}:${uri}`,
-      action: 'read',
-      context: { agent: options.agent ?? agent, principal: options.principal ?? this.#callPath.principal },
-      server,
-    });
-    return this.#request(server, `resource '${uri}'`, options, (client, request) =>
-      client.readResource({ uri }, request),
-    );
+    const context = {
+      agent: options.agent ?? agent,
+      principal: options.principal ?? this.#callPath.principal,
+    };
+    return readResourceThrough(this.#requestPath, gate, context, server, uri, options);
   }
 
-  async #getPrompt(
+  #getPrompt(
     gate: CapabilityGate,
     agent: string | undefined,
     server: string,
@@ -524,54 +532,11 @@ export class MCPClientManager implements ToolInvoker {
     args: Record<string, string>,
     options: ResourceRequestOptions,
   ): Promise<GetPromptResult> {
-    await gate.authorize({
-      resource: `mcp-prompt:${server}:${name}`,
-      action: 'get',
-      context: {
-        args,
-        agent: options.agent ?? agent,
-        principal: options.principal ?? this.#callPath.principal,
-      },
-      server,
-    });
-    return this.#request(server, `prompt '${name}'`, options, (client, request) =>
-      client.getPrompt({ name, arguments: args }, request),
-    );
-  }
-
-  /**
-   * One gated non-tool request: like a tool call, it waits out a reconnect within its timeout and maps what the
-   * SDK throws to coded errors.
-   */
-  async #request<T>(
-    server: string,
-    what: string,
-    options: { signal?: AbortSignal; timeoutMs?: number },
-    send: (client: Client, request: { timeout: number; signal?: AbortSignal }) => Promise<T>,
-  ): Promise<T> {
-    const connection = this.#connections.get(server);
-    if (connection === undefined) {
-      throw new NotConnectedError(`No server named '${server}' is connected; connect it first.`, { server });
-    }
-    const timeoutMs = options.timeoutMs ?? connection.config.timeoutMs;
-    const client = await connection.acquireClient(timeoutMs, options.signal);
-    const perCall = options.signal === undefined ? undefined : requestSignal(options.signal);
-    try {
-      return await send(client, {
-        timeout: timeoutMs,
-        ...(perCall === undefined ? {} : { signal: perCall.signal }),
-      });
-    } catch (err) {
-      throw mapRequestError(err, {
-        server,
-        what,
-        timeoutMs,
-        signal: options.signal,
-        redactor: this.#http.redactor,
-      });
-    } finally {
-      perCall?.dispose();
-    }
+    const context = {
+      agent: options.agent ?? agent,
+      principal: options.principal ?? this.#callPath.principal,
+    };
+    return getPromptThrough(this.#requestPath, gate, context, server, name, args, options);
   }
 
   /** Fetches `server`'s tool list again and merges it; wrappers handed out before stay valid. */

@@ -100,6 +100,8 @@ export type ServerRequestAuthorizer = (
   server: string,
   kind: ServerRequestKind,
   args: Record<string, unknown>,
+  /** The request's span: the decision is recorded on it (issue 15: once, as the gate decided it). */
+  span?: Span,
 ) => Promise<Decision>;
 
 /** What the transport needs to answer server requests: the capabilities to declare and the handlers. */
@@ -396,7 +398,7 @@ async function decide(
   record = true,
 ): Promise<PermissionDeniedError | undefined> {
   try {
-    const decision = await deps.authorize(server, kind, args);
+    const decision = await deps.authorize(server, kind, args, span);
     if (record) {
       span.setAttribute('interlock.decision', 'allow');
       if (decision.ruleId !== undefined) span.setAttribute('interlock.rule_id', decision.ruleId);

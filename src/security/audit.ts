@@ -184,23 +184,35 @@ export class OpenTelemetryAuditSink implements AuditSink {
 
 /** The span-event attributes for a record. */
 export function auditAttributes(record: AuditRecord): Attributes {
+  return decisionAttributes(record);
+}
+
+/** What {@link decisionAttributes} names: an audit record, or as much of one as a span knows. */
+export type DecisionFacts = Pick<AuditRecord, 'resource' | 'action' | 'effect' | 'allowed' | 'reason'> &
+  Partial<Omit<AuditRecord, 'resource' | 'action' | 'effect' | 'allowed' | 'reason'>>;
+
+/**
+ * The one attribute builder for capability decisions (issue 15): the audit sink's span events and the
+ * invocation pipeline's decision events both come from here, so they name the same facts the same way.
+ */
+export function decisionAttributes(facts: DecisionFacts): Attributes {
   const a: Attributes = {
-    'interlock.time': record.time,
-    'interlock.resource': record.resource,
-    'interlock.action': record.action,
-    'interlock.effect': record.effect,
-    'interlock.allowed': record.allowed,
-    'interlock.reason': record.reason,
-    'interlock.argument_keys': [...record.argumentKeys],
+    'interlock.resource': facts.resource,
+    'interlock.action': facts.action,
+    'interlock.effect': facts.effect,
+    'interlock.allowed': facts.allowed,
+    'interlock.reason': facts.reason,
   };
-  if (record.agent !== undefined) a['interlock.agent'] = record.agent;
-  if (record.ruleId !== undefined) a['interlock.rule_id'] = record.ruleId;
-  if (record.server !== undefined) a['interlock.server'] = record.server;
-  if (record.tool !== undefined) a['interlock.tool'] = record.tool;
-  if (record.definitionHash !== undefined) a['interlock.definition_hash'] = record.definitionHash;
-  if (record.approved !== undefined) a['interlock.approved'] = record.approved;
-  if (record.principal !== undefined) a['interlock.principal'] = record.principal;
-  if (record.policyRevision !== undefined) a['interlock.policy_revision'] = record.policyRevision;
+  if (facts.time !== undefined) a['interlock.time'] = facts.time;
+  if (facts.argumentKeys !== undefined) a['interlock.argument_keys'] = [...facts.argumentKeys];
+  if (facts.agent !== undefined) a['interlock.agent'] = facts.agent;
+  if (facts.ruleId !== undefined) a['interlock.rule_id'] = facts.ruleId;
+  if (facts.server !== undefined) a['interlock.server'] = facts.server;
+  if (facts.tool !== undefined) a['interlock.tool'] = facts.tool;
+  if (facts.definitionHash !== undefined) a['interlock.definition_hash'] = facts.definitionHash;
+  if (facts.approved !== undefined) a['interlock.approved'] = facts.approved;
+  if (facts.principal !== undefined) a['interlock.principal'] = facts.principal;
+  if (facts.policyRevision !== undefined) a['interlock.policy_revision'] = facts.policyRevision;
   return a;
 }
 

@@ -86,7 +86,8 @@ export class CapabilityGate {
 
   /**
    * Decides `request`. Returns the decision when the call may proceed; throws `PermissionDeniedError`
-   * when it may not, or `AuditError` when the audit sink failed and `auditFailure` is `block`.
+   * when it may not, or `AuditError` when the audit sink failed and `auditFailure` is `block`. Either error
+   * carries the `decision` that was audited, so no caller rebuilds it from the error (issue 15).
    */
   async authorize(request: AccessRequest): Promise<Decision> {
     const { resource, action, context } = request;
@@ -107,13 +108,13 @@ export class CapabilityGate {
       if (failure !== undefined && decision.allowed && this.#block) {
         throw new AuditError(
           `The audit sink failed, so the call to '${resource}' was blocked (auditFailure is 'block'). Fix the sink, or set auditFailure: 'continue'.`,
-          { cause: failure, server: request.server },
+          { cause: failure, server: request.server, decision },
         );
       }
     }
     if (!decision.allowed) {
       throw new PermissionDeniedError(
-        { resource, action, reason: decision.reason, rule: decision.rule },
+        { resource, action, reason: decision.reason, rule: decision.rule, decision },
         { server: request.server },
       );
     }
@@ -138,7 +139,7 @@ export class CapabilityGate {
       if (isPromise(written)) await written;
     }
     throw new PermissionDeniedError(
-      { resource, action, reason: decision.reason, rule: decision.rule },
+      { resource, action, reason: decision.reason, rule: decision.rule, decision },
       { server: request.server },
     );
   }

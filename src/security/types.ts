@@ -2,13 +2,12 @@
  * The contract between the capability model and whatever enforces it (the interop manager, the engine).
  * Depends on nothing of ours but the shared errors.
  */
-import type { DecidingRule } from '../errors.js';
+import type { Decision, DecisionEffect } from '../errors.js';
+
+export type { Decision, DecisionEffect };
 
 /** The three rule effects. */
 export type RuleEffect = 'allow' | 'deny' | 'ask';
-
-/** The effect of a decision; `default-deny` when no rule matched. */
-export type DecisionEffect = RuleEffect | 'default-deny';
 
 /** Untrusted hints a server gives about a tool (MCP `ToolAnnotations`). May deny more, never allow more. */
 export interface ToolHints {
@@ -33,18 +32,6 @@ export interface CheckContext {
   readonly now?: number | undefined;
   /** The tool's annotations, untrusted. */
   readonly annotations?: ToolHints | undefined;
-}
-
-/** The answer to "may `action` be done on `resource`?". */
-export interface Decision {
-  readonly allowed: boolean;
-  readonly effect: DecisionEffect;
-  /** Id of the deciding rule; absent for `default-deny`. */
-  readonly ruleId?: string | undefined;
-  /** The deciding rule; absent for `default-deny`. */
-  readonly rule?: DecidingRule | undefined;
-  /** Human-readable reason, fit to show to a model or an operator. */
-  readonly reason: string;
 }
 
 /** What the gate is asked to authorize. */

@@ -18,7 +18,7 @@ import { DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, runLoop } from './l
 import { interopState, SessionInteropMixin, type SessionInteropOptions } from './mixin.js';
 import type { NativeTool } from './native-tool.js';
 import { Session } from './session.js';
-import { ATTR, TRACER_NAME, withDecisionEvents } from './telemetry.js';
+import { ATTR, TRACER_NAME } from './telemetry.js';
 import { Toolbox } from './toolbox.js';
 import type { AgentCallOptions, RunInput, RunOptions, RunResult, ToolDescriptor } from './types.js';
 
@@ -83,7 +83,7 @@ export interface SpawnOptions {
 interface Prepared {
   interop: SessionInteropOptions;
   capabilities: CapabilitySet;
-  audit: AuditSink;
+  audit: AuditSink | undefined;
   tracer: Tracer;
 }
 
@@ -114,14 +114,14 @@ function prepare(options: AgentSessionOptions): Prepared {
   }
   const tracer = options.tracer ?? trace.getTracer(TRACER_NAME);
   const capabilities = options.capabilities ?? new CapabilitySet();
-  // Decisions become span events. The manager records its own gate's decisions on its `tools/call` spans; the
-  // gates here (native tools, and the view over a shared manager) record theirs through this sink.
-  const audit = withDecisionEvents(options.audit, tracer);
-  const shared = options.interop?.manager !== undefined;
+  // Decisions become span events where they are made, once (issue 15): the invocation pipeline records each
+  // gate's decision on the call's span (the manager's and a shared manager's view on `tools/call`, the native
+  // tools' gate on `execute_tool`), so no audit sink adds a second event.
+  const audit = options.audit;
   const managerOptions: MCPClientManagerOptions = {
     ...options.interop?.managerOptions,
     capabilities,
-    audit: shared ? audit : options.audit,
+    audit,
     approver: options.approver,
     auditFailure: options.auditFailure,
     agent: options.name,

@@ -2,8 +2,11 @@
  * Native tools (issue 4, "Engine"): tools written in TypeScript with a zod schema, shown to the model beside
  * MCP tools and gated the same way, on the resource `tool:{name}` with the action `execute`.
  */
+import type { Span } from '@opentelemetry/api';
 import { z } from 'zod';
 import { ConfigError, RequestCancelledError, ToolInputError } from '../errors.js';
+import { authorizeStage, compose, type Invocation } from '../interop/pipeline.js';
+import type { CapabilityGate } from '../security/gate.js';
 import { nativeToolResource } from '../security/pattern.js';
 import { type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
 import type { ToolAnnotations } from '../tools/tool-wrapper.js';
@@ -117,5 +120,57 @@ export function defineTool<S extends z.ZodObject = z.ZodObject<Record<string, ne
       const raw = typeof value === 'string' ? { content: [{ type: 'text', text: value }] } : value;
       return toToolCallResult(raw, invokeOptions);
     },
+  });
+}
+
+/** One native tool call as it passes the invocation pipeline. */
+interface NativeInvocation extends Invocation {
+  readonly tool: NativeTool;
+  readonly args: Record<string, unknown>;
+  readonly context: NativeToolContext;
+  readonly maxResultChars: number | undefined;
+}
+
+/**
+ * Native tool calls, composed once from the invocation pipeline's stages (issue 15): the agent's `execute_tool`
+ * span is the trace (made by the toolbox, which spans MCP and native calls alike), the gate decides and its
+ * decision goes on that span, and `invoke` is the terminal (it validates the arguments with the zod schema). No
+ * call slot: a native tool has no server to protect.
+ */
+const nativePipeline = compose<NativeInvocation, ToolCallResult>([authorizeStage], (ctx) =>
+  ctx.tool.invoke(ctx.args, ctx.context, { maxResultChars: ctx.maxResultChars }),
+);
+
+/** Calls `tool` through the pipeline, gated by `gate`, its decision recorded on `span`. */
+export function callNativeTool(
+  tool: NativeTool,
+  args: Record<string, unknown>,
+  settings: {
+    gate: CapabilityGate;
+    span: Span | undefined;
+    context: NativeToolContext;
+    maxResultChars?: number | undefined;
+  },
+): Promise<ToolCallResult> {
+  const { context } = settings;
+  return nativePipeline({
+    kind: 'native',
+    request: {
+      resource: tool.resource,
+      action: 'execute',
+      context: { args, agent: context.agent, annotations: tool.annotations },
+      tool: tool.name,
+    },
+    gate: settings.gate,
+    signal: context.signal,
+    span: settings.span,
+    spanContext: undefined,
+    decision: undefined,
+    revision: 0,
+    invalid: undefined,
+    tool,
+    args,
+    context,
+    maxResultChars: settings.maxResultChars,
   });
 }

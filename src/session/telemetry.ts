@@ -4,10 +4,6 @@
  * `gen_ai.*`); what they do not cover is under `interlock.*`. Argument values and message contents never go
  * into spans.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { type Span, type Tracer, trace } from '@opentelemetry/api';
-import { combineAuditSinks, OpenTelemetryAuditSink } from '../security/audit.js';
-import type { AuditSink } from '../security/types.js';
 
 /** The tracer name used when none is given. */
 export const TRACER_NAME = 'interlock';
@@ -49,18 +45,3 @@ export const SPAN = {
   tool: (tool: string) => `execute_tool ${tool}`,
   create: (agent: string) => `create_agent ${agent}`,
 } as const;
-
-/**
- * The `execute_tool` span of the call under way. Capability decisions are recorded on the active span; when
- * no OpenTelemetry context manager is registered there is no active span, and this one is used instead.
- */
-export const toolSpanStore = new AsyncLocalStorage<Span>();
-
-/** The audit sink that puts each capability decision on the current span as an event (plus `audit`, if any). */
-export function withDecisionEvents(audit: AuditSink | undefined, tracer: Tracer): AuditSink {
-  const events = new OpenTelemetryAuditSink({
-    tracer,
-    getSpan: () => trace.getActiveSpan() ?? toolSpanStore.getStore(),
-  });
-  return audit === undefined ? events : combineAuditSinks(audit, events);
-}

@@ -21,8 +21,8 @@ import { type MediaContent, resultMedia } from '../tools/media.js';
 import type { ToolCallResult } from '../tools/normalize.js';
 import { classifyCallError as classify } from './call-errors.js';
 import type { McpToolAccess } from './gated-view.js';
-import type { NativeTool } from './native-tool.js';
-import { ATTR, SPAN, toolSpanStore } from './telemetry.js';
+import { callNativeTool, type NativeTool } from './native-tool.js';
+import { ATTR, SPAN } from './telemetry.js';
 import type { AgentCallOptions, RunStep, StepDecision, ToolDescriptor } from './types.js';
 
 /** What a {@link Toolbox} is built from. */
@@ -227,40 +227,34 @@ export class Toolbox {
     return this.#o.mcp.getTool(name) === undefined ? 'unknown' : 'mcp';
   }
 
-  async #run(
+  #run(
     span: Span,
     name: string,
     args: Record<string, unknown>,
     settings: CallSettings,
   ): Promise<ToolCallResult> {
     const active = trace.setSpan(context.active(), span);
-    return context.with(active, () =>
-      toolSpanStore.run(span, async () => {
-        const native = this.#native.get(name);
-        const agent = this.#o.agent;
-        if (native === undefined) {
-          // The manager's `tools/call` span is a child of this one, with or without a context manager.
-          const options = {
-            signal: settings.signal,
-            timeoutMs: settings.timeoutMs,
-            agent,
-            traceContext: active,
-          };
-          return this.#o.mcp.callTool(name, args, options);
-        }
-        await this.#o.gate.authorize({
-          resource: native.resource,
-          action: 'execute',
-          context: { args, agent, annotations: native.annotations },
-          tool: native.name,
-        });
-        return native.invoke(
-          args,
-          { signal: settings.signal, agent, callId: settings.callId },
-          { maxResultChars: this.#o.maxResultChars },
-        );
-      }),
-    );
+    return context.with(active, () => {
+      const native = this.#native.get(name);
+      const agent = this.#o.agent;
+      if (native === undefined) {
+        // The manager's `tools/call` span is a child of this one, with or without a context manager.
+        const options = {
+          signal: settings.signal,
+          timeoutMs: settings.timeoutMs,
+          agent,
+          traceContext: active,
+        };
+        return this.#o.mcp.callTool(name, args, options);
+      }
+      // The decision goes on this span (issue 15: one event per decision, recorded where it is made).
+      return callNativeTool(native, args, {
+        gate: this.#o.gate,
+        span,
+        context: { signal: settings.signal, agent, callId: settings.callId },
+        maxResultChars: this.#o.maxResultChars,
+      });
+    });
   }
 
   #startSpan(name: string, callId: string, parent: Context): Span {

@@ -378,6 +378,21 @@ describe('a span per server request', () => {
         'interlock.decision': 'deny',
         'error.type': 'CAPABILITY_DENIED',
       });
+      // Issue 15: the answer path passes the pipeline's authorize stage, so each decision is an event on the
+      // request's span, named as audit records name it, with the effect the gate decided.
+      const decisions = (span: typeof elicit) =>
+        span?.events.filter((e) => e.name === 'interlock.capability.decision').map((e) => e.attributes);
+      expect(decisions(elicit)).toEqual([
+        expect.objectContaining({
+          'interlock.resource': 'mcp:srv:elicitation',
+          'interlock.action': 'request',
+          'interlock.effect': 'allow',
+          'interlock.rule_id': 'may-ask',
+        }),
+      ]);
+      expect(decisions(sample)).toEqual([
+        expect.objectContaining({ 'interlock.effect': 'default-deny', 'interlock.allowed': false }),
+      ]);
       expect(elicit?.parentSpanContext?.spanId).toBe(tool('ask')?.spanContext().spanId);
       expect(sample?.parentSpanContext?.spanId).toBe(tool('sample')?.spanContext().spanId);
       // Nothing the user typed goes into the span.

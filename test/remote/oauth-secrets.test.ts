@@ -27,6 +27,8 @@ const EVENT_NAMES = Object.keys({
   tool_call_started: 0,
   tool_call_completed: 0,
   tool_call_failed: 0,
+  request_completed: 0,
+  request_failed: 0,
   warning: 0,
   server_log: 0,
 } satisfies Record<MCPManagerEventName, 0>) as MCPManagerEventName[];
