@@ -1,6 +1,12 @@
-// Public API of the config area: the project file (`interlock.config.yaml` / `.json`). Any name added here
-// becomes public API.
+// Public API of the config area: the project file (`interlock.config.yaml` / `.json`), mcp.json files and config
+// to HTTP settings. Any name added here becomes public API.
 
+export {
+  createHttpClientFromConfig,
+  httpOptionsFromConfig,
+  readTlsConfig,
+  serverHttpOverrides,
+} from './http.js';
 export type { FileIssue } from './issues.js';
 export { CONFIG_SCHEMA_PATH, configJsonSchema } from './json-schema.js';
 export {
@@ -11,6 +17,7 @@ export {
   loadPolicyFile,
   type StateConfig,
 } from './load.js';
+export { expandEnv, type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from './mcp-json.js';
 export {
   CONFIG_VERSION,
   DEFAULT_AGENT,

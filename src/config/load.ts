@@ -20,7 +20,6 @@ import {
   type ServerTlsConfig,
   toConfigIssues,
 } from '../interop/config.js';
-import { expandEnv, parseMCPConfig } from '../interop/config-file.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { type Policy, PolicySchema } from '../security/policy.js';
 import { type ConfigDocument, readConfigDocument } from './document.js';
@@ -34,6 +33,7 @@ import {
   parsePath,
 } from './issues.js';
 import { keysAt } from './keys.js';
+import { expandEnv, parseMCPConfig } from './mcp-json.js';
 import {
   DEFAULT_AGENT,
   DEFAULT_CONFIG_FILES,

@@ -14,6 +14,7 @@ import type {
 } from '@modelcontextprotocol/client';
 import { type Tracer, trace } from '@opentelemetry/api';
 import { z } from 'zod';
+import { serverHttpOverrides } from '../config/http.js';
 import {
   ClosedError,
   ConfigError,
@@ -23,6 +24,8 @@ import {
   ToolDefinitionChangedError,
   ToolNotFoundError,
 } from '../errors.js';
+import { createHttpClient, type HttpClient, type HttpOptions } from '../net/http.js';
+import type { NetworkPolicy } from '../net/network.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { CapabilityGate } from '../security/gate.js';
 import { type PinnedToolDefinition, PinStore, toolChangeDiff } from '../security/pinning.js';
@@ -47,9 +50,7 @@ import {
 } from './config.js';
 import { ServerConnection } from './connection.js';
 import { type MCPManagerEvents, TypedEvents } from './events.js';
-import { createHttpClient, type HttpClient, type HttpOptions, serverHttpOverrides } from './http.js';
 import { type Logger, silentLogger } from './logger.js';
-import type { NetworkPolicy } from './network.js';
 import { mapRequestError } from './request-errors.js';
 import { LOG_LEVELS, logAt, type ServerLogSupport } from './server-logs.js';
 import { InFlightCalls } from './server-request-trace.js';

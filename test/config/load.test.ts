@@ -6,10 +6,10 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FileIssue, loadInterlockConfig } from '../../src/config/index.js';
+import { parseMCPConfig } from '../../src/config/mcp-json.js';
 import { TRANSPORT_TYPE_ALIASES } from '../../src/config/schema.js';
 import { createMasker } from '../../src/config/secrets.js';
 import type { ConfigError } from '../../src/errors.js';
-import { parseMCPConfig } from '../../src/interop/config-file.js';
 import { type TempProject, tempProject } from '../cli/helpers.js';
 
 let project: TempProject;

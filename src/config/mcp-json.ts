@@ -11,7 +11,7 @@ import {
   type MCPServerConfig,
   MCPServerConfigSchema,
   parseServerConfig,
-} from './config.js';
+} from '../interop/config.js';
 
 /** Options for {@link loadMCPConfig} and {@link expandEnv}. */
 export interface LoadMCPConfigOptions {
