@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../errors.js';
+import { matchGlob } from '../security/pattern.js';
 
 /** Per-request timeout. @default 60 000 ms */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
@@ -609,28 +610,12 @@ export function parseServerConfigs(inputs: readonly unknown[]): MCPServerConfig[
 /** True when an original tool name passes the server's `tools.allow` / `tools.deny` filter. */
 export function toolPassesFilter(filter: ToolFilter | undefined, tool: string): boolean {
   if (filter === undefined) return true;
-  if (filter.deny?.some((p) => globMatch(p, tool))) return false;
+  if (filter.deny?.some((p) => matchGlob(p, tool))) return false;
   if (filter.allow === undefined) return true;
-  return filter.allow.some((p) => globMatch(p, tool));
+  return filter.allow.some((p) => matchGlob(p, tool));
 }
 
 /** True when `tool` matches any of `patterns` (exact names or `*` globs). */
 export function toolMatchesAny(patterns: readonly string[] | undefined, tool: string): boolean {
-  return patterns?.some((p) => globMatch(p, tool)) ?? false;
-}
-
-function globMatch(pattern: string, value: string): boolean {
-  if (!pattern.includes('*')) return pattern === value;
-  const parts = pattern.split('*');
-  const first = parts[0] ?? '';
-  const last = parts[parts.length - 1] ?? '';
-  if (!value.startsWith(first) || value.length < first.length + last.length) return false;
-  let pos = first.length;
-  for (let i = 1; i < parts.length - 1; i++) {
-    const part = parts[i] ?? '';
-    const found = value.indexOf(part, pos);
-    if (found === -1) return false;
-    pos = found + part.length;
-  }
-  return value.length - last.length >= pos && value.endsWith(last);
+  return patterns?.some((p) => matchGlob(p, tool)) ?? false;
 }
