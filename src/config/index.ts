@@ -1,6 +1,7 @@
 // Public API of the config area: the project file (`interlock.config.yaml` / `.json`), mcp.json files and config
 // to HTTP settings. Any name added here becomes public API.
 
+export { expandEnv } from './env.js';
 export {
   createHttpClientFromConfig,
   httpOptionsFromConfig,
@@ -17,7 +18,7 @@ export {
   loadPolicyFile,
   type StateConfig,
 } from './load.js';
-export { expandEnv, type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from './mcp-json.js';
+export { type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from './mcp-json.js';
 export {
   CONFIG_VERSION,
   DEFAULT_AGENT,

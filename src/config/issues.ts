@@ -5,6 +5,7 @@
  */
 import { distance } from 'fastest-levenshtein';
 import { ConfigError, type ConfigIssue } from '../errors.js';
+import { SECRET_NAME } from '../redact.js';
 import type { ConfigDocument, PathSegment } from './document.js';
 
 /** A config issue with its place in the file. */
@@ -43,12 +44,10 @@ export function valueAt(data: unknown, path: readonly PathSegment[]): { found: b
   return { found: true, value };
 }
 
-const SENSITIVE_KEY = /token|secret|passw|key|auth|cookie|credential/i;
-
 /** True when the value at `path` may hold a secret: an `env` or `headers` value, or a key named like one. */
 export function isSensitivePath(path: readonly PathSegment[]): boolean {
   const last = path[path.length - 1];
-  if (typeof last === 'string' && SENSITIVE_KEY.test(last)) return true;
+  if (typeof last === 'string' && SECRET_NAME.test(last)) return true;
   for (let i = 0; i < path.length - 1; i++) {
     if (path[i] === 'env' || path[i] === 'headers') return true;
   }

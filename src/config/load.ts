@@ -23,6 +23,7 @@ import {
 import { CapabilitySet } from '../security/capability-set.js';
 import { type Policy, PolicySchema } from '../security/policy.js';
 import { type ConfigDocument, readConfigDocument } from './document.js';
+import { expandEnv } from './env.js';
 import {
   closestKey,
   withoutConsequences as dedupe,
@@ -33,7 +34,7 @@ import {
   parsePath,
 } from './issues.js';
 import { keysAt } from './keys.js';
-import { expandEnv, parseMCPConfig } from './mcp-json.js';
+import { parseMCPConfig } from './mcp-json.js';
 import {
   DEFAULT_AGENT,
   DEFAULT_CONFIG_FILES,

@@ -1,7 +1,7 @@
 /**
  * Reads the MCP configuration files people already have: Claude Desktop, Cursor and `.mcp.json`
  * (`{ "mcpServers": { name: {...} } }`) and VS Code (`{ "servers": { name: {...} } }`), with `${VAR}` and
- * `${VAR:-default}` expansion in every string.
+ * `${VAR:-default}` expansion in every string (see `./env.ts`).
  */
 import { readFile } from 'node:fs/promises';
 import { ConfigError, type ConfigIssue } from '../errors.js';
@@ -12,66 +12,10 @@ import {
   MCPServerConfigSchema,
   parseServerConfig,
 } from '../interop/config.js';
+import { type ExpandEnvOptions, expandEnv } from './env.js';
 
-/** Options for {@link loadMCPConfig} and {@link expandEnv}. */
-export interface LoadMCPConfigOptions {
-  /** Variables for `${VAR}` expansion. @default process.env */
-  env?: Readonly<Record<string, string | undefined>>;
-}
-
-const VAR_RE = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
-
-/**
- * Expands `${VAR}`, `${env:VAR}` (VS Code) and `${VAR:-default}` in `value`. An unset variable without a
- * default is an issue naming the variable and `path`. The expanded value is never put into messages.
- */
-export function expandString(
-  value: string,
-  path: string,
-  env: Readonly<Record<string, string | undefined>>,
-  issues: ConfigIssue[],
-): string {
-  if (!value.includes('${')) return value;
-  const out = value.replace(VAR_RE, (_match, name: string, fallback: string | undefined) => {
-    const found = Object.hasOwn(env, name) ? env[name] : undefined;
-    if (found !== undefined && found !== '') return found;
-    if (fallback !== undefined) return fallback;
-    issues.push({
-      path,
-      message: `environment variable '${name}' is not set (set it, or write \${${name}:-default})`,
-    });
-    return '';
-  });
-  const input = /\$\{input:[^}]*\}/.exec(value);
-  if (input !== null) {
-    issues.push({ path, message: `VS Code input variables (${input[0]}) are not supported; use \${VAR}` });
-  }
-  return out;
-}
-
-/** Deep-copies `value`, expanding variables in every string and skipping prototype-polluting keys. */
-export function expandEnv(
-  value: unknown,
-  options: LoadMCPConfigOptions = {},
-  path = '',
-  issues: ConfigIssue[] = [],
-): unknown {
-  const env = options.env ?? process.env;
-  if (typeof value === 'string') return expandString(value, path === '' ? '(root)' : path, env, issues);
-  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, options, appendPath(path, i), issues));
-  if (typeof value === 'object' && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [key, v] of Object.entries(value)) {
-      if (key === '__proto__' || key === 'constructor' || key === 'prototype') {
-        issues.push({ path: appendPath(path, key), message: 'forbidden key' });
-        continue;
-      }
-      out[key] = expandEnv(v, options, appendPath(path, key), issues);
-    }
-    return out;
-  }
-  return value;
-}
+/** Options for {@link loadMCPConfig}. */
+export type LoadMCPConfigOptions = ExpandEnvOptions;
 
 const HTTP_TYPES: Record<string, MCPServerConfig['transport']> = {
   sse: 'sse',

@@ -4,10 +4,9 @@
  */
 
 import { MIN_SECRET_LENGTH, SECRET_NAME } from '../redact.js';
+import { variableNames } from './env.js';
 
 export { createMasker, MIN_SECRET_LENGTH } from '../redact.js';
-
-const VAR_RE = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}/g;
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -32,8 +31,8 @@ export function collectSecrets(
       if (!isObject(map)) continue;
       for (const [key, value] of Object.entries(map)) {
         if (typeof value !== 'string') continue;
-        for (const match of value.matchAll(VAR_RE)) {
-          const found = env[match[1] as string];
+        for (const name of variableNames(value)) {
+          const found = env[name];
           if (found !== undefined && found.length >= MIN_SECRET_LENGTH) out.add(found);
         }
         if (!value.includes('${') && SECRET_NAME.test(key) && value.length >= MIN_SECRET_LENGTH) {
@@ -56,8 +55,8 @@ export function collectSecretValues(
   out: Set<string>,
 ): void {
   if (typeof value === 'string') {
-    for (const match of value.matchAll(VAR_RE)) {
-      const found = env[match[1] as string];
+    for (const name of variableNames(value)) {
+      const found = env[name];
       if (found === undefined) continue;
       if (found.length >= MIN_SECRET_LENGTH) out.add(found);
       addUrlPassword(found, out);

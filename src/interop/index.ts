@@ -1,5 +1,6 @@
 // Public API of the interop area. Any name added here becomes public API.
 
+export { expandEnv } from '../config/env.js';
 // mcp.json files and config-to-HTTP live in src/config, the HTTP stack in src/net (issue 15); their names stay
 // available here, where users import them.
 export {
@@ -8,7 +9,7 @@ export {
   readTlsConfig,
   serverHttpOverrides,
 } from '../config/http.js';
-export { expandEnv, type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from '../config/mcp-json.js';
+export { type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from '../config/mcp-json.js';
 export {
   type CreateHttpClientOptions,
   createDispatcher,
