@@ -1,8 +1,9 @@
 /**
  * `${VAR}` expansion in config files (`mcp.json` and the project file): the one variable syntax of the package.
  */
+
+import { appendPath } from '../config-issues.js';
 import type { ConfigIssue } from '../errors.js';
-import { appendPath } from '../interop/config.js';
 
 /** Options of {@link expandEnv} (and of `loadMCPConfig`). */
 export interface ExpandEnvOptions {

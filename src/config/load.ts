@@ -7,10 +7,10 @@ import { access } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { z } from 'zod';
+import { appendPath, toConfigIssues } from '../config-issues.js';
 import { ConfigError, type ConfigIssue, PolicyError } from '../errors.js';
 import { type GatewayConfig, GatewayConfigSchema, type GatewayTlsConfig } from '../gateway/options.js';
 import {
-  appendPath,
   type HttpConfig,
   HttpConfigSchema,
   type MCPServerConfig,
@@ -18,7 +18,6 @@ import {
   NetworkConfigSchema,
   parseServerConfig,
   type ServerTlsConfig,
-  toConfigIssues,
 } from '../interop/config.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { type Policy, PolicySchema } from '../security/policy.js';

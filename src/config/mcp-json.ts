@@ -4,14 +4,9 @@
  * `${VAR:-default}` expansion in every string (see `./env.ts`).
  */
 import { readFile } from 'node:fs/promises';
+import { appendPath, describeIssues, joinPath } from '../config-issues.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import {
-  appendPath,
-  joinPath,
-  type MCPServerConfig,
-  MCPServerConfigSchema,
-  parseServerConfig,
-} from '../interop/config.js';
+import { type MCPServerConfig, MCPServerConfigSchema, parseServerConfig } from '../interop/config.js';
 import { type ExpandEnvOptions, expandEnv } from './env.js';
 
 /** Options for {@link loadMCPConfig}. */
@@ -127,7 +122,7 @@ export function parseMCPConfig(
     seen.add(config.name);
   }
   if (issues.length > 0) {
-    throw new ConfigError(`Invalid ${where}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+    throw new ConfigError(`Invalid ${where}: ${describeIssues(issues)}`, {
       file: options.file,
       issues,
     });
