@@ -4,20 +4,16 @@
  * `ConfigError` that names the file, the field path, its line, what was expected and what was found.
  */
 import { access } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { z } from 'zod';
 import { appendPath, toConfigIssues } from '../config-issues.js';
 import { ConfigError, type ConfigIssue, PolicyError } from '../errors.js';
-import { type GatewayConfig, GatewayConfigSchema, type GatewayTlsConfig } from '../gateway/options.js';
+import type { GatewayConfig } from '../gateway/options.js';
 import {
   type HttpConfig,
-  HttpConfigSchema,
   type MCPServerConfig,
   type NetworkConfig,
-  NetworkConfigSchema,
   parseServerConfig,
-  type ServerTlsConfig,
 } from '../interop/config.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { type Policy, PolicySchema } from '../security/policy.js';
@@ -40,9 +36,10 @@ import {
   DEFAULT_PINS_FILE,
   InterlockConfigSchema,
   ProjectFileShapeSchema,
-  StateConfigSchema,
+  type StateConfigSchema,
 } from './schema.js';
-import { collectSecrets, collectSecretValues } from './secrets.js';
+import { collectSecrets } from './secrets.js';
+import { expandHome, sectionSchemas, tlsPaths } from './sections.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -105,8 +102,6 @@ export async function findConfigFile(cwd: string): Promise<string | undefined> {
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
-
-const expandHome = (p: string): string => (p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p);
 
 /** A path for messages: relative to `cwd` when inside it. */
 function shown(file: string, cwd: string): string {
@@ -208,21 +203,11 @@ class Loader {
     const auditFile = audit.file === undefined ? undefined : this.#path(audit.file, 'audit.file');
     const agent =
       data.agent === undefined ? DEFAULT_AGENT : (this.#string(data.agent, 'agent') ?? DEFAULT_AGENT);
-    const network = this.#section(data.network, 'network', NetworkConfigSchema);
-    const state = this.#section(data.state, 'state', StateConfigSchema);
-    const gatewaySection = this.#section(data.gateway, 'gateway', GatewayConfigSchema);
-    const gateway =
-      gatewaySection?.http?.tls === undefined
-        ? gatewaySection
-        : {
-            ...gatewaySection,
-            http: { ...gatewaySection.http, tls: gatewayTlsPaths(gatewaySection.http.tls, this.#dir) },
-          };
-    const httpSection = this.#section(data.http, 'http', HttpConfigSchema);
-    const http =
-      httpSection?.tls === undefined
-        ? httpSection
-        : { ...httpSection, tls: tlsPaths(httpSection.tls, this.#dir) };
+    const sections = sectionSchemas({ env: this.env, dir: this.#dir, secrets: this.#secrets });
+    const network = this.#section(data.network, 'network', sections.network);
+    const state = this.#section(data.state, 'state', sections.state);
+    const gateway = this.#section(data.gateway, 'gateway', sections.gateway);
+    const http = this.#section(data.http, 'http', sections.http);
 
     if (this.#issues.length > 0) throw filesError(this.doc.file, this.#kinds, dedupe(this.#issues));
     return Object.freeze({
@@ -241,22 +226,13 @@ class Loader {
     });
   }
 
-  /** A top-level section: variables expanded (their values kept as secrets), then checked with `schema`. */
+  /** A top-level section, loaded by its schema (see `sectionSchemas`); its problems become issues. */
   #section<T>(value: unknown, path: string, schema: z.ZodType<T>): T | undefined {
     if (value === undefined) return undefined;
-    collectSecretValues(value, this.env, this.#secrets);
-    const issues: ConfigIssue[] = [];
-    const expanded = expandEnv(value, { env: this.env }, path, issues);
-    if (issues.length > 0) {
-      this.#add(issues);
-      return undefined;
-    }
-    const parsed = schema.safeParse(expanded);
-    if (!parsed.success) {
-      this.#add(toConfigIssues(parsed.error, path));
-      return undefined;
-    }
-    return parsed.data;
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    this.#add(toConfigIssues(parsed.error, path));
+    return undefined;
   }
 
   // ---- servers ------------------------------------------------------------------------------------------
@@ -478,30 +454,6 @@ function withCwd(config: MCPServerConfig, dir: string): MCPServerConfig {
   if (config.transport !== 'stdio')
     return config.tls === undefined ? config : { ...config, tls: tlsPaths(config.tls, dir) };
   return { ...config, cwd: resolve(dir, config.cwd ?? '.') };
-}
-
-/** `caFile`, `certFile` and `keyFile` made absolute, relative ones starting at `dir`. */
-/** The gateway's certificate files, relative to the project file. */
-function gatewayTlsPaths(tls: GatewayTlsConfig, dir: string): GatewayTlsConfig {
-  const abs = (file: string | undefined) => (file === undefined ? undefined : resolve(dir, expandHome(file)));
-  return {
-    ...tls,
-    ...(tls.certFile === undefined ? {} : { certFile: abs(tls.certFile) }),
-    ...(tls.keyFile === undefined ? {} : { keyFile: abs(tls.keyFile) }),
-    ...(tls.clientCaFile === undefined ? {} : { clientCaFile: abs(tls.clientCaFile) }),
-  };
-}
-
-function tlsPaths(tls: ServerTlsConfig, dir: string): ServerTlsConfig {
-  const abs = (file: string) => resolve(dir, expandHome(file));
-  return {
-    ...tls,
-    ...(tls.caFile === undefined
-      ? {}
-      : { caFile: typeof tls.caFile === 'string' ? abs(tls.caFile) : tls.caFile.map(abs) }),
-    ...(tls.certFile === undefined ? {} : { certFile: abs(tls.certFile) }),
-    ...(tls.keyFile === undefined ? {} : { keyFile: abs(tls.keyFile) }),
-  };
 }
 
 /**
