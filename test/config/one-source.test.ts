@@ -63,7 +63,15 @@ describe('the one ${VAR} syntax', () => {
 
 describe('the one secret-name rule', () => {
   it('hides in file errors every value the redactor treats as a secret by its name', () => {
-    for (const name of ['apiKey', 'X-Session-Id', 'bearerToken', 'password', 'Cookie', 'credentials']) {
+    for (const name of [
+      'apiKey',
+      'X-Session-Id',
+      'bearerToken',
+      'password',
+      'passphrase',
+      'Cookie',
+      'credentials',
+    ]) {
       expect(SECRET_NAME.test(name)).toBe(true);
       expect(isSensitivePath(['http', name])).toBe(true);
       expect(describeValue('hunter2-long-value', ['servers', 'x', name])).toBe('a string (not shown)');
