@@ -14,6 +14,7 @@ import { loadInterlockConfig } from '../config/load.js';
 import { createMasker } from '../config/secrets.js';
 import { type Logger, silentLogger } from '../interop/logger.js';
 import { MCPClientManager } from '../interop/manager.js';
+import type { ServerRequestOptions } from '../interop/server-requests.js';
 import type { HttpOptions } from '../net/http.js';
 import { JsonLinesAuditSink } from '../security/audit.js';
 import { CapabilitySet } from '../security/capability-set.js';
@@ -66,6 +67,8 @@ export interface ProjectOptions {
   approver?: Approver | undefined;
   /** Answers servers' questions. @default none: the elicitation capability is not declared */
   elicitation?: CliElicitation | undefined;
+  /** Answers servers' requests some other way (the gateway relays them to its clients); wins over `elicitation`. */
+  serverRequests?: ServerRequestOptions | undefined;
 }
 
 /** The open project of one command. */
@@ -131,6 +134,7 @@ export class Project {
       // Questions servers ask (elicitation), still decided by the policy first.
       onElicitation: options.elicitation?.onElicitation,
       onUrlElicitation: options.elicitation?.onUrlElicitation,
+      ...options.serverRequests,
       logger: ctx.verbose ? stderrLogger(ctx.printer) : silentLogger,
       // The file's `network` (SSRF guard) and `http` (proxy, certificates); defaults when absent.
       network: config.network,

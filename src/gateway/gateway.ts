@@ -41,6 +41,7 @@ import {
   principalFromCertificate,
   principalOf,
 } from './principals.js';
+import type { ServerRequestRelay } from './relay.js';
 import { createGatewayServer } from './server.js';
 
 /** Options of {@link Gateway}. */
@@ -55,6 +56,11 @@ export interface GatewayOptions {
   serverInfo?: { name: string; version: string } | undefined;
   /** Fetches JWKS documents (default: global fetch). */
   fetch?: typeof fetch | undefined;
+  /**
+   * Relays the elicitation and sampling requests upstream servers make during a call to the client that made
+   * it. The manager must have been created with `relay.handlers`; without a relay those requests are refused.
+   */
+  relay?: ServerRequestRelay | undefined;
 }
 
 /** What {@link Gateway.listen} resolves with. */
@@ -75,6 +81,7 @@ export class Gateway {
   readonly #audit: AuditSink | undefined;
   readonly #serverInfo: { name: string; version: string };
   readonly #fetch: typeof fetch | undefined;
+  readonly #relay: ServerRequestRelay | undefined;
   readonly #views = new Map<CapabilitySet, CapabilityView>();
   #inFlight = 0;
   #idle: (() => void) | undefined;
@@ -95,6 +102,7 @@ export class Gateway {
     this.#manager = options.manager;
     this.#audit = options.audit;
     this.#fetch = options.fetch;
+    this.#relay = options.relay;
     this.#serverInfo = options.serverInfo ?? { name: 'mcp-interlock-gateway', version: '0' };
     // Derives every binding now: one asking for more than the project policy allows fails here, at start.
     this.#policies = new PrincipalPolicies(options.manager.capabilities, this.config.principals);
@@ -232,6 +240,8 @@ export class Gateway {
         };
       });
     }
+    // Calls still waiting for a client's answer between rounds are cancelled: that answer cannot come now.
+    this.#relay?.close();
     const http = this.#http;
     await Promise.allSettled([
       http === undefined
@@ -257,6 +267,8 @@ export class Gateway {
     if (view === undefined) {
       view = this.#manager.withCapabilities(capabilities, {
         agent: 'gateway',
+        // `ask` rules ask the caller (an elicitation to its client); without a relay there is no one to ask.
+        ...(this.#relay === undefined ? {} : { approver: this.#relay.approver }),
         ...(this.#audit === undefined ? {} : { audit: this.#audit }),
       });
       this.#views.set(capabilities, view);
@@ -268,6 +280,7 @@ export class Gateway {
       naming: this.config.naming,
       serverInfo: this.#serverInfo,
       observer: this.metrics,
+      relay: this.#relay,
       track: (work) => this.#track(work),
     });
   }

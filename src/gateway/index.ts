@@ -17,4 +17,5 @@ export {
   type PrincipalBinding,
 } from './options.js';
 export { createPrincipalVerifier, type Principal, type PrincipalVerifierOptions } from './principals.js';
+export { type DownstreamNeed, ServerRequestRelay, type ServerRequestRelayOptions } from './relay.js';
 export type { GatewayCallObserver } from './server.js';

@@ -7,16 +7,21 @@
  */
 import {
   type CallToolResult,
+  CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
+  inputRequired,
   ProtocolError,
   ProtocolErrorCode,
   Server,
   type ServerContext,
   type Tool,
+  UriTemplate,
 } from '@modelcontextprotocol/server';
 import { InteropError } from '../errors.js';
 import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
 import type { ToolWrapper } from '../tools/tool-wrapper.js';
 import type { Principal } from './principals.js';
+import type { DownstreamNeed, ServerRequestRelay } from './relay.js';
 
 /** What the gateway records about each call (metrics, logs). */
 export interface GatewayCallObserver {
@@ -38,6 +43,8 @@ export interface GatewayServerOptions {
   naming: 'exposed' | 'tool';
   serverInfo: { name: string; version: string };
   observer?: GatewayCallObserver | undefined;
+  /** Relays upstream servers' elicitation and sampling requests to this client; none: they are refused. */
+  relay?: ServerRequestRelay | undefined;
   /** Counts calls in flight, for a graceful drain. */
   track?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
 }
@@ -68,8 +75,15 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     }
     const started = performance.now();
-    const work = callThrough(view, name, request.params.arguments, ctx, principal);
+    const args = request.params.arguments;
+    const relay = options.relay;
+    const work =
+      relay === undefined
+        ? callThrough(view, name, args, ctx, principal, ctx.mcpReq.signal)
+        : relayedCall(relay, server, view, name, wrapper.server, args, ctx, principal);
     const result = await (options.track === undefined ? work : options.track(work));
+    // A round that stops for the client's input is not a call yet: the round that ends it is counted.
+    if (result.outcome === 'input') return result.result;
     options.observer?.onCall({
       principal,
       server: wrapper.server,
@@ -88,10 +102,25 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
     ),
   }));
 
+  // A template is listed when a rule of the caller's could cover it (its pattern matches the template's text,
+  // e.g. `mcp-resource:notes:notes://*` covers `notes://{id}`); every read is still decided on its own URI.
+  server.setRequestHandler('resources/templates/list', () => ({
+    resourceTemplates: upstream(manager).flatMap(({ name, connection }) =>
+      connection.resourceTemplates.filter((t) =>
+        view.capabilities.couldAllow(`mcp-resource:${name}:${t.uriTemplate}`, 'read', context),
+      ),
+    ),
+  }));
+
   server.setRequestHandler('resources/read', async (request, ctx) => {
     const { uri } = request.params;
-    // The first server that lists the URI; a URI no server lists is unknown here (templates are not served).
-    const owner = upstream(manager).find(({ connection }) => connection.resources.some((r) => r.uri === uri));
+    // The first server that lists the URI, else the first whose template matches it; otherwise it is unknown.
+    const servers = upstream(manager);
+    const owner =
+      servers.find(({ connection }) => connection.resources.some((r) => r.uri === uri)) ??
+      servers.find(({ connection }) =>
+        connection.resourceTemplates.some((t) => templateMatches(t.uriTemplate, uri)),
+      );
     if (owner === undefined) {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown resource: ${uri}`);
     }
@@ -129,6 +158,15 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
   return server;
 }
 
+/** Whether `uri` is an instance of `template` (a malformed template matches nothing). */
+function templateMatches(template: string, uri: string): boolean {
+  try {
+    return new UriTemplate(template).match(uri) !== null;
+  } catch {
+    return false;
+  }
+}
+
 /** The connected upstream servers, in connect order. */
 function upstream(manager: MCPClientManager) {
   return manager.connections
@@ -148,17 +186,76 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+type CallOutcome = {
+  result: CallToolResult;
+  outcome: 'ok' | 'tool_error' | 'denied' | 'error';
+  code?: string;
+};
+
+/**
+ * One round of a call whose upstream server may ask for input: the first round starts the call, a later one
+ * brings the client's answers to what the call asked; either ends with the result or with more questions.
+ */
+async function relayedCall(
+  relay: ServerRequestRelay,
+  server: Server,
+  view: CapabilityView,
+  name: string,
+  upstream: string,
+  args: Record<string, unknown> | undefined,
+  ctx: ServerContext,
+  principal: Principal,
+): Promise<CallOutcome | { result: CallToolResult; outcome: 'input' }> {
+  const step = await relay.round(
+    { principal, view, server: upstream, supports: (need) => declares(server, ctx, need) },
+    {
+      state: ctx.mcpReq.requestState(),
+      responses: ctx.mcpReq.inputResponses,
+      signal: ctx.mcpReq.signal,
+      binding: `${principal.via}\0${principal.subject}\0${name}`,
+    },
+    (signal) => callThrough(view, name, args, ctx, principal, signal),
+  );
+  if (step.kind === 'done') return step.value;
+  if (step.kind === 'failed') return failure(step.error);
+  const asking = inputRequired({ inputRequests: step.inputRequests, requestState: step.requestState });
+  return { result: asking as unknown as CallToolResult, outcome: 'input' };
+}
+
+/** Whether the downstream client declared what a relayed request needs (per request on 2026-07-28). */
+function declares(server: Server, ctx: ServerContext, need: DownstreamNeed): boolean {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const caps = (envelope?.[CLIENT_CAPABILITIES_META_KEY] ?? server.getClientCapabilities()) as
+    | ClientCapabilities
+    | undefined;
+  switch (need) {
+    case 'elicitation.form':
+      // An empty `elicitation: {}` means form mode (the spec's backwards-compatible reading).
+      return (
+        caps?.elicitation !== undefined &&
+        (caps.elicitation.form !== undefined || caps.elicitation.url === undefined)
+      );
+    case 'elicitation.url':
+      return caps?.elicitation?.url !== undefined;
+    case 'sampling':
+      return caps?.sampling !== undefined;
+    case 'sampling.tools':
+      return caps?.sampling?.tools !== undefined;
+  }
+}
+
 async function callThrough(
   view: CapabilityView,
   name: string,
   args: Record<string, unknown> | undefined,
   ctx: ServerContext,
   principal: Principal,
-): Promise<{ result: CallToolResult; outcome: 'ok' | 'tool_error' | 'denied' | 'error'; code?: string }> {
+  signal: AbortSignal,
+): Promise<CallOutcome> {
   const progressToken = ctx.mcpReq._meta?.progressToken;
   try {
     const result = await view.callTool(name, args ?? {}, {
-      signal: ctx.mcpReq.signal,
+      signal,
       principal: principal.subject,
       ...(progressToken === undefined
         ? {}
@@ -179,16 +276,22 @@ async function callThrough(
       outcome: result.isError ? 'tool_error' : 'ok',
     };
   } catch (err) {
-    // Local failures (denied, invalid arguments, timeouts, the upstream server down) are tool errors with our
-    // message, so the downstream model reads why, as it would in process. Nothing else of the error leaves.
-    const code = err instanceof InteropError ? err.code : 'INTERNAL';
-    const message = err instanceof InteropError ? err.message : 'The gateway failed to run the call.';
-    return {
-      result: { content: [{ type: 'text', text: `${code}: ${message}` }], isError: true },
-      outcome: DENIAL_CODES.has(code) ? 'denied' : 'error',
-      code,
-    };
+    return failure(err);
   }
+}
+
+/**
+ * Local failures (denied, invalid arguments, timeouts, the upstream server down) are tool errors with our
+ * message, so the downstream model reads why, as it would in process. Nothing else of the error leaves.
+ */
+function failure(err: unknown): CallOutcome {
+  const code = err instanceof InteropError ? err.code : 'INTERNAL';
+  const message = err instanceof InteropError ? err.message : 'The gateway failed to run the call.';
+  return {
+    result: { content: [{ type: 'text', text: `${code}: ${message}` }], isError: true },
+    outcome: DENIAL_CODES.has(code) ? 'denied' : 'error',
+    code,
+  };
 }
 
 function toTool(wrapper: ToolWrapper, name: string): Tool {

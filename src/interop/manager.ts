@@ -29,7 +29,7 @@ import type { NetworkPolicy } from '../net/network.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { CapabilityGate } from '../security/gate.js';
 import { type PinnedToolDefinition, PinStore, toolChangeDiff } from '../security/pinning.js';
-import type { Approver, AuditSink, CheckContext } from '../security/types.js';
+import type { Approver, AuditSink, CheckContext, Decision } from '../security/types.js';
 import type { ArgumentLimits } from '../tools/limits.js';
 import {
   DEFAULT_MAX_TOOL_NAME_LENGTH,
@@ -58,6 +58,7 @@ import {
   type ElicitationHandler,
   type RootsOption,
   type SamplingHandler,
+  type ServerRequestKind,
   type ServerRequestSupport,
   serverRequestSupport,
   type UrlElicitationHandler,
@@ -198,6 +199,16 @@ export interface CapabilityView extends ToolInvoker {
     options?: ResourceRequestOptions,
   ): Promise<GetPromptResult>;
   executeTool(name: string, args?: Record<string, unknown>, options?: ToolCallOptions): Promise<string>;
+  /**
+   * Decides a request `server` made (`mcp:{server}:{kind}` / `request`, `args` for conditions) by the view's set,
+   * audited: resolves with the decision, or throws `PermissionDeniedError`. For a gateway relaying the request on.
+   */
+  authorizeServerRequest(
+    server: string,
+    kind: ServerRequestKind,
+    args: Record<string, unknown>,
+    options?: { principal?: string | undefined },
+  ): Promise<Decision>;
 }
 
 /** One server's health, from `manager.health()`. */
@@ -796,6 +807,13 @@ export class MCPClientManager implements ToolInvoker {
         this.#getPrompt(gate, agent, server, name, args ?? {}, opts ?? {}),
       callTool: (name, args, opts) => this.#call(deps, name, args, opts ?? {}),
       executeTool: async (name, args, opts) => (await this.#call(deps, name, args, opts ?? {})).text,
+      authorizeServerRequest: (server, kind, args, opts) =>
+        gate.authorize({
+          resource: `mcp:${server}:${kind}`,
+          action: 'request',
+          context: { args, agent, principal: opts?.principal },
+          server,
+        }),
     };
   }
 

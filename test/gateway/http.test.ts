@@ -39,6 +39,7 @@ beforeAll(async () => {
       { effect: 'allow', resource: 'mcp:echo:slow', actions: ['execute'] },
       { effect: 'allow', resource: 'mcp:echo:progress', actions: ['execute'] },
       { effect: 'allow', resource: 'mcp-resource:echo:fixture://greeting', actions: ['read'] },
+      { effect: 'allow', resource: 'mcp-resource:echo:fixture://items/*', actions: ['read'] },
       { effect: 'allow', resource: 'mcp-prompt:echo:greet', actions: ['get'] },
     ],
   });
@@ -72,6 +73,7 @@ beforeAll(async () => {
               actions: ['execute'],
             })),
             { effect: 'allow', resource: 'mcp-resource:echo:fixture://greeting', actions: ['read'] },
+            { effect: 'allow', resource: 'mcp-resource:echo:fixture://items/*', actions: ['read'] },
             { effect: 'allow', resource: 'mcp-prompt:echo:greet', actions: ['get'] },
           ],
         },
@@ -93,9 +95,14 @@ afterAll(async () => {
 });
 
 async function modern(token: string | undefined) {
-  const client = new ModernClient({ name: 'gateway-test', version: '1.0.0' });
+  // `auto` probes with server/discover: the client speaks 2026-07-28 to a gateway that offers it.
+  const client = new ModernClient(
+    { name: 'gateway-test', version: '1.0.0' },
+    { versionNegotiation: { mode: 'auto' } },
+  );
   const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
   await client.connect(new ModernHttp(url, { requestInit: { headers } }));
+  expect(client.getProtocolEra()).toBe('modern');
   return client;
 }
 
@@ -228,6 +235,23 @@ describe('resources and prompts', () => {
       await expect(bob.readResource({ uri: 'fixture://greeting' })).rejects.toThrow(/CAPABILITY_DENIED/);
       const record = audit.records.findLast((r) => r.resource === 'mcp-resource:echo:fixture://greeting');
       expect(record).toMatchObject({ principal: 'bob', effect: 'default-deny' });
+    } finally {
+      await alice.close();
+      await bob.close();
+    }
+  });
+
+  it('lists the resource templates a principal could read, and reads their instances through its rules', async () => {
+    const alice = await modern(ALICE_KEY);
+    const bob = await legacy(BOB_KEY);
+    try {
+      const templates = (await alice.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate);
+      expect(templates).toEqual(['fixture://items/{id}']);
+      const read = await alice.readResource({ uri: 'fixture://items/7' });
+      expect(read.contents[0]).toMatchObject({ uri: 'fixture://items/7', text: 'item 7' });
+      expect((await bob.listResourceTemplates()).resourceTemplates).toEqual([]);
+      await expect(bob.readResource({ uri: 'fixture://items/7' })).rejects.toThrow(/CAPABILITY_DENIED/);
+      await expect(alice.readResource({ uri: 'fixture://nowhere/1' })).rejects.toThrow(/Unknown resource/);
     } finally {
       await alice.close();
       await bob.close();

@@ -1,9 +1,10 @@
 // `interlock serve` as a real process (issue 17): configured as a desktop client would (one stdio command
 // line), over HTTP with a graceful drain on SIGTERM, and two gateway processes behind a round-robin proxy
 // sharing one quota through a real redis-server.
+import { spawn } from 'node:child_process';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   Client as ModernClient,
@@ -11,6 +12,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   allGone,
@@ -64,7 +66,10 @@ async function serveHttp(file: string, cwd: string): Promise<{ cli: RunningCli; 
 }
 
 async function modernClient(url: URL, key?: string) {
-  const client = new ModernClient({ name: 'serve-test', version: '1.0.0' });
+  const client = new ModernClient(
+    { name: 'serve-test', version: '1.0.0' },
+    { versionNegotiation: { mode: 'auto' } },
+  );
   const headers: Record<string, string> = key === undefined ? {} : { authorization: `Bearer ${key}` };
   await client.connect(new ModernHttp(url, { requestInit: { headers } }));
   return client;
@@ -101,6 +106,124 @@ describe('interlock serve on stdio, configured as a desktop client would', () =>
     }
     // Closing the client ends the gateway, and the gateway ends its upstream server.
     expect(await allGone(dir.fixturePids())).toEqual([]);
+  });
+});
+
+describe('interlock serve on stdio, relaying what upstream servers ask', () => {
+  it("puts a server's elicitation and sampling requests to the desktop client, as its rules allow", async () => {
+    const dir = tempProject();
+    cleanups.push(() => dir.close());
+    const file = dir.write('interlock.config.yaml', {
+      mcpServers: { modern: { command: process.execPath, args: [fixture('modern')] } },
+      policy: {
+        version: 1,
+        rules: [
+          { effect: 'allow', resource: 'mcp:modern:ask', actions: ['execute'] },
+          { effect: 'allow', resource: 'mcp:modern:sample', actions: ['execute'] },
+          { effect: 'allow', resource: 'mcp:modern:elicitation', actions: ['request'] },
+          // No rule allows sampling: the desktop client is never asked for it.
+        ],
+      },
+    });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', TSX, CLI, '--config', file, 'serve'],
+      cwd: dir.dir,
+      env: getDefaultEnvironment(),
+      stderr: 'pipe',
+    });
+    const client = new Client(
+      { name: 'desktop', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} }, sampling: {} } },
+    );
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(`elicit: ${request.params.message}`);
+      return { action: 'accept', content: { name: 'Ada' } };
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, async () => {
+      asked.push('sample');
+      return { role: 'assistant', content: { type: 'text', text: 'never' }, model: 'm' };
+    });
+    await client.connect(transport, { timeout: 30_000 });
+    try {
+      const elicited = await client.callTool({ name: 'mcp__modern__ask', arguments: {} });
+      expect(JSON.stringify(elicited.content)).toContain('Ada');
+      expect(asked).toEqual(['elicit: Who are you?']);
+      const sampled = await client.callTool({ name: 'mcp__modern__sample', arguments: {} });
+      expect(sampled.isError).toBe(true);
+      expect(JSON.stringify(sampled.content)).toContain('CAPABILITY_DENIED');
+      expect(asked).toEqual(['elicit: Who are you?']);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('the MCP Inspector CLI as the downstream client', () => {
+  // The Inspector's command-line mode (@modelcontextprotocol/inspector-cli, the last line that runs on Node 20)
+  // drives the gateway as any developer would: one process per method, over stdio and over HTTP.
+  const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector-cli/build/index.js');
+
+  function inspect(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve, reject) => {
+      // It finds its own package.json by a path relative to the working directory: run it from its build folder.
+      const cwd = dirname(INSPECTOR);
+      const child = spawn(process.execPath, [INSPECTOR, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+      });
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk;
+      });
+      child.once('error', reject);
+      child.once('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  it('lists and calls through `interlock serve` started as its stdio server', async () => {
+    const { dir, file } = project();
+    const serve = [process.execPath, '--import', TSX, CLI, '--config', file, 'serve'];
+    const listed = await inspect([...serve, '--method', 'tools/list']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const tools = (JSON.parse(listed.stdout) as { tools: { name: string }[] }).tools.map((t) => t.name);
+    expect(tools.sort()).toEqual(['mcp__echo__echo', 'mcp__echo__slow']);
+    const called = await inspect([
+      ...serve,
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'mcp__echo__echo',
+      '--tool-arg',
+      'text=inspected',
+    ]);
+    expect(called.code, called.stderr).toBe(0);
+    expect(called.stdout).toContain('inspected');
+    expect(await allGone(dir.fixturePids())).toEqual([]);
+  });
+
+  it('calls through `interlock serve --http` with an API key, and is refused without one', async () => {
+    const { dir, file } = project({ gateway: { auth: { apiKeys: [{ key: KEY, subject: 'dev' }] } } });
+    const { url } = await serveHttp(file, dir.dir);
+    const http = [url.href, '--transport', 'http'];
+    const called = await inspect([
+      ...http,
+      '--header',
+      `Authorization: Bearer ${KEY}`,
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'mcp__echo__echo',
+      '--tool-arg',
+      'text=over http',
+    ]);
+    expect(called.code, called.stderr).toBe(0);
+    expect(called.stdout).toContain('over http');
+    const refused = await inspect([...http, '--method', 'tools/list']);
+    expect(refused.code).not.toBe(0);
+    expect(`${refused.stdout}${refused.stderr}`).toMatch(/401|Unauthorized|invalid_token/i);
   });
 });
 

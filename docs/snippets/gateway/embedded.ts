@@ -1,6 +1,6 @@
 // The gateway inside your own process: the notes server behind the gate, one reader and one editor.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { Gateway } from 'mcp-interlock/gateway';
+import { Gateway, ServerRequestRelay } from 'mcp-interlock/gateway';
 import { MCPClientManager } from 'mcp-interlock/interop';
 import { CapabilitySet } from 'mcp-interlock/security';
 
@@ -13,7 +13,9 @@ export async function main(notesServer: string) {
       { effect: 'allow', resource: 'mcp:notes:write_note', actions: 'execute' },
     ],
   });
-  await using manager = new MCPClientManager({ capabilities });
+  // Questions the servers ask during a call (elicitation, sampling) go to the client that made the call.
+  const relay = new ServerRequestRelay();
+  await using manager = new MCPClientManager({ capabilities, ...relay.handlers });
   await manager.connectServer({
     name: 'notes',
     transport: 'stdio',
@@ -23,6 +25,7 @@ export async function main(notesServer: string) {
 
   await using gateway = new Gateway({
     manager,
+    relay,
     config: {
       auth: {
         // Development keys; in production, JWT access tokens from your authorization server (auth.jwt).
@@ -47,7 +50,11 @@ export async function main(notesServer: string) {
   const { url } = await gateway.listen();
 
   // Any MCP client will do; here the SDK's, as the reader.
-  const reader = new Client({ name: 'reader-app', version: '1.0.0' });
+  // `auto` lets the client speak 2026-07-28 when the server offers it (the gateway does).
+  const reader = new Client(
+    { name: 'reader-app', version: '1.0.0' },
+    { versionNegotiation: { mode: 'auto' } },
+  );
   await reader.connect(
     new StreamableHTTPClientTransport(url, {
       requestInit: { headers: { authorization: 'Bearer reader-key-0123456789abcdef' } },

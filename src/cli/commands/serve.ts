@@ -6,6 +6,7 @@
  */
 import { once } from 'node:events';
 import { Gateway } from '../../gateway/gateway.js';
+import { ServerRequestRelay } from '../../gateway/relay.js';
 import { UsageError } from '../exit.js';
 import { type CommandContext, Project } from '../project.js';
 import { packageVersion } from '../version.js';
@@ -25,7 +26,9 @@ export async function serveCommand(ctx: CommandContext, options: ServeOptions): 
   if (!options.http && (options.host !== undefined || options.port !== undefined)) {
     throw new UsageError('--host and --port go with --http; without it the gateway serves stdio.');
   }
-  const project = await Project.open(ctx);
+  // Elicitation and sampling requests of upstream servers go to the client that made the call, gated.
+  const relay = new ServerRequestRelay();
+  const project = await Project.open(ctx, { serverRequests: relay.handlers });
   const { printer } = ctx;
   let gateway: Gateway | undefined;
   try {
@@ -38,6 +41,7 @@ export async function serveCommand(ctx: CommandContext, options: ServeOptions): 
       config: project.config.gateway,
       audit: project.audit,
       serverInfo: { name: 'interlock', version: packageVersion() },
+      relay,
     });
     if (options.http) {
       const { url } = await gateway.listen({

@@ -1,0 +1,490 @@
+/**
+ * Relays the requests upstream servers make during a call (elicitation, sampling) to the downstream client that
+ * made the call (issue 17). Each request is decided twice: by the project policy (the manager's gate, before the
+ * relay is asked) and by the caller's own set (`mcp:{server}:elicitation|sampling` / `request`, audited); only
+ * then does it reach the downstream client, as a multi-round-trip `input_required` answer to its `tools/call`.
+ * A 2026-07-28 client answers it and calls again with the responses; for a 2025-era client the SDK's shim sends
+ * real requests over the client's connection. Either way the upstream call waits in this process meanwhile.
+ *
+ * Which downstream call a request belongs to: the call whose async context it runs in (2026-07-28 upstream
+ * servers, and 2025-era servers on Streamable HTTP), else the one call in flight to that server. When several
+ * callers have calls in flight to a 2025-era stdio server, its request cannot be told apart: it is refused.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type {
+  CreateMessageRequestParams,
+  CreateMessageResult,
+  CreateMessageResultWithTools,
+  ElicitRequestFormParams,
+  ElicitResult,
+} from '@modelcontextprotocol/client';
+import { createRequestStateCodec, type InputRequest, inputRequired } from '@modelcontextprotocol/server';
+import { PermissionDeniedError, RequestTimeoutError, ServerRequestRefusedError } from '../errors.js';
+import type { UrlElicitationRequest } from '../interop/elicitation.js';
+import type { CapabilityView } from '../interop/manager.js';
+import type {
+  ServerRequestContext,
+  ServerRequestKind,
+  ServerRequestOptions,
+} from '../interop/server-requests.js';
+import type { Approver } from '../security/types.js';
+import type { Principal } from './principals.js';
+
+/** Options of {@link ServerRequestRelay}. */
+export interface ServerRequestRelayOptions {
+  /**
+   * How long a call waits for the downstream client's answer to a relayed request before the request is
+   * cancelled (the upstream server then sees a cancelled elicitation or a failed sampling request).
+   * @default 600000 (ten minutes: a person answers these)
+   */
+  inputTimeoutMs?: number | undefined;
+}
+
+/** One downstream caller's call, while it runs. */
+interface Caller {
+  principal: Principal;
+  view: CapabilityView;
+  /** The upstream server the call went to. */
+  server: string;
+  /** Whether the downstream client declared what a request needs (else it is refused here, not sent). */
+  supports(need: DownstreamNeed): boolean;
+  call: PendingCall;
+}
+
+/** What a relayed request needs the downstream client to have declared. */
+export type DownstreamNeed = 'elicitation.form' | 'elicitation.url' | 'sampling' | 'sampling.tools';
+
+/** What the downstream handler returns next: the call's result, or input the client must give first. */
+export type RelayStep<T> =
+  | { kind: 'done'; value: T }
+  | { kind: 'failed'; error: unknown }
+  | { kind: 'input'; inputRequests: Record<string, InputRequest>; requestState: string };
+
+interface Outstanding {
+  request: InputRequest;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * A call that may stop for input: the upstream call runs on, and each request it makes waits here until the
+ * downstream client answers it (or the wait times out, or the call is cancelled).
+ */
+class PendingCall {
+  readonly id = randomUUID();
+  readonly abort = new AbortController();
+  readonly #outstanding = new Map<string, Outstanding>();
+  /** Keys already handed to the client, so a request is never asked twice in one round. */
+  readonly #asked = new Set<string>();
+  #wake: (() => void) | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #next = 0;
+  settled: { ok: true; value: unknown } | { ok: false; error: unknown } | undefined;
+  result!: Promise<void>;
+
+  ask(request: InputRequest, signal: AbortSignal): Promise<unknown> {
+    const key = `r${++this.#next}`;
+    return new Promise<unknown>((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason);
+      // The server withdrew its request (or its connection ended): that one question is dropped.
+      const withdraw = () => {
+        if (this.#outstanding.delete(key)) reject(signal.reason);
+      };
+      signal.addEventListener('abort', withdraw, { once: true });
+      const done = () => signal.removeEventListener('abort', withdraw);
+      this.#outstanding.set(key, {
+        request,
+        resolve: (value) => {
+          done();
+          resolve(value);
+        },
+        reject: (error) => {
+          done();
+          reject(error);
+        },
+      });
+      this.#wake?.();
+    });
+  }
+
+  /** The requests the client has not been given yet (all outstanding ones, at a new round). */
+  unasked(): Record<string, InputRequest> | undefined {
+    const out: Record<string, InputRequest> = {};
+    let any = false;
+    for (const [key, entry] of this.#outstanding) {
+      if (this.#asked.has(key)) continue;
+      this.#asked.add(key);
+      out[key] = entry.request;
+      any = true;
+    }
+    return any ? out : undefined;
+  }
+
+  /** Applies a round's answers; a request the client left unanswered is asked again next round. */
+  answer(responses: Record<string, unknown> | undefined): void {
+    this.#asked.clear();
+    for (const [key, value] of Object.entries(responses ?? {})) {
+      const entry = this.#outstanding.get(key);
+      if (entry === undefined) continue;
+      this.#outstanding.delete(key);
+      entry.resolve(value);
+    }
+  }
+
+  /** Resolves when the call settles or a request needs the client. */
+  waitForEvent(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        this.#wake = undefined;
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.#wake = done;
+      if (signal.aborted) return done();
+      signal.addEventListener('abort', done, { once: true });
+      void this.result.then(done);
+      if (this.#outstanding.size > this.#asked.size) done();
+    });
+  }
+
+  /** Starts the wait for the client's next round; when it does not come, every open request fails. */
+  armTimeout(ms: number, onExpired: () => void): void {
+    this.disarm();
+    this.#timer = setTimeout(() => {
+      this.fail(
+        new RequestTimeoutError(
+          `The downstream client did not answer the relayed request within ${ms} ms (the gateway's inputTimeoutMs).`,
+          ms,
+        ),
+      );
+      onExpired();
+    }, ms);
+    this.#timer.unref();
+  }
+
+  disarm(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Fails every open request and cancels the upstream call. */
+  fail(error: unknown): void {
+    this.disarm();
+    for (const entry of this.#outstanding.values()) entry.reject(error);
+    this.#outstanding.clear();
+    this.abort.abort(error);
+  }
+}
+
+const DEFAULT_INPUT_TIMEOUT_MS = 600_000;
+
+/**
+ * The relay between the gateway's upstream servers and its downstream clients. Create it before the manager,
+ * hand {@link ServerRequestRelay.handlers} to the manager, and the relay to the `Gateway`.
+ */
+export class ServerRequestRelay {
+  readonly #scope = new AsyncLocalStorage<Caller>();
+  readonly #byServer = new Map<string, Set<Caller>>();
+  readonly #pending = new Map<string, PendingCall>();
+  readonly #inputTimeoutMs: number;
+  /** Seals the state a 2026-07-28 client echoes: bound to the principal and the tool, useless to anyone else. */
+  readonly #codec = createRequestStateCodec<{ id: string; binding: string }>({
+    key: randomBytes(32),
+    ttlSeconds: 24 * 60 * 60,
+  });
+
+  constructor(options: ServerRequestRelayOptions = {}) {
+    const timeout = options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS;
+    if (!Number.isInteger(timeout) || timeout <= 0) {
+      throw new RangeError(`inputTimeoutMs must be a positive integer of milliseconds, not ${timeout}.`);
+    }
+    this.#inputTimeoutMs = timeout;
+  }
+
+  /** The manager options that send elicitation and sampling requests here. */
+  get handlers(): Pick<
+    ServerRequestOptions,
+    'onElicitation' | 'onUrlElicitation' | 'onSampling' | 'samplingWithTools'
+  > {
+    return {
+      onElicitation: (params, context) => this.#elicit(params, context),
+      onUrlElicitation: (request, context) => this.#elicitUrl(request, context),
+      onSampling: (params, context) => this.#sample(params, context),
+      samplingWithTools: true,
+    };
+  }
+
+  /**
+   * Decides the caller's `ask` rules by asking the caller: a form elicitation to the client that made the call
+   * ("Allow this call?"), answered yes only by an accepted form with `approve: true`. A client that cannot be
+   * asked (no elicitation declared, a 2025-era client over HTTP) gets a denial.
+   */
+  readonly approver: Approver = async (request) => {
+    const caller = this.#scope.getStore();
+    if (caller === undefined || !caller.supports('elicitation.form')) return false;
+    const name = request.tool === undefined ? request.resource : `${request.server}/${request.tool}`;
+    const args = JSON.stringify(request.context?.args ?? {});
+    const message = [
+      `Allow ${request.action} of ${name}?`,
+      `Arguments: ${args.length > 500 ? `${args.slice(0, 500)}…` : args}`,
+      `Asked by rule ${request.decision.ruleId ?? '(unnamed)'}: ${request.decision.reason}`,
+    ].join('\n');
+    try {
+      const answer = elicitResultOf(
+        await caller.call.ask(
+          inputRequired.elicit({
+            message,
+            requestedSchema: {
+              type: 'object',
+              properties: { approve: { type: 'boolean', title: 'Allow this call' } },
+              required: ['approve'],
+            },
+          }),
+          caller.call.abort.signal,
+        ),
+      );
+      return answer.action === 'accept' && answer.content?.approve === true;
+    } catch {
+      return false;
+    }
+  };
+
+  /** Calls waiting for a downstream answer (for a graceful close). */
+  get waiting(): number {
+    return this.#pending.size;
+  }
+
+  /**
+   * Runs one round of a downstream call. The first round (no `state`) starts `work`; a later round carries the
+   * client's answers and the state it was given, and resumes the call that asked.
+   */
+  async round<T>(
+    target: Omit<Caller, 'call'>,
+    round: {
+      state: unknown;
+      responses: Record<string, unknown> | undefined;
+      signal: AbortSignal;
+      binding: string;
+    },
+    work: (signal: AbortSignal) => Promise<T>,
+  ): Promise<RelayStep<T>> {
+    let call: PendingCall;
+    if (round.state === undefined) {
+      call = new PendingCall();
+      const caller: Caller = { ...target, call };
+      const callers = this.#byServer.get(target.server) ?? new Set<Caller>();
+      this.#byServer.set(target.server, callers);
+      callers.add(caller);
+      call.result = this.#scope
+        .run(caller, () => work(call.abort.signal))
+        .then(
+          (value) => {
+            call.settled = { ok: true, value };
+          },
+          (error: unknown) => {
+            call.settled = { ok: false, error };
+          },
+        )
+        .finally(() => {
+          callers.delete(caller);
+          if (callers.size === 0) this.#byServer.delete(target.server);
+          call.fail(new Error('the call ended'));
+        });
+    } else {
+      const found = await this.#resume(round.state, round.binding);
+      if (found === undefined) {
+        return {
+          kind: 'failed',
+          error: new PermissionDeniedError({
+            resource: `mcp:${target.server}`,
+            action: 'request',
+            reason:
+              'the input answers a call this gateway process does not hold (it ran on another gateway process, waited longer than the input timeout, or the state was altered); call the tool again.',
+          }),
+        };
+      }
+      call = found;
+      call.disarm();
+      call.answer(round.responses);
+    }
+    // The client cancelling this round cancels the call; between rounds nothing is listening.
+    const onAbort = () => call.fail(round.signal.reason);
+    round.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await call.waitForEvent(round.signal);
+    } finally {
+      round.signal.removeEventListener('abort', onAbort);
+    }
+    // Cancelled by the client: the upstream call was cancelled with it; its end is awaited, never left behind.
+    if (round.signal.aborted) await call.result;
+    const settled = call.settled;
+    if (settled !== undefined) {
+      this.#pending.delete(call.id);
+      return settled.ok
+        ? { kind: 'done', value: settled.value as T }
+        : { kind: 'failed', error: settled.error };
+    }
+    const inputRequests = call.unasked() ?? {};
+    this.#pending.set(call.id, call);
+    call.armTimeout(this.#inputTimeoutMs, () => this.#pending.delete(call.id));
+    return {
+      kind: 'input',
+      inputRequests,
+      requestState: await this.#codec.mint({ id: call.id, binding: round.binding }),
+    };
+  }
+
+  /** Cancels every call that waits for a downstream answer. */
+  close(): void {
+    for (const call of this.#pending.values()) call.fail(new Error('the gateway is closing'));
+    this.#pending.clear();
+  }
+
+  async #resume(state: unknown, binding: string): Promise<PendingCall | undefined> {
+    if (typeof state !== 'string') return undefined;
+    try {
+      const payload = await this.#codec.verify(state, undefined as never);
+      return payload.binding === binding ? this.#pending.get(payload.id) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The downstream call a request of `server` belongs to, or why there is none. */
+  #callerFor(server: string): Caller | string {
+    const scoped = this.#scope.getStore();
+    if (scoped !== undefined && scoped.server === server) return scoped;
+    const callers = this.#byServer.get(server);
+    if (callers === undefined || callers.size === 0) {
+      return 'no downstream call to this server is in flight to relay it to';
+    }
+    if (callers.size > 1) {
+      return 'several downstream calls to this server are in flight and its request does not say which one it belongs to';
+    }
+    return callers.values().next().value as Caller;
+  }
+
+  /** The caller's own set decides the request (audited); a refusal throws. */
+  async #decide(
+    caller: Caller,
+    server: string,
+    kind: ServerRequestKind,
+    args: Record<string, unknown>,
+  ): Promise<void> {
+    try {
+      await caller.view.authorizeServerRequest(server, kind, args, { principal: caller.principal.subject });
+    } catch (err) {
+      if (err instanceof PermissionDeniedError) {
+        throw new ServerRequestRefusedError(
+          { server, kind, reason: err.reason, byPolicy: true, rule: err.rule },
+          { cause: err },
+        );
+      }
+      throw err;
+    }
+  }
+
+  async #elicit(params: ElicitRequestFormParams, context: ServerRequestContext): Promise<ElicitResult> {
+    const caller = this.#callerFor(context.server);
+    if (typeof caller === 'string') return { action: 'decline' };
+    try {
+      await this.#decide(caller, context.server, 'elicitation', { mode: 'form', message: params.message });
+    } catch (err) {
+      if (err instanceof ServerRequestRefusedError) return { action: 'decline' };
+      throw err;
+    }
+    if (!caller.supports('elicitation.form')) return { action: 'decline' };
+    try {
+      return elicitResultOf(await this.#ask(caller, inputRequired.elicit(params), context.signal));
+    } catch {
+      // Timed out, cancelled, or the call ended: the question goes unanswered.
+      return { action: 'cancel' };
+    }
+  }
+
+  async #elicitUrl(
+    request: UrlElicitationRequest,
+    context: ServerRequestContext,
+  ): Promise<{ action: 'accept' | 'decline' | 'cancel' }> {
+    const caller = this.#callerFor(context.server);
+    if (typeof caller === 'string') return { action: 'decline' };
+    const { message, url, host, punycode } = request;
+    try {
+      await this.#decide(caller, context.server, 'elicitation', {
+        mode: 'url',
+        message,
+        url,
+        host,
+        punycode,
+      });
+    } catch (err) {
+      if (err instanceof ServerRequestRefusedError) return { action: 'decline' };
+      throw err;
+    }
+    if (!caller.supports('elicitation.url')) return { action: 'decline' };
+    try {
+      const answer = await this.#ask(caller, inputRequired.elicitUrl({ message, url }), context.signal);
+      return { action: elicitResultOf(answer).action };
+    } catch {
+      return { action: 'cancel' };
+    }
+  }
+
+  async #sample(
+    params: CreateMessageRequestParams,
+    context: ServerRequestContext,
+  ): Promise<CreateMessageResult | CreateMessageResultWithTools> {
+    const { server } = context;
+    const caller = this.#callerFor(server);
+    if (typeof caller === 'string') {
+      throw new ServerRequestRefusedError({ server, kind: 'sampling', reason: caller, byPolicy: false });
+    }
+    const args: Record<string, unknown> = {
+      maxTokens: params.maxTokens,
+      models: params.modelPreferences?.hints?.flatMap((h) => (h.name === undefined ? [] : [h.name])) ?? [],
+      tools: (params.tools ?? []).map((t) => t.name),
+      includeContext: params.includeContext ?? 'none',
+    };
+    if (params.toolChoice?.mode !== undefined) args.toolChoice = params.toolChoice.mode;
+    await this.#decide(caller, server, 'sampling', args);
+    const need = (params.tools ?? []).length > 0 ? 'sampling.tools' : 'sampling';
+    if (!caller.supports(need)) {
+      throw new ServerRequestRefusedError({
+        server,
+        kind: 'sampling',
+        reason: `the downstream client did not declare ${need === 'sampling' ? 'sampling' : 'sampling with tools'}, or cannot be asked (a 2025-era client over HTTP has no session to ask it on)`,
+        byPolicy: false,
+      });
+    }
+    const answer = await this.#ask(caller, inputRequired.createMessage(params), context.signal);
+    if (typeof answer !== 'object' || answer === null || !('content' in answer) || !('model' in answer)) {
+      throw new ServerRequestRefusedError({
+        server,
+        kind: 'sampling',
+        reason: 'the downstream client answered the sampling request with something that is not a message',
+        byPolicy: false,
+      });
+    }
+    return answer as CreateMessageResult;
+  }
+
+  /** Hands one request to the caller's client and waits for its answer. */
+  #ask(caller: Caller, request: InputRequest, signal: AbortSignal): Promise<unknown> {
+    return caller.call.ask(request, signal);
+  }
+}
+
+/** An elicitation answer from the client, checked: anything but accept/decline/cancel is a cancel. */
+function elicitResultOf(answer: unknown): ElicitResult {
+  const value = (typeof answer === 'object' && answer !== null ? answer : {}) as Record<string, unknown>;
+  const action = value.action;
+  if (action === 'accept') {
+    const content = value.content;
+    return typeof content === 'object' && content !== null && !Array.isArray(content)
+      ? { action, content: content as ElicitResult['content'] }
+      : { action };
+  }
+  if (action === 'decline') return { action };
+  return { action: 'cancel' };
+}
