@@ -14,6 +14,7 @@ import {
   type HttpTlsOptions,
   type ServerHttpOverrides,
 } from '../net/http.js';
+import type { NetworkPolicy } from '../net/network.js';
 
 /**
  * TLS settings as written in a config (PEM text or files) as dispatcher TLS options, files read now (relative paths
@@ -82,14 +83,26 @@ export async function serverHttpOverrides(config: {
   };
 }
 
-/**
- * The HTTP stack a project config describes: its `network` policy and its `http` section, certificate files read
- * now. The one place a config becomes an {@link HttpClient} (the CLI's revocation requests use it; the engine and
- * the manager get the same settings as options).
- */
-export async function createHttpClientFromConfig(config: {
+/** The HTTP settings of a config: its `network` policy and its `http` section. */
+export interface HttpSettingsConfig {
   network?: NetworkConfig | undefined;
   http?: HttpConfig | undefined;
-}): Promise<HttpClient> {
-  return createHttpClient({ network: config.network, http: await httpOptionsFromConfig(config.http) });
+}
+
+/**
+ * A config's `network` and `http` as the options `createHttpClient`, an `Engine` and a manager take, certificate
+ * files read now: the one place a config becomes HTTP settings.
+ */
+export async function httpSettingsFromConfig(
+  config: HttpSettingsConfig,
+): Promise<{ network: NetworkPolicy | undefined; http: HttpOptions | undefined }> {
+  return { network: config.network, http: await httpOptionsFromConfig(config.http) };
+}
+
+/**
+ * The HTTP stack a config describes (the CLI's revocation requests use it; the engine gets the same
+ * {@link httpSettingsFromConfig} as options and builds its own).
+ */
+export async function createHttpClientFromConfig(config: HttpSettingsConfig): Promise<HttpClient> {
+  return createHttpClient(await httpSettingsFromConfig(config));
 }

@@ -4,7 +4,9 @@
 export { expandEnv } from './env.js';
 export {
   createHttpClientFromConfig,
+  type HttpSettingsConfig,
   httpOptionsFromConfig,
+  httpSettingsFromConfig,
   readTlsConfig,
   serverHttpOverrides,
 } from './http.js';
