@@ -33,6 +33,21 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/**
+ * Splits `mcpServers.notes.args[1]` into `['mcpServers', 'notes', 'args', 1]` and `mcpServers["my.server"]` into
+ * `['mcpServers', 'my.server']`; `(root)` is `[]`.
+ */
+export function parsePath(path: string): (string | number)[] {
+  if (path === '(root)' || path === '(file)' || path === '') return [];
+  const out: (string | number)[] = [];
+  for (const match of path.matchAll(/\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]|([^.[\]]+)/g)) {
+    if (match[1] !== undefined) out.push(Number(match[1]));
+    else if (match[2] !== undefined) out.push(JSON.parse(match[2]) as string);
+    else out.push(match[3] as string);
+  }
+  return out;
+}
+
 /** Turns zod issues into ours, each path after `prefix` (`(root)` when both are empty). */
 export function toConfigIssues(error: z.ZodError, prefix = ''): ConfigIssue[] {
   return error.issues.map((issue) => {

@@ -2,7 +2,8 @@
  * `${VAR}` expansion in config files (`mcp.json` and the project file): the one variable syntax of the package.
  */
 
-import { appendPath } from '../config-issues.js';
+import { z } from 'zod';
+import { appendPath, parsePath } from '../config-issues.js';
 import type { ConfigIssue } from '../errors.js';
 
 /** Options of {@link expandEnv} (and of `loadMCPConfig`). */
@@ -73,4 +74,30 @@ export function expandEnv(
     return out;
   }
   return value;
+}
+
+/** What {@link expanded} needs: the variables, and who keeps the values they put in. */
+export interface ExpansionContext {
+  /** Variables for `${VAR}` expansion. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Called with each value before expansion, to keep what it will put in as secrets (see `./secrets.ts`). */
+  readonly collect?: ((value: unknown) => void) | undefined;
+}
+
+/**
+ * `schema` behind `${VAR}` expansion (issue 15: the schema does the loading). An unset variable is an issue at its
+ * field, and `schema` does not run then (the text would only be half expanded).
+ */
+export function expanded<S extends z.ZodType>(schema: S, ctx: ExpansionContext) {
+  return z
+    .unknown()
+    .transform((value, zod) => {
+      ctx.collect?.(value);
+      const issues: ConfigIssue[] = [];
+      const out = expandEnv(value, { env: ctx.env }, '', issues);
+      for (const issue of issues)
+        zod.addIssue({ code: 'custom', message: issue.message, path: parsePath(issue.path) });
+      return out;
+    })
+    .pipe(schema);
 }

@@ -6,7 +6,7 @@
 import { access } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { z } from 'zod';
-import { appendPath, toConfigIssues } from '../config-issues.js';
+import { appendPath, parsePath, toConfigIssues } from '../config-issues.js';
 import { ConfigError, type ConfigIssue, PolicyError } from '../errors.js';
 import type { GatewayConfig } from '../gateway/options.js';
 import {
@@ -26,7 +26,6 @@ import {
   type FileIssue,
   fileError,
   filesError,
-  parsePath,
 } from './issues.js';
 import { keysAt } from './keys.js';
 import { parseMCPConfig } from './mcp-json.js';

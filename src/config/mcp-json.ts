@@ -4,10 +4,11 @@
  * `${VAR:-default}` expansion in every string (see `./env.ts`).
  */
 import { readFile } from 'node:fs/promises';
-import { appendPath, describeIssues, joinPath } from '../config-issues.js';
+import { z } from 'zod';
+import { appendPath, describeIssues, toConfigIssues } from '../config-issues.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import { type MCPServerConfig, MCPServerConfigSchema, parseServerConfig } from '../interop/config.js';
-import { type ExpandEnvOptions, expandEnv } from './env.js';
+import { type MCPServerConfig, MCPServerConfigSchema } from '../interop/config.js';
+import { type ExpandEnvOptions, type ExpansionContext, expanded } from './env.js';
 
 /** Options for {@link loadMCPConfig}. */
 export type LoadMCPConfigOptions = ExpandEnvOptions;
@@ -21,10 +22,11 @@ const HTTP_TYPES: Record<string, MCPServerConfig['transport']> = {
 };
 
 /** Translates one entry of an `mcpServers` / `servers` map into our config shape (not yet validated). */
-function translateEntry(name: string, entry: unknown, path: string, issues: ConfigIssue[]): unknown {
+function translateEntry(name: string, entry: unknown, ctx: z.RefinementCtx): unknown {
+  const issue = (message: string, path: string[] = []) => ctx.addIssue({ code: 'custom', message, path });
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
-    issues.push({ path, message: 'expected an object with "command" or "url"' });
-    return undefined;
+    issue('expected an object with "command" or "url"');
+    return z.NEVER;
   }
   const { type, disabled, ...rest } = entry as Record<string, unknown>;
   const out: Record<string, unknown> = { name, ...rest };
@@ -32,24 +34,21 @@ function translateEntry(name: string, entry: unknown, path: string, issues: Conf
   if (out.transport !== undefined) return out;
   if (typeof rest.command === 'string') {
     if (type !== undefined && type !== 'stdio') {
-      issues.push({
-        path: `${path}.type`,
-        message: `'${String(type)}' does not go with "command"; use 'stdio'`,
-      });
+      issue(`'${String(type)}' does not go with "command"; use 'stdio'`, ['type']);
     }
     out.transport = 'stdio';
   } else if (typeof rest.url === 'string') {
     if (type === undefined) out.transport = 'auto';
     else if (typeof type === 'string' && HTTP_TYPES[type] !== undefined) out.transport = HTTP_TYPES[type];
-    else issues.push({ path: `${path}.type`, message: `expected 'http' or 'sse', found '${String(type)}'` });
+    else issue(`expected 'http' or 'sse', found '${String(type)}'`, ['type']);
   } else {
     // `comand: node` is a typo, not a server without a command: name the unknown field (the project file
     // loader adds the "did you mean").
     const unknown = Object.keys(rest).filter((key) => !ENTRY_KEYS.has(key));
-    issues.push(
+    issue(
       unknown.length > 0
-        ? { path, message: `unknown field(s) ${unknown.map((k) => `'${k}'`).join(', ')}` }
-        : { path, message: 'expected "command" (stdio server) or "url" (remote server)' },
+        ? `unknown field(s) ${unknown.map((k) => `'${k}'`).join(', ')}`
+        : 'expected "command" (stdio server) or "url" (remote server)',
     );
   }
   return out;
@@ -61,6 +60,21 @@ const ENTRY_KEYS: ReadonlySet<string> = new Set([
   'disabled',
   ...MCPServerConfigSchema.options.flatMap((o) => Object.keys(o.shape)),
 ]);
+
+/**
+ * One entry of an `mcpServers` / `servers` map as the schema that loads it (issue 15, "config parsed once"):
+ * variables expanded, the file format's `type` and `disabled` translated to our fields, then validated by
+ * `MCPServerConfigSchema`, whose output type it has. Each stage stops the entry at its first problems.
+ */
+export function serverEntrySchema(name: string, ctx: ExpansionContext) {
+  return expanded(
+    z
+      .unknown()
+      .transform((entry, zod) => translateEntry(name, entry, zod))
+      .pipe(MCPServerConfigSchema),
+    ctx,
+  );
+}
 
 /**
  * Turns a parsed `mcp.json`-style object into validated server configs. Accepts `mcpServers` (Claude Desktop,
@@ -102,17 +116,9 @@ export function parseMCPConfig(
   const rename = options.rename ?? {};
   for (const [written, entry] of Object.entries(map)) {
     const name = Object.hasOwn(rename, written) ? (rename[written] as string) : written;
-    const path = appendPath(key, written);
-    const expanded = expandEnv(entry, options, path, issues);
-    const translated = translateEntry(name, expanded, path, issues);
-    if (translated === undefined) continue;
-    try {
-      configs.push(parseServerConfig(translated));
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      for (const issue of err.issues)
-        issues.push({ path: joinPath(path, issue.path), message: issue.message });
-    }
+    const parsed = serverEntrySchema(name, { env: options.env ?? process.env }).safeParse(entry);
+    if (parsed.success) configs.push(parsed.data);
+    else issues.push(...toConfigIssues(parsed.error, appendPath(key, written)));
   }
   const seen = new Set<string>();
   for (const config of configs) {

@@ -6,12 +6,9 @@
  */
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { z } from 'zod';
-import type { ConfigIssue } from '../errors.js';
 import { GatewayConfigSchema, type GatewayTlsConfig } from '../gateway/options.js';
 import { HttpConfigSchema, NetworkConfigSchema, type ServerTlsConfig } from '../interop/config.js';
-import { expandEnv } from './env.js';
-import { parsePath } from './issues.js';
+import { type ExpansionContext, expanded } from './env.js';
 import { StateConfigSchema } from './schema.js';
 import { collectSecretValues } from './secrets.js';
 
@@ -21,31 +18,13 @@ export interface LoadContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Where relative paths start: the directory of the project file. */
   readonly dir: string;
-  /** Receives every value a variable puts into the section, and URL passwords written there. */
+  /** Receives every value a variable puts into a section, and URL passwords written there. */
   readonly secrets: Set<string>;
 }
 
 /** `~` and `~/...` as the home directory. */
 export const expandHome = (p: string): string =>
   p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p;
-
-/**
- * `schema` behind `${VAR}` expansion: the values the variables put in are kept as secrets; an unset variable is an
- * issue at its field, and the schema does not run then (the text would only be half expanded).
- */
-export function expanded<S extends z.ZodType>(schema: S, ctx: LoadContext) {
-  return z
-    .unknown()
-    .transform((value, zod) => {
-      collectSecretValues(value, ctx.env, ctx.secrets);
-      const issues: ConfigIssue[] = [];
-      const out = expandEnv(value, { env: ctx.env }, '', issues);
-      for (const issue of issues)
-        zod.addIssue({ code: 'custom', message: issue.message, path: parsePath(issue.path) });
-      return out;
-    })
-    .pipe(schema);
-}
 
 /** `caFile`, `certFile` and `keyFile` made absolute, relative ones starting at `dir`. */
 export function tlsPaths(tls: ServerTlsConfig, dir: string): ServerTlsConfig {
@@ -73,13 +52,17 @@ function gatewayTlsPaths(tls: GatewayTlsConfig, dir: string): GatewayTlsConfig {
 
 /** The schemas that load each top-level section of a project file in `ctx`. */
 export function sectionSchemas(ctx: LoadContext) {
+  const expansion: ExpansionContext = {
+    env: ctx.env,
+    collect: (value) => collectSecretValues(value, ctx.env, ctx.secrets),
+  };
   return {
-    network: expanded(NetworkConfigSchema, ctx),
-    state: expanded(StateConfigSchema, ctx),
-    http: expanded(HttpConfigSchema, ctx).transform((http) =>
+    network: expanded(NetworkConfigSchema, expansion),
+    state: expanded(StateConfigSchema, expansion),
+    http: expanded(HttpConfigSchema, expansion).transform((http) =>
       http.tls === undefined ? http : { ...http, tls: tlsPaths(http.tls, ctx.dir) },
     ),
-    gateway: expanded(GatewayConfigSchema, ctx).transform((gateway) =>
+    gateway: expanded(GatewayConfigSchema, expansion).transform((gateway) =>
       gateway.http?.tls === undefined
         ? gateway
         : { ...gateway, http: { ...gateway.http, tls: gatewayTlsPaths(gateway.http.tls, ctx.dir) } },
