@@ -37,7 +37,7 @@ import {
   ProjectFileShapeSchema,
   type StateConfigSchema,
 } from './schema.js';
-import { collectSecrets } from './secrets.js';
+import { collectEntrySecrets } from './secrets.js';
 import { expandHome, sectionSchemas, tlsPaths } from './sections.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -133,6 +133,8 @@ class Loader {
   readonly #kinds = new Map<string, string>();
   readonly #dir: string;
   readonly #secrets = new Set<string>();
+  /** Keeps the secrets of one server entry as written. */
+  readonly #collect = (entry: unknown): void => collectEntrySecrets(entry, this.env, this.#secrets);
 
   constructor(
     readonly cwd: string,
@@ -270,9 +272,11 @@ class Loader {
       const merged = this.#overlay(previous, entry, appendPath(prefix, name));
       if (merged !== undefined) configs[index] = merged;
     }
-    collectSecrets(full, this.env, this.#secrets);
     try {
-      const parsed = parseMCPConfig({ [prefix]: full }, { env: this.env, file: this.doc.file });
+      const parsed = parseMCPConfig(
+        { [prefix]: full },
+        { env: this.env, file: this.doc.file, collect: this.#collect },
+      );
       configs.push(...parsed.map((c) => withCwd(c, this.#dir)));
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
@@ -300,7 +304,6 @@ class Loader {
     const doc = await this.#read(path, 'MCP config');
     if (doc === undefined) return { servers: [], failed: true };
     const map = isObject(doc.data) ? (doc.data.mcpServers ?? doc.data.servers) : undefined;
-    collectSecrets(map, this.env, this.#secrets);
     if (isObject(map)) {
       const names = Object.keys(map);
       for (const written of Object.keys(rename).filter((n) => !Object.hasOwn(map, n))) {
@@ -314,7 +317,12 @@ class Loader {
       }
     }
     try {
-      const servers = parseMCPConfig(doc.data, { env: this.env, file: doc.file, rename: safe });
+      const servers = parseMCPConfig(doc.data, {
+        env: this.env,
+        file: doc.file,
+        rename: safe,
+        collect: this.#collect,
+      });
       return { servers: servers.map((c) => withCwd(c, dirname(path))), failed: false };
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
@@ -355,7 +363,7 @@ class Loader {
       ]);
       return undefined;
     }
-    collectSecrets({ [base.name]: entry }, this.env, this.#secrets);
+    this.#collect(entry);
     const issues: ConfigIssue[] = [];
     const { disabled, ...rest } = expandEnv(entry, { env: this.env }, path, issues) as Record<
       string,

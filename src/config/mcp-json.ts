@@ -89,6 +89,8 @@ export function parseMCPConfig(
      * that accept names Interlock cannot (a dot, a space, `__`). Error paths keep the key as written.
      */
     rename?: Readonly<Record<string, string>>;
+    /** Called with each entry as written, before expansion (the project file keeps its secrets). */
+    collect?: ExpansionContext['collect'];
   } = {},
 ): MCPServerConfig[] {
   const where = options.file === undefined ? 'MCP config' : `MCP config ${options.file}`;
@@ -116,7 +118,10 @@ export function parseMCPConfig(
   const rename = options.rename ?? {};
   for (const [written, entry] of Object.entries(map)) {
     const name = Object.hasOwn(rename, written) ? (rename[written] as string) : written;
-    const parsed = serverEntrySchema(name, { env: options.env ?? process.env }).safeParse(entry);
+    const parsed = serverEntrySchema(name, {
+      env: options.env ?? process.env,
+      collect: options.collect,
+    }).safeParse(entry);
     if (parsed.success) configs.push(parsed.data);
     else issues.push(...toConfigIssues(parsed.error, appendPath(key, written)));
   }
