@@ -7,7 +7,7 @@
 export const MIN_SECRET_LENGTH = 6;
 
 /** Names of headers, variables and fields whose values are secrets. */
-export const SECRET_NAME = /token|secret|passw|key|auth|cookie|credential|bearer|session/i;
+export const SECRET_NAME = /token|secret|passw|passphrase|key|auth|cookie|credential|bearer|session/i;
 
 /** What replaces a secret. */
 export const MASK = '***';

@@ -8,10 +8,10 @@ import { dirname, join } from 'node:path';
 import { openBrowser } from '../auth/loopback.js';
 import { createServerAuth } from '../auth/server-auth.js';
 import { FileTokenStore, StateTokenStore, type TokenStore } from '../auth/token-store.js';
+import { httpSettingsFromConfig } from '../config/http.js';
 import type { InterlockConfig } from '../config/load.js';
 import { loadInterlockConfig } from '../config/load.js';
 import { createMasker } from '../config/secrets.js';
-import { type HttpOptions, httpOptionsFromConfig } from '../interop/http.js';
 import { type Logger, silentLogger } from '../interop/logger.js';
 import { MCPClientManager } from '../interop/manager.js';
 import type { ServerRequestOptions } from '../interop/server-requests.js';
@@ -93,7 +93,7 @@ export class Project {
     ctx: CommandContext,
     config: InterlockConfig,
     pins: PinStore,
-    http: HttpOptions | undefined,
+    http: Awaited<ReturnType<typeof httpSettingsFromConfig>>,
     state:
       | {
           store: StateStore;
@@ -136,8 +136,7 @@ export class Project {
       ...options.serverRequests,
       logger: ctx.verbose ? stderrLogger(ctx.printer) : silentLogger,
       // The file's `network` (SSRF guard) and `http` (proxy, certificates); defaults when absent.
-      network: config.network,
-      http,
+      ...http,
       // Servers with `auth` (OAuth) or `headersHelper`: tokens persist beside the pins, in a 0600 file; a sign-in
       // opens the browser and prints the URL, and the redirect comes back to a loopback port.
       serverAuth: createServerAuth({
@@ -183,7 +182,7 @@ export class Project {
       ctx.printer.warn(`${config.file} has no policy: every tool call is denied.`);
     }
     const pins = await PinStore.load(config.pinsFile);
-    const http = await httpOptionsFromConfig(config.http);
+    const http = await httpSettingsFromConfig(config);
     // Loaded only when the file asks for it: other commands never load the Redis client.
     const store =
       config.state === undefined

@@ -7,8 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
-import { stripJsonComments } from '../interop/config-file.js';
 import type { FileIssue } from './issues.js';
+import { stripJsonComments } from './mcp-json.js';
 
 /** One step of a field path: an object key or an array index. */
 export type PathSegment = string | number;

@@ -1,6 +1,15 @@
-// Public API of the config area: the project file (`interlock.config.yaml` / `.json`). Any name added here
-// becomes public API.
+// Public API of the config area: the project file (`interlock.config.yaml` / `.json`), mcp.json files and config
+// to HTTP settings. Any name added here becomes public API.
 
+export { expandEnv } from './env.js';
+export {
+  createHttpClientFromConfig,
+  type HttpSettingsConfig,
+  httpOptionsFromConfig,
+  httpSettingsFromConfig,
+  readTlsConfig,
+  serverHttpOverrides,
+} from './http.js';
 export type { FileIssue } from './issues.js';
 export { CONFIG_SCHEMA_PATH, configJsonSchema } from './json-schema.js';
 export {
@@ -11,6 +20,7 @@ export {
   loadPolicyFile,
   type StateConfig,
 } from './load.js';
+export { type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from './mcp-json.js';
 export {
   CONFIG_VERSION,
   DEFAULT_AGENT,

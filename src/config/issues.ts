@@ -4,7 +4,9 @@
  * `${VAR}` expansion, and never from `env` or `headers`, so a secret cannot reach a message.
  */
 import { distance } from 'fastest-levenshtein';
+import { parsePath } from '../config-issues.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
+import { SECRET_NAME } from '../redact.js';
 import type { ConfigDocument, PathSegment } from './document.js';
 
 /** A config issue with its place in the file. */
@@ -14,21 +16,6 @@ export interface FileIssue extends ConfigIssue {
   /** 1-based line of the field (or its nearest parent) in a YAML file. */
   line?: number | undefined;
   column?: number | undefined;
-}
-
-/**
- * Splits `mcpServers.notes.args[1]` into `['mcpServers', 'notes', 'args', 1]` and `mcpServers["my.server"]` into
- * `['mcpServers', 'my.server']`; `(root)` is `[]`.
- */
-export function parsePath(path: string): PathSegment[] {
-  if (path === '(root)' || path === '(file)' || path === '') return [];
-  const out: PathSegment[] = [];
-  for (const match of path.matchAll(/\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]|([^.[\]]+)/g)) {
-    if (match[1] !== undefined) out.push(Number(match[1]));
-    else if (match[2] !== undefined) out.push(JSON.parse(match[2]) as string);
-    else out.push(match[3] as string);
-  }
-  return out;
 }
 
 /** The value at `path` in `data`; `found: false` when some step is missing. */
@@ -43,12 +30,10 @@ export function valueAt(data: unknown, path: readonly PathSegment[]): { found: b
   return { found: true, value };
 }
 
-const SENSITIVE_KEY = /token|secret|passw|key|auth|cookie|credential/i;
-
 /** True when the value at `path` may hold a secret: an `env` or `headers` value, or a key named like one. */
 export function isSensitivePath(path: readonly PathSegment[]): boolean {
   const last = path[path.length - 1];
-  if (typeof last === 'string' && SENSITIVE_KEY.test(last)) return true;
+  if (typeof last === 'string' && SECRET_NAME.test(last)) return true;
   for (let i = 0; i < path.length - 1; i++) {
     if (path[i] === 'env' || path[i] === 'headers') return true;
   }

@@ -4,26 +4,21 @@
  * `ConfigError` that names the file, the field path, its line, what was expected and what was found.
  */
 import { access } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { z } from 'zod';
+import { appendPath, parsePath, toConfigIssues } from '../config-issues.js';
 import { ConfigError, type ConfigIssue, PolicyError } from '../errors.js';
-import { type GatewayConfig, GatewayConfigSchema, type GatewayTlsConfig } from '../gateway/options.js';
+import type { GatewayConfig } from '../gateway/options.js';
 import {
-  appendPath,
   type HttpConfig,
-  HttpConfigSchema,
   type MCPServerConfig,
   type NetworkConfig,
-  NetworkConfigSchema,
   parseServerConfig,
-  type ServerTlsConfig,
-  toConfigIssues,
 } from '../interop/config.js';
-import { expandEnv, parseMCPConfig } from '../interop/config-file.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { type Policy, PolicySchema } from '../security/policy.js';
 import { type ConfigDocument, readConfigDocument } from './document.js';
+import { expandEnv } from './env.js';
 import {
   closestKey,
   withoutConsequences as dedupe,
@@ -31,18 +26,19 @@ import {
   type FileIssue,
   fileError,
   filesError,
-  parsePath,
 } from './issues.js';
 import { keysAt } from './keys.js';
+import { parseMCPConfig } from './mcp-json.js';
 import {
   DEFAULT_AGENT,
   DEFAULT_CONFIG_FILES,
   DEFAULT_PINS_FILE,
   InterlockConfigSchema,
   ProjectFileShapeSchema,
-  StateConfigSchema,
+  type StateConfigSchema,
 } from './schema.js';
-import { collectSecrets, collectSecretValues } from './secrets.js';
+import { collectEntrySecrets } from './secrets.js';
+import { expandHome, sectionSchemas, tlsPaths } from './sections.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -106,8 +102,6 @@ export async function findConfigFile(cwd: string): Promise<string | undefined> {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const expandHome = (p: string): string => (p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p);
-
 /** A path for messages: relative to `cwd` when inside it. */
 function shown(file: string, cwd: string): string {
   const rel = relative(cwd, file);
@@ -139,6 +133,8 @@ class Loader {
   readonly #kinds = new Map<string, string>();
   readonly #dir: string;
   readonly #secrets = new Set<string>();
+  /** Keeps the secrets of one server entry as written. */
+  readonly #collect = (entry: unknown): void => collectEntrySecrets(entry, this.env, this.#secrets);
 
   constructor(
     readonly cwd: string,
@@ -208,21 +204,11 @@ class Loader {
     const auditFile = audit.file === undefined ? undefined : this.#path(audit.file, 'audit.file');
     const agent =
       data.agent === undefined ? DEFAULT_AGENT : (this.#string(data.agent, 'agent') ?? DEFAULT_AGENT);
-    const network = this.#section(data.network, 'network', NetworkConfigSchema);
-    const state = this.#section(data.state, 'state', StateConfigSchema);
-    const gatewaySection = this.#section(data.gateway, 'gateway', GatewayConfigSchema);
-    const gateway =
-      gatewaySection?.http?.tls === undefined
-        ? gatewaySection
-        : {
-            ...gatewaySection,
-            http: { ...gatewaySection.http, tls: gatewayTlsPaths(gatewaySection.http.tls, this.#dir) },
-          };
-    const httpSection = this.#section(data.http, 'http', HttpConfigSchema);
-    const http =
-      httpSection?.tls === undefined
-        ? httpSection
-        : { ...httpSection, tls: tlsPaths(httpSection.tls, this.#dir) };
+    const sections = sectionSchemas({ env: this.env, dir: this.#dir, secrets: this.#secrets });
+    const network = this.#section(data.network, 'network', sections.network);
+    const state = this.#section(data.state, 'state', sections.state);
+    const gateway = this.#section(data.gateway, 'gateway', sections.gateway);
+    const http = this.#section(data.http, 'http', sections.http);
 
     if (this.#issues.length > 0) throw filesError(this.doc.file, this.#kinds, dedupe(this.#issues));
     return Object.freeze({
@@ -241,22 +227,13 @@ class Loader {
     });
   }
 
-  /** A top-level section: variables expanded (their values kept as secrets), then checked with `schema`. */
+  /** A top-level section, loaded by its schema (see `sectionSchemas`); its problems become issues. */
   #section<T>(value: unknown, path: string, schema: z.ZodType<T>): T | undefined {
     if (value === undefined) return undefined;
-    collectSecretValues(value, this.env, this.#secrets);
-    const issues: ConfigIssue[] = [];
-    const expanded = expandEnv(value, { env: this.env }, path, issues);
-    if (issues.length > 0) {
-      this.#add(issues);
-      return undefined;
-    }
-    const parsed = schema.safeParse(expanded);
-    if (!parsed.success) {
-      this.#add(toConfigIssues(parsed.error, path));
-      return undefined;
-    }
-    return parsed.data;
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    this.#add(toConfigIssues(parsed.error, path));
+    return undefined;
   }
 
   // ---- servers ------------------------------------------------------------------------------------------
@@ -295,9 +272,11 @@ class Loader {
       const merged = this.#overlay(previous, entry, appendPath(prefix, name));
       if (merged !== undefined) configs[index] = merged;
     }
-    collectSecrets(full, this.env, this.#secrets);
     try {
-      const parsed = parseMCPConfig({ [prefix]: full }, { env: this.env, file: this.doc.file });
+      const parsed = parseMCPConfig(
+        { [prefix]: full },
+        { env: this.env, file: this.doc.file, collect: this.#collect },
+      );
       configs.push(...parsed.map((c) => withCwd(c, this.#dir)));
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
@@ -325,7 +304,6 @@ class Loader {
     const doc = await this.#read(path, 'MCP config');
     if (doc === undefined) return { servers: [], failed: true };
     const map = isObject(doc.data) ? (doc.data.mcpServers ?? doc.data.servers) : undefined;
-    collectSecrets(map, this.env, this.#secrets);
     if (isObject(map)) {
       const names = Object.keys(map);
       for (const written of Object.keys(rename).filter((n) => !Object.hasOwn(map, n))) {
@@ -339,7 +317,12 @@ class Loader {
       }
     }
     try {
-      const servers = parseMCPConfig(doc.data, { env: this.env, file: doc.file, rename: safe });
+      const servers = parseMCPConfig(doc.data, {
+        env: this.env,
+        file: doc.file,
+        rename: safe,
+        collect: this.#collect,
+      });
       return { servers: servers.map((c) => withCwd(c, dirname(path))), failed: false };
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
@@ -380,7 +363,7 @@ class Loader {
       ]);
       return undefined;
     }
-    collectSecrets({ [base.name]: entry }, this.env, this.#secrets);
+    this.#collect(entry);
     const issues: ConfigIssue[] = [];
     const { disabled, ...rest } = expandEnv(entry, { env: this.env }, path, issues) as Record<
       string,
@@ -478,30 +461,6 @@ function withCwd(config: MCPServerConfig, dir: string): MCPServerConfig {
   if (config.transport !== 'stdio')
     return config.tls === undefined ? config : { ...config, tls: tlsPaths(config.tls, dir) };
   return { ...config, cwd: resolve(dir, config.cwd ?? '.') };
-}
-
-/** `caFile`, `certFile` and `keyFile` made absolute, relative ones starting at `dir`. */
-/** The gateway's certificate files, relative to the project file. */
-function gatewayTlsPaths(tls: GatewayTlsConfig, dir: string): GatewayTlsConfig {
-  const abs = (file: string | undefined) => (file === undefined ? undefined : resolve(dir, expandHome(file)));
-  return {
-    ...tls,
-    ...(tls.certFile === undefined ? {} : { certFile: abs(tls.certFile) }),
-    ...(tls.keyFile === undefined ? {} : { keyFile: abs(tls.keyFile) }),
-    ...(tls.clientCaFile === undefined ? {} : { clientCaFile: abs(tls.clientCaFile) }),
-  };
-}
-
-function tlsPaths(tls: ServerTlsConfig, dir: string): ServerTlsConfig {
-  const abs = (file: string) => resolve(dir, expandHome(file));
-  return {
-    ...tls,
-    ...(tls.caFile === undefined
-      ? {}
-      : { caFile: typeof tls.caFile === 'string' ? abs(tls.caFile) : tls.caFile.map(abs) }),
-    ...(tls.certFile === undefined ? {} : { certFile: abs(tls.certFile) }),
-    ...(tls.keyFile === undefined ? {} : { keyFile: abs(tls.keyFile) }),
-  };
 }
 
 /**

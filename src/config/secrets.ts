@@ -4,43 +4,35 @@
  */
 
 import { MIN_SECRET_LENGTH, SECRET_NAME } from '../redact.js';
+import { variableNames } from './env.js';
 
 export { createMasker, MIN_SECRET_LENGTH } from '../redact.js';
-
-const VAR_RE = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}/g;
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Adds to `out` the values a server map (`{ name: entry }`, as written) may print: the value of every variable
- * referenced anywhere in an entry, URL passwords, and literal values of `env` and `headers` keys named like secrets.
+ * Adds to `out` the values one server entry (as written) may print: the value of every variable referenced
+ * anywhere in it, URL passwords, and literal values of `env` and `headers` keys named like secrets.
  */
-export function collectSecrets(
-  servers: unknown,
+export function collectEntrySecrets(
+  entry: unknown,
   env: Readonly<Record<string, string | undefined>>,
   out: Set<string>,
 ): void {
-  if (!isObject(servers)) return;
-  for (const entry of Object.values(servers)) {
-    if (!isObject(entry)) continue;
-    // Every variable expanded anywhere in the entry (command, args, cwd, url, env, headers, auth, tls, proxy...):
-    // its value may land in any output, such as a failed server's stderr tail echoing its arguments.
-    collectSecretValues(entry, env, out);
-    for (const field of ['env', 'headers']) {
-      const map = entry[field];
-      if (!isObject(map)) continue;
-      for (const [key, value] of Object.entries(map)) {
-        if (typeof value !== 'string') continue;
-        for (const match of value.matchAll(VAR_RE)) {
-          const found = env[match[1] as string];
-          if (found !== undefined && found.length >= MIN_SECRET_LENGTH) out.add(found);
-        }
-        if (!value.includes('${') && SECRET_NAME.test(key) && value.length >= MIN_SECRET_LENGTH) {
-          out.add(value);
-          const credentials = /^\S+\s+(\S{6,})$/.exec(value)?.[1];
-          if (credentials !== undefined) out.add(credentials);
-        }
+  if (!isObject(entry)) return;
+  // Every variable expanded anywhere in the entry (command, args, cwd, url, env, headers, auth, tls, proxy...):
+  // its value may land in any output, such as a failed server's stderr tail echoing its arguments.
+  collectSecretValues(entry, env, out);
+  for (const field of ['env', 'headers']) {
+    const map = entry[field];
+    if (!isObject(map)) continue;
+    for (const [key, value] of Object.entries(map)) {
+      if (typeof value !== 'string') continue;
+      if (!value.includes('${') && SECRET_NAME.test(key) && value.length >= MIN_SECRET_LENGTH) {
+        out.add(value);
+        const credentials = /^\S+\s+(\S{6,})$/.exec(value)?.[1];
+        if (credentials !== undefined) out.add(credentials);
       }
     }
   }
@@ -56,8 +48,8 @@ export function collectSecretValues(
   out: Set<string>,
 ): void {
   if (typeof value === 'string') {
-    for (const match of value.matchAll(VAR_RE)) {
-      const found = env[match[1] as string];
+    for (const name of variableNames(value)) {
+      const found = env[name];
       if (found === undefined) continue;
       if (found.length >= MIN_SECRET_LENGTH) out.add(found);
       addUrlPassword(found, out);

@@ -5,9 +5,9 @@
 import { context, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { z } from 'zod';
 import { ConnectionError, InteropError } from '../errors.js';
-import type { HttpClient } from '../interop/http.js';
 import type { Logger } from '../interop/logger.js';
 import type { MCPClientManagerOptions } from '../interop/manager.js';
+import type { HttpClient } from '../net/http.js';
 import { parseOptions } from '../providers/options.js';
 import { AGENT_NAME_RE, AgentSession } from '../session/agent-session.js';
 import { ATTR, SPAN } from '../session/telemetry.js';

@@ -5,9 +5,9 @@
  */
 import { trace } from '@opentelemetry/api';
 import { Container } from 'inversify';
-import { createHttpClient, type HttpClient } from '../interop/http.js';
 import { silentLogger } from '../interop/logger.js';
 import { CLIENT_VERSION, MCPClientManager } from '../interop/manager.js';
+import { createHttpClient, type HttpClient } from '../net/http.js';
 import { TRACER_NAME } from '../session/telemetry.js';
 import { AgentFactory } from './agent-factory.js';
 import type { FleetBinding } from './fleet.js';

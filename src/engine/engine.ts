@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { ClosedError, ConfigError } from '../errors.js';
-import type { HttpClient } from '../interop/http.js';
+import type { HttpClient } from '../net/http.js';
 import { parseOptions } from '../providers/options.js';
 import { Agent } from './agent.js';
 import type { AgentFactory } from './agent-factory.js';

@@ -5,6 +5,7 @@
  */
 import { createServerAuth } from '../auth/server-auth.js';
 import { StateTokenStore } from '../auth/token-store.js';
+import { describeIssues } from '../config-issues.js';
 import { ConfigError } from '../errors.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import { PinStore } from '../security/pinning.js';
@@ -41,10 +42,7 @@ export class FleetBinding {
       }
     }
     if (issues.length > 0) {
-      throw new ConfigError(
-        `Invalid Engine options: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}.`,
-        { issues },
-      );
+      throw new ConfigError(`Invalid Engine options: ${describeIssues(issues)}.`, { issues });
     }
     this.#options = options;
     this.quotaCounter = new FleetQuotaCounter(options.store, {

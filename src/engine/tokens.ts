@@ -6,8 +6,8 @@
  */
 import type { Tracer } from '@opentelemetry/api';
 import type { ServiceIdentifier } from 'inversify';
-import type { HttpClient } from '../interop/http.js';
 import type { Logger } from '../interop/logger.js';
+import type { HttpClient } from '../net/http.js';
 import type { AgentFactory } from './agent-factory.js';
 import type {
   AuditSettings,

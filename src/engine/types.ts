@@ -2,18 +2,18 @@
 
 import type { FetchLike } from '@modelcontextprotocol/client';
 import type { Tracer } from '@opentelemetry/api';
+import type { LoadMCPConfigOptions } from '../config/mcp-json.js';
 import type { MCPServerConfigInput } from '../interop/config.js';
-import type { LoadMCPConfigOptions } from '../interop/config-file.js';
-import type { HttpOptions } from '../interop/http.js';
 import type { Logger } from '../interop/logger.js';
 import type { MCPClientManager, MCPClientManagerOptions } from '../interop/manager.js';
-import type { NetworkPolicy } from '../interop/network.js';
 import type {
   ElicitationHandler,
   RootsOption,
   SamplingHandler,
   UrlElicitationHandler,
 } from '../interop/server-requests.js';
+import type { HttpOptions } from '../net/http.js';
+import type { NetworkPolicy } from '../net/network.js';
 import type { ModelProvider } from '../providers/types.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { AuditFailureMode } from '../security/gate.js';

@@ -22,8 +22,8 @@ import {
   type Transport,
 } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server/stdio';
+import { toConfigIssues } from '../config-issues.js';
 import { ConfigError } from '../errors.js';
-import { toConfigIssues } from '../interop/config.js';
 import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { AuditSink } from '../security/types.js';

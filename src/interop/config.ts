@@ -5,7 +5,9 @@
  * reference page and the shipped JSON Schema are generated from them.
  */
 import { z } from 'zod';
-import { ConfigError, type ConfigIssue } from '../errors.js';
+import { describeIssues, toConfigIssues } from '../config-issues.js';
+import { ConfigError } from '../errors.js';
+import { matchGlob } from '../security/pattern.js';
 
 /** Per-request timeout. @default 60 000 ms */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
@@ -496,12 +498,12 @@ export const AutoServerConfigSchema = z
 
 /** Any server config, discriminated by `transport`. */
 export const MCPServerConfigSchema = z
-  .discriminatedUnion('transport', [
-    StdioServerConfigSchema,
-    SseServerConfigSchema,
-    HttpServerConfigSchema,
-    AutoServerConfigSchema,
-  ])
+  .discriminatedUnion(
+    'transport',
+    [StdioServerConfigSchema, SseServerConfigSchema, HttpServerConfigSchema, AutoServerConfigSchema],
+    // The message of a missing or unknown transport, on the schema so every reader of its errors gets it.
+    { error: () => `'transport' must be one of 'stdio', 'sse', 'http', 'auto'` },
+  )
   .describe(
     'One MCP server: its name, how it is reached (transport and command or url) and per-server options.',
   );
@@ -523,47 +525,8 @@ export type NetworkConfig = z.output<typeof NetworkConfigSchema>;
 export type HttpConfig = z.output<typeof HttpConfigSchema>;
 export type TransportKind = MCPServerConfig['transport'];
 
-/** A key that reads unambiguously after a dot in a path; any other key is quoted (`mcpServers["my.server"]`). */
-const PLAIN_KEY = /^[A-Za-z0-9_$-]+$/;
-
-/** `path` followed by one key or index: `a.b`, `a[1]`, `a["my.server"]`. */
-export function appendPath(path: string, key: PropertyKey): string {
-  if (typeof key === 'number') return `${path}[${key}]`;
-  const name = String(key);
-  if (!PLAIN_KEY.test(name)) return `${path}[${JSON.stringify(name)}]`;
-  return path === '' ? name : `${path}.${name}`;
-}
-
-/** `path` followed by a path formatted by {@link formatPath} (`''` and `(root)` add nothing). */
-export function joinPath(path: string, rest: string): string {
-  if (rest === '' || rest === '(root)') return path;
-  if (path === '') return rest;
-  return rest.startsWith('[') ? `${path}${rest}` : `${path}.${rest}`;
-}
-
-/**
- * Formats a zod path like `args[1]` or `headers.Authorization`; a key that is not plain (a dot, a space) is
- * quoted: `mcpServers["my.server"].name`.
- */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const key of path) out = appendPath(out, key);
-  return out;
-}
-
-/** Turns zod issues into ours, prefixing each path; messages never contain the offending values. */
-export function toConfigIssues(error: z.ZodError, prefix = ''): ConfigIssue[] {
-  return error.issues.map((issue) => {
-    const full = joinPath(prefix, formatPath(issue.path));
-    let message = issue.message;
-    if (issue.code === 'unrecognized_keys')
-      message = `unknown field(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
-    if (issue.code === 'invalid_union' && issue.path.length === 0) {
-      message = `'transport' must be one of 'stdio', 'sse', 'http', 'auto'`;
-    }
-    return { path: full === '' ? '(root)' : full, message };
-  });
-}
+// The path and issue helpers moved to src/config-issues.ts (issue 15); their names stay importable from here.
+export { appendPath, formatPath, joinPath, toConfigIssues } from '../config-issues.js';
 
 function describeServer(input: unknown, index: number | undefined): string {
   const name =
@@ -584,7 +547,7 @@ export function parseServerConfig(input: unknown, index?: number): MCPServerConf
   const issues = toConfigIssues(result.error);
   const who = describeServer(input, index);
   const server = typeof input === 'object' && input !== null ? (input as { name?: unknown }).name : undefined;
-  throw new ConfigError(`Invalid ${who}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+  throw new ConfigError(`Invalid ${who}: ${describeIssues(issues)}`, {
     issues,
     server: typeof server === 'string' ? server : undefined,
   });
@@ -609,28 +572,12 @@ export function parseServerConfigs(inputs: readonly unknown[]): MCPServerConfig[
 /** True when an original tool name passes the server's `tools.allow` / `tools.deny` filter. */
 export function toolPassesFilter(filter: ToolFilter | undefined, tool: string): boolean {
   if (filter === undefined) return true;
-  if (filter.deny?.some((p) => globMatch(p, tool))) return false;
+  if (filter.deny?.some((p) => matchGlob(p, tool))) return false;
   if (filter.allow === undefined) return true;
-  return filter.allow.some((p) => globMatch(p, tool));
+  return filter.allow.some((p) => matchGlob(p, tool));
 }
 
 /** True when `tool` matches any of `patterns` (exact names or `*` globs). */
 export function toolMatchesAny(patterns: readonly string[] | undefined, tool: string): boolean {
-  return patterns?.some((p) => globMatch(p, tool)) ?? false;
-}
-
-function globMatch(pattern: string, value: string): boolean {
-  if (!pattern.includes('*')) return pattern === value;
-  const parts = pattern.split('*');
-  const first = parts[0] ?? '';
-  const last = parts[parts.length - 1] ?? '';
-  if (!value.startsWith(first) || value.length < first.length + last.length) return false;
-  let pos = first.length;
-  for (let i = 1; i < parts.length - 1; i++) {
-    const part = parts[i] ?? '';
-    const found = value.indexOf(part, pos);
-    if (found === -1) return false;
-    pos = found + part.length;
-  }
-  return value.length - last.length >= pos && value.endsWith(last);
+  return patterns?.some((p) => matchGlob(p, tool)) ?? false;
 }

@@ -5,12 +5,13 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { FetchLike } from '@modelcontextprotocol/client';
+import { serverHttpOverrides } from '../config/http.js';
 import { ConfigError, ConnectionError, InteropError, NotConnectedError } from '../errors.js';
+import type { HttpClient } from '../net/http.js';
 import type { Tracer } from '../otel.js';
 import type { MCPServerConfig } from './config.js';
 import { type ConnectionState, ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
-import { type HttpClient, serverHttpOverrides } from './http.js';
 import type { Logger } from './logger.js';
 import type { ServerLogSupport } from './server-logs.js';
 import type { ServerRequestSupport } from './server-requests.js';

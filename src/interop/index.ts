@@ -1,5 +1,40 @@
 // Public API of the interop area. Any name added here becomes public API.
 
+export { expandEnv } from '../config/env.js';
+// mcp.json files and config-to-HTTP live in src/config, the HTTP stack in src/net (issue 15); their names stay
+// available here, where users import them.
+export {
+  createHttpClientFromConfig,
+  httpOptionsFromConfig,
+  readTlsConfig,
+  serverHttpOverrides,
+} from '../config/http.js';
+export { type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from '../config/mcp-json.js';
+export {
+  type CreateHttpClientOptions,
+  createDispatcher,
+  createHttpClient,
+  DEFAULT_CONNECTIONS_PER_ORIGIN,
+  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+  type HttpClient,
+  type HttpOptions,
+  type HttpProxyOption,
+  type HttpTlsOptions,
+  MAX_REDIRECTS,
+  type ServerHttpOverrides,
+} from '../net/http.js';
+export {
+  type AddressKind,
+  classifyAddress,
+  DEFAULT_NETWORK_POLICY,
+  METADATA_ADDRESSES,
+  NetworkGuard,
+  type NetworkPolicy,
+  NetworkPolicyError,
+  type NetworkRefusal,
+  type Resolver,
+} from '../net/network.js';
+export { envProxyRoutes, type ProxyRoutes, proxyFor } from '../net/proxy-tunnel.js';
 export type { BlockedToolChange } from './catalog-reporter.js';
 export {
   type AutoServerConfig,
@@ -32,7 +67,6 @@ export {
   ToolFilterSchema,
   type TransportKind,
 } from './config.js';
-export { expandEnv, type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from './config-file.js';
 export { type ConnectionState, type ServerConnectionInfo, STDERR_LINES_KEPT } from './connection.js';
 export type { ServerHealth } from './connection-registry.js';
 export {
@@ -46,22 +80,6 @@ export {
   withSchemaDefaults,
 } from './elicitation.js';
 export type { MCPManagerEventName, MCPManagerEvents } from './events.js';
-export {
-  type CreateHttpClientOptions,
-  createDispatcher,
-  createHttpClient,
-  DEFAULT_CONNECTIONS_PER_ORIGIN,
-  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
-  type HttpClient,
-  type HttpOptions,
-  type HttpProxyOption,
-  type HttpTlsOptions,
-  httpOptionsFromConfig,
-  MAX_REDIRECTS,
-  readTlsConfig,
-  type ServerHttpOverrides,
-  serverHttpOverrides,
-} from './http.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
 export {
   type CapabilityView,
@@ -70,18 +88,6 @@ export {
   MCPClientManager,
   type MCPClientManagerOptions,
 } from './manager.js';
-export {
-  type AddressKind,
-  classifyAddress,
-  DEFAULT_NETWORK_POLICY,
-  METADATA_ADDRESSES,
-  NetworkGuard,
-  type NetworkPolicy,
-  NetworkPolicyError,
-  type NetworkRefusal,
-  type Resolver,
-} from './network.js';
-export { envProxyRoutes, type ProxyRoutes, proxyFor } from './proxy-tunnel.js';
 export {
   LOG_LEVELS,
   MAX_SERVER_LOG_CHARS,

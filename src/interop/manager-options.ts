@@ -5,6 +5,8 @@
 import type { FetchLike, LoggingLevel } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import type { HttpClient, HttpOptions } from '../net/http.js';
+import type { NetworkPolicy } from '../net/network.js';
 import type { Tracer } from '../otel.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { PinStore } from '../security/pinning.js';
@@ -12,9 +14,7 @@ import type { Approver, AuditSink } from '../security/types.js';
 import type { ArgumentLimits } from '../tools/limits.js';
 import { MAX_TOOL_NAME_LENGTH_LIMIT, MIN_TOOL_NAME_LENGTH } from '../tools/names.js';
 import { toConfigIssues } from './config.js';
-import type { HttpClient, HttpOptions } from './http.js';
 import type { Logger } from './logger.js';
-import type { NetworkPolicy } from './network.js';
 import { LOG_LEVELS } from './server-logs.js';
 import type {
   ElicitationHandler,

@@ -6,6 +6,7 @@
 
 import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
 import { ClosedError, ConfigError, ToolDefinitionChangedError, ToolNotFoundError } from '../errors.js';
+import { createHttpClient, type HttpClient } from '../net/http.js';
 import { type Tracer, trace } from '../otel.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { CapabilityGate } from '../security/gate.js';
@@ -22,7 +23,6 @@ import { type MCPServerConfigInput, parseServerConfig, parseServerConfigs } from
 import type { ServerConnectionInfo } from './connection.js';
 import { ConnectionRegistry, type ServerHealth } from './connection-registry.js';
 import { type MCPManagerEvents, TypedEvents } from './events.js';
-import { createHttpClient, type HttpClient } from './http.js';
 import { type Logger, silentLogger } from './logger.js';
 import { checkManagerOptions, type MCPClientManagerOptions } from './manager-options.js';
 import { authorizeInvocation } from './pipeline.js';

@@ -12,8 +12,8 @@ import {
   RequestCancelledError,
   RequestTimeoutError,
 } from '../errors.js';
-import { createDispatcher } from '../interop/http.js';
-import { DEFAULT_NETWORK_POLICY, NetworkGuard } from '../interop/network.js';
+import { createDispatcher } from '../net/http.js';
+import { DEFAULT_NETWORK_POLICY, NetworkGuard } from '../net/network.js';
 import { ModelProviderError } from './errors.js';
 
 /** Default time one model request may take (per attempt). @default 600 000 ms */

@@ -4,6 +4,7 @@
  * `actions`, `arg` for `args`) is an error rather than a rule that silently matches nothing.
  */
 import { z } from 'zod';
+import { describeIssues, toConfigIssues } from '../config-issues.js';
 import { PolicyError } from '../errors.js';
 import { findDangerousKey, RuleConditionSchema } from './conditions.js';
 import { MAX_PATTERN_LENGTH } from './pattern.js';
@@ -92,16 +93,6 @@ export const PolicySchema = z
 export type Policy = z.infer<typeof PolicySchema>;
 export type PolicyRule = z.infer<typeof PolicyRuleSchema>;
 
-/** Formats a zod path as `rules[2].when.args.path`, after an optional prefix. */
-export function formatPath(path: readonly PropertyKey[], prefix = ''): string {
-  let out = prefix;
-  for (const key of path) {
-    if (typeof key === 'number') out += `[${key}]`;
-    else out += out === '' ? String(key) : `.${String(key)}`;
-  }
-  return out === '' ? '(root)' : out;
-}
-
 /** Parses one value with a zod schema; throws `PolicyError` naming every bad field. */
 export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what: string, prefix = ''): T {
   const danger = findDangerousKey(value, prefix);
@@ -112,7 +103,8 @@ export function parseWith<T>(schema: z.ZodType<T>, value: unknown, what: string,
   }
   const result = schema.safeParse(value);
   if (!result.success) {
-    const list = result.error.issues.map((i) => `${formatPath(i.path, prefix)}: ${i.message}`).join('; ');
+    // `rules[2].when.args.path`
+    const list = describeIssues(toConfigIssues(result.error, prefix));
     throw new PolicyError(`Invalid ${what}: ${list}.`, { cause: result.error });
   }
   return result.data;

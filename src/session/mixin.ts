@@ -4,9 +4,10 @@
  * server process outlives it. Connect and disconnect are idempotent and safe under concurrent calls: they run
  * one after another, and a call made while the same operation is under way shares its result.
  */
+
+import { type LoadMCPConfigOptions, loadMCPConfig } from '../config/mcp-json.js';
 import { ClosedError } from '../errors.js';
 import type { MCPServerConfigInput } from '../interop/config.js';
-import { type LoadMCPConfigOptions, loadMCPConfig } from '../interop/config-file.js';
 import { MCPClientManager, type MCPClientManagerOptions } from '../interop/manager.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { ToolWrapper } from '../tools/tool-wrapper.js';

@@ -3,7 +3,8 @@
  * MCP `Tool` (2025-11-25), so a `tools/list` result can be registered as it is.
  */
 import { z } from 'zod';
-import { ConfigError, type ConfigIssue } from '../errors.js';
+import { describeIssues, toConfigIssues } from '../config-issues.js';
+import { ConfigError } from '../errors.js';
 
 /** Longest tool name accepted. */
 const MAX_NAME_LENGTH = 256;
@@ -71,17 +72,6 @@ const ToolSchemaListSchema = z.array(ToolSchemaInputSchema).superRefine((tools, 
   });
 });
 
-/** `tools[2].inputSchema.type` from a zod path. */
-function formatPath(path: readonly PropertyKey[]): string {
-  let out = 'tools';
-  for (const key of path) {
-    if (typeof key === 'number') out += `[${key}]`;
-    else if (typeof key === 'string' && /^[A-Za-z_$][\w$]*$/.test(key)) out += `.${key}`;
-    else out += `[${JSON.stringify(String(key))}]`;
-  }
-  return out;
-}
-
 /**
  * Parses the tool schemas given for `server`: an array of MCP `Tool` objects, or a `tools/list` result
  * (`{ tools: [...] }`). Returns copies that share nothing with `input`. Throws `ConfigError` naming the
@@ -94,11 +84,9 @@ export function parseToolSchemas(server: string, input: unknown): ToolSchemaInpu
       : input;
   const parsed = ToolSchemaListSchema.safeParse(list);
   if (!parsed.success) {
-    const issues: ConfigIssue[] = parsed.error.issues.map((issue) => ({
-      path: formatPath(issue.path),
-      message: issue.message,
-    }));
-    const summary = issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+    // `tools[2].inputSchema.type`
+    const issues = toConfigIssues(parsed.error, 'tools');
+    const summary = describeIssues(issues);
     throw new ConfigError(`Invalid tool schemas for server '${server}': ${summary}.`, { server, issues });
   }
   try {

@@ -13,7 +13,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { configJsonSchema } from '../../src/config/json-schema.js';
 import { loadInterlockConfig } from '../../src/config/load.js';
-import { stripJsonComments } from '../../src/interop/config-file.js';
+import { stripJsonComments } from '../../src/config/mcp-json.js';
 import * as interop from '../../src/interop/index.js';
 import * as security from '../../src/security/index.js';
 import * as state from '../../src/state/index.js';

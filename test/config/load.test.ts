@@ -6,10 +6,10 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FileIssue, loadInterlockConfig } from '../../src/config/index.js';
+import { parseMCPConfig } from '../../src/config/mcp-json.js';
 import { TRANSPORT_TYPE_ALIASES } from '../../src/config/schema.js';
 import { createMasker } from '../../src/config/secrets.js';
 import type { ConfigError } from '../../src/errors.js';
-import { parseMCPConfig } from '../../src/interop/config-file.js';
 import { type TempProject, tempProject } from '../cli/helpers.js';
 
 let project: TempProject;
@@ -319,6 +319,35 @@ describe('errors', () => {
 });
 
 describe('secrets', () => {
+  it('keeps the secrets of every place a value can come from, as the schemas load it (issue 15)', async () => {
+    project.write('mcp.json', {
+      mcpServers: { gh: { url: 'https://gh.example/mcp', headers: { Authorization: 'Bearer ${GH_TOKEN}' } } },
+    });
+    project.write('interlock.config.yaml', {
+      mcpConfig: 'mcp.json',
+      mcpServers: {
+        gh: { headers: { 'X-Api-Key': 'literal-overlay-key' } },
+        local: { command: 'node', env: { DB_PASSWORD: 'literal-db-pass', MODE: '${MODE}' } },
+      },
+      http: { proxy: 'http://user:${PROXY_PASS}@proxy.example:3128' },
+    });
+    const config = await load({
+      GH_TOKEN: 'ghp_from_mcp_json',
+      MODE: 'development',
+      PROXY_PASS: 'proxy-pass-1',
+    });
+    expect(config.secrets).toEqual(
+      expect.arrayContaining([
+        'ghp_from_mcp_json', // a variable in the mcp.json
+        'literal-overlay-key', // a secret-named header in an overlay
+        'literal-db-pass', // a secret-named env value of an inline entry
+        'development', // every variable's value, whatever its name
+        'proxy-pass-1', // a variable in a section
+      ]),
+    );
+    expect(config.secrets).not.toContain('node'); // a command is no secret
+  });
+
   it('masks every collected value, also inside longer text', () => {
     const mask = createMasker(['abcdef123456', 'short']);
     expect(mask('token abcdef123456 and short')).toBe('token *** and short');

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadMCPConfig, parseMCPConfig, stripJsonComments } from '../../src/config/mcp-json.js';
 import { ConfigError } from '../../src/errors.js';
 import { parseServerConfig, parseServerConfigs, toolPassesFilter } from '../../src/interop/config.js';
-import { loadMCPConfig, parseMCPConfig, stripJsonComments } from '../../src/interop/config-file.js';
 import { stdioEnvironment } from '../../src/interop/transport.js';
 
 function configError(fn: () => unknown): ConfigError {

@@ -1,7 +1,7 @@
 // What the HTTP-stack tests share: closing every server, client and manager a test started, and finding the
 // SSRF guard's refusal behind a failed fetch.
 import { afterEach } from 'vitest';
-import { NetworkPolicyError } from '../../src/interop/network.js';
+import { NetworkPolicyError } from '../../src/net/network.js';
 
 /** Something a test starts and must close. */
 export interface Closable {

@@ -4,8 +4,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { createHttpClient } from '../../src/interop/http.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
+import { createHttpClient } from '../../src/net/http.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { closesAfterEach } from './cleanup.js';
 import { startHttp } from './net-fixtures.js';

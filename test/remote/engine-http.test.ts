@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/index.js';
-import { createHttpClient } from '../../src/interop/http.js';
-import { NetworkPolicyError } from '../../src/interop/network.js';
+import { createHttpClient } from '../../src/net/http.js';
+import { NetworkPolicyError } from '../../src/net/network.js';
 import { OpenAIChatProvider } from '../../src/providers/index.js';
 import { startHttpFixture } from '../helpers/index.js';
 import { type FakeApi, openAIResponse, startFakeApi } from '../providers/fake-api.js';

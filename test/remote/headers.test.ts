@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { commandHeaders, wrapServerFetch } from '../../src/auth/index.js';
-import { createHttpClient } from '../../src/interop/http.js';
+import { createHttpClient } from '../../src/net/http.js';
 import { startHttp } from './net-fixtures.js';
 
 const cleanup: (() => Promise<void>)[] = [];

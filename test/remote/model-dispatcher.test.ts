@@ -4,8 +4,8 @@
  * settings as the manager's.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDispatcher } from '../../src/interop/http.js';
-import { NetworkGuard, NetworkPolicyError } from '../../src/interop/network.js';
+import { createDispatcher } from '../../src/net/http.js';
+import { NetworkGuard, NetworkPolicyError } from '../../src/net/network.js';
 import { OpenAIChatProvider } from '../../src/providers/index.js';
 import { type FakeApi, openAIResponse, startFakeApi } from '../providers/fake-api.js';
 

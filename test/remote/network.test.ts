@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createHttpClient, type HttpClient } from '../../src/interop/http.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
-import {
-  classifyAddress,
-  NetworkGuard,
-  NetworkPolicyError,
-  type Resolver,
-} from '../../src/interop/network.js';
+import { createHttpClient, type HttpClient } from '../../src/net/http.js';
+import { classifyAddress, NetworkGuard, NetworkPolicyError, type Resolver } from '../../src/net/network.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { startHttpFixture } from '../helpers/index.js';
 import { closesAfterEach, policyError } from './cleanup.js';

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServerAuth, FileTokenStore, MemoryTokenStore, OAuthProvider } from '../../src/auth/index.js';
 import { parseServerConfig } from '../../src/interop/config.js';
-import { createHttpClient, type HttpClient } from '../../src/interop/http.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
-import { NetworkPolicyError } from '../../src/interop/network.js';
 import { type OpenClient, openClient, type ServerAuthFactory } from '../../src/interop/transport.js';
+import { createHttpClient, type HttpClient } from '../../src/net/http.js';
+import { NetworkPolicyError } from '../../src/net/network.js';
 import { startHttp } from './net-fixtures.js';
 import { OAuthFixture } from './oauth-fixture.js';
 

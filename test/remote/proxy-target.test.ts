@@ -7,10 +7,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { createHttpClient } from '../../src/interop/http.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
-import type { Resolver } from '../../src/interop/network.js';
-import { envProxyRoutes, proxyFor } from '../../src/interop/proxy-tunnel.js';
+import { createHttpClient } from '../../src/net/http.js';
+import type { Resolver } from '../../src/net/network.js';
+import { envProxyRoutes, proxyFor } from '../../src/net/proxy-tunnel.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { startHttpFixture } from '../helpers/index.js';
 import { closesAfterEach, policyError } from './cleanup.js';

@@ -4,15 +4,15 @@
  * nothing.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHttpClient } from '../../src/interop/http.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
+import { createHttpClient } from '../../src/net/http.js';
 import {
   type AddressKind,
   classifyAddress,
   METADATA_ADDRESSES,
   NetworkGuard,
   type Resolver,
-} from '../../src/interop/network.js';
+} from '../../src/net/network.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { closesAfterEach, policyError } from './cleanup.js';
 import { startCountingProxy, startHttp } from './net-fixtures.js';

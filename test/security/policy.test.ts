@@ -77,7 +77,7 @@ describe('policies as data', () => {
     ],
     [
       { version: 1, rules: [{ effect: 'allow', resource: 'mcp:a:b', action: 'execute' }] },
-      /Unrecognized key: "action"/,
+      /unknown field\(s\) 'action'/,
     ],
     [{ version: 1, rules: [{ effect: 'allow', resource: 'mcp:a:b', actions: [] }] }, /rules\[0\]\.actions/],
     [
@@ -85,7 +85,7 @@ describe('policies as data', () => {
         version: 1,
         rules: [{ effect: 'allow', resource: 'mcp:a:b', actions: 'execute', when: { arg: {} } }],
       },
-      /rules\[0\]\.when.*Unrecognized key: "arg"/,
+      /rules\[0\]\.when.*unknown field\(s\) 'arg'/,
     ],
     [
       {
@@ -100,7 +100,7 @@ describe('policies as data', () => {
           },
         ],
       },
-      /rules\[1\]\.when\.args\.p.*Unrecognized key: "startWith"/,
+      /rules\[1\]\.when\.args\.p.*unknown field\(s\) 'startWith'/,
     ],
     [
       {

@@ -78,7 +78,7 @@ describe('parseToolSchemas', () => {
     [
       'a property name that is not an identifier',
       [{ name: 'x', inputSchema: { properties: { 'a-b': 1 } } }],
-      'tools[0].inputSchema.properties["a-b"]',
+      'tools[0].inputSchema.properties.a-b',
     ],
     [
       'required that is not a list',

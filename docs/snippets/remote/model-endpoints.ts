@@ -1,7 +1,7 @@
 // An engine has one HTTP stack: its guard, proxy and certificates apply to every agent's MCP servers and to the
 // model provider too, which is moved onto the engine's dispatcher because it brought none of its own.
 import { Engine } from 'mcp-interlock/engine';
-import { NetworkPolicyError } from 'mcp-interlock/interop';
+import { NetworkPolicyError } from 'mcp-interlock/net';
 import { OpenAIChatProvider } from 'mcp-interlock/providers';
 
 export async function main(baseURL = 'http://169.254.169.254/v1') {

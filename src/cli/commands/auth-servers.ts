@@ -3,9 +3,9 @@
  * revocation requests are sent.
  */
 import type { RevokeTokensOptions } from '../../auth/sign-in-state.js';
+import { createHttpClientFromConfig, serverHttpOverrides } from '../../config/http.js';
 import type { InterlockConfig } from '../../config/load.js';
 import type { MCPServerConfig, OAuthConfig, StdioServerConfig } from '../../interop/config.js';
-import { createHttpClient, httpOptionsFromConfig, serverHttpOverrides } from '../../interop/http.js';
 import { UsageError } from '../exit.js';
 
 /** Names of the tokens in messages. */
@@ -26,10 +26,7 @@ export async function createRevoker(
   config: Pick<InterlockConfig, 'network' | 'http'>,
   signal: AbortSignal | undefined,
 ): Promise<Revoker> {
-  const client = createHttpClient({
-    network: config.network,
-    http: await httpOptionsFromConfig(config.http),
-  });
+  const client = await createHttpClientFromConfig(config);
   const close = () => client.close();
   return {
     optionsFor: (server) => ({

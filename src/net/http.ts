@@ -5,14 +5,12 @@
  * runs the SSRF guard inside its connector so every connection (redirects included) is checked before it opens.
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { rootCertificates } from 'node:tls';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import type { buildConnector, Dispatcher, ProxyAgent, Response as UndiciResponse } from 'undici';
 import { ConfigError } from '../errors.js';
 import { SECRET_NAME, SecretRedactor } from '../redact.js';
-import type { HttpConfig, ServerProxyConfig, ServerTlsConfig } from './config.js';
 import { DEFAULT_NETWORK_POLICY, NetworkGuard, type NetworkPolicy } from './network.js';
 import { envProxyRoutes, type ProxyRoutes, proxyFor, tunnelingConnector } from './proxy-tunnel.js';
 
@@ -548,72 +546,5 @@ export function createHttpClient(options: CreateHttpClientOptions | FetchLike = 
       dispatchers.clear();
       await Promise.all(all.map((d) => d.destroy().catch(() => {})));
     },
-  };
-}
-
-/**
- * TLS settings as written in a config (PEM text or files) as dispatcher TLS options, files read now (relative paths
- * start at the working directory). Throws `ConfigError` naming `where`, the field and the path, never contents.
- */
-export async function readTlsConfig(tls: ServerTlsConfig, where: string): Promise<HttpTlsOptions> {
-  const read = async (field: string, file: string): Promise<Buffer> => {
-    try {
-      return await readFile(file);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? 'error';
-      throw new ConfigError(
-        `${where}: tls.${field} '${file}' could not be read (${code}). Fix the path or the file's permissions.`,
-        { issues: [{ path: `tls.${field}`, message: `cannot read '${file}' (${code})` }], cause: err },
-      );
-    }
-  };
-  const list = (v: string | readonly string[] | undefined) =>
-    v === undefined ? [] : typeof v === 'string' ? [v] : v;
-  const ca = [...list(tls.ca), ...(await Promise.all(list(tls.caFile).map((f) => read('caFile', f))))];
-  const cert = tls.cert ?? (tls.certFile === undefined ? undefined : await read('certFile', tls.certFile));
-  const key = tls.key ?? (tls.keyFile === undefined ? undefined : await read('keyFile', tls.keyFile));
-  return {
-    ...(ca.length > 0 ? { ca } : {}),
-    ...(cert === undefined ? {} : { cert }),
-    ...(key === undefined ? {} : { key }),
-    ...(tls.passphrase === undefined ? {} : { passphrase: tls.passphrase }),
-  };
-}
-
-function proxyOption(proxy: HttpConfig['proxy']): HttpProxyOption | undefined {
-  if (proxy === undefined || typeof proxy === 'object') return proxy;
-  if (proxy === 'env' || proxy === 'none') return proxy;
-  // One proxy URL is used for every target, whatever NO_PROXY says.
-  return { http: proxy, https: proxy, noProxy: '' };
-}
-
-/** A config file's `http` section as {@link HttpOptions}, certificate files read now. */
-export async function httpOptionsFromConfig(
-  config: HttpConfig | undefined,
-): Promise<HttpOptions | undefined> {
-  if (config === undefined) return undefined;
-  return {
-    proxy: proxyOption(config.proxy),
-    proxyTarget: config.proxyTarget,
-    tls: config.tls === undefined ? undefined : await readTlsConfig(config.tls, 'The http settings'),
-    keepAliveTimeoutMs: config.keepAliveTimeoutMs,
-    connections: config.connections,
-  };
-}
-
-/**
- * A server config's `tls` and `proxy` as dispatcher overrides, with `caFile`, `certFile` and `keyFile` read now.
- * Throws `ConfigError` naming the server, the field and the path, never the contents.
- */
-export async function serverHttpOverrides(config: {
-  name: string;
-  tls?: ServerTlsConfig | undefined;
-  proxy?: ServerProxyConfig | undefined;
-}): Promise<ServerHttpOverrides | undefined> {
-  const { tls, proxy } = config;
-  if (tls === undefined && proxy === undefined) return undefined;
-  return {
-    tls: tls === undefined ? undefined : await readTlsConfig(tls, `Server '${config.name}'`),
-    proxy: proxyOption(proxy),
   };
 }

@@ -1,77 +1,17 @@
 /**
  * Reads the MCP configuration files people already have: Claude Desktop, Cursor and `.mcp.json`
  * (`{ "mcpServers": { name: {...} } }`) and VS Code (`{ "servers": { name: {...} } }`), with `${VAR}` and
- * `${VAR:-default}` expansion in every string.
+ * `${VAR:-default}` expansion in every string (see `./env.ts`).
  */
 import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { appendPath, describeIssues, toConfigIssues } from '../config-issues.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import {
-  appendPath,
-  joinPath,
-  type MCPServerConfig,
-  MCPServerConfigSchema,
-  parseServerConfig,
-} from './config.js';
+import { type MCPServerConfig, MCPServerConfigSchema } from '../interop/config.js';
+import { type ExpandEnvOptions, type ExpansionContext, expanded } from './env.js';
 
-/** Options for {@link loadMCPConfig} and {@link expandEnv}. */
-export interface LoadMCPConfigOptions {
-  /** Variables for `${VAR}` expansion. @default process.env */
-  env?: Readonly<Record<string, string | undefined>>;
-}
-
-const VAR_RE = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
-
-/**
- * Expands `${VAR}`, `${env:VAR}` (VS Code) and `${VAR:-default}` in `value`. An unset variable without a
- * default is an issue naming the variable and `path`. The expanded value is never put into messages.
- */
-export function expandString(
-  value: string,
-  path: string,
-  env: Readonly<Record<string, string | undefined>>,
-  issues: ConfigIssue[],
-): string {
-  if (!value.includes('${')) return value;
-  const out = value.replace(VAR_RE, (_match, name: string, fallback: string | undefined) => {
-    const found = Object.hasOwn(env, name) ? env[name] : undefined;
-    if (found !== undefined && found !== '') return found;
-    if (fallback !== undefined) return fallback;
-    issues.push({
-      path,
-      message: `environment variable '${name}' is not set (set it, or write \${${name}:-default})`,
-    });
-    return '';
-  });
-  const input = /\$\{input:[^}]*\}/.exec(value);
-  if (input !== null) {
-    issues.push({ path, message: `VS Code input variables (${input[0]}) are not supported; use \${VAR}` });
-  }
-  return out;
-}
-
-/** Deep-copies `value`, expanding variables in every string and skipping prototype-polluting keys. */
-export function expandEnv(
-  value: unknown,
-  options: LoadMCPConfigOptions = {},
-  path = '',
-  issues: ConfigIssue[] = [],
-): unknown {
-  const env = options.env ?? process.env;
-  if (typeof value === 'string') return expandString(value, path === '' ? '(root)' : path, env, issues);
-  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, options, appendPath(path, i), issues));
-  if (typeof value === 'object' && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [key, v] of Object.entries(value)) {
-      if (key === '__proto__' || key === 'constructor' || key === 'prototype') {
-        issues.push({ path: appendPath(path, key), message: 'forbidden key' });
-        continue;
-      }
-      out[key] = expandEnv(v, options, appendPath(path, key), issues);
-    }
-    return out;
-  }
-  return value;
-}
+/** Options for {@link loadMCPConfig}. */
+export type LoadMCPConfigOptions = ExpandEnvOptions;
 
 const HTTP_TYPES: Record<string, MCPServerConfig['transport']> = {
   sse: 'sse',
@@ -82,10 +22,11 @@ const HTTP_TYPES: Record<string, MCPServerConfig['transport']> = {
 };
 
 /** Translates one entry of an `mcpServers` / `servers` map into our config shape (not yet validated). */
-function translateEntry(name: string, entry: unknown, path: string, issues: ConfigIssue[]): unknown {
+function translateEntry(name: string, entry: unknown, ctx: z.RefinementCtx): unknown {
+  const issue = (message: string, path: string[] = []) => ctx.addIssue({ code: 'custom', message, path });
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
-    issues.push({ path, message: 'expected an object with "command" or "url"' });
-    return undefined;
+    issue('expected an object with "command" or "url"');
+    return z.NEVER;
   }
   const { type, disabled, ...rest } = entry as Record<string, unknown>;
   const out: Record<string, unknown> = { name, ...rest };
@@ -93,24 +34,21 @@ function translateEntry(name: string, entry: unknown, path: string, issues: Conf
   if (out.transport !== undefined) return out;
   if (typeof rest.command === 'string') {
     if (type !== undefined && type !== 'stdio') {
-      issues.push({
-        path: `${path}.type`,
-        message: `'${String(type)}' does not go with "command"; use 'stdio'`,
-      });
+      issue(`'${String(type)}' does not go with "command"; use 'stdio'`, ['type']);
     }
     out.transport = 'stdio';
   } else if (typeof rest.url === 'string') {
     if (type === undefined) out.transport = 'auto';
     else if (typeof type === 'string' && HTTP_TYPES[type] !== undefined) out.transport = HTTP_TYPES[type];
-    else issues.push({ path: `${path}.type`, message: `expected 'http' or 'sse', found '${String(type)}'` });
+    else issue(`expected 'http' or 'sse', found '${String(type)}'`, ['type']);
   } else {
     // `comand: node` is a typo, not a server without a command: name the unknown field (the project file
     // loader adds the "did you mean").
     const unknown = Object.keys(rest).filter((key) => !ENTRY_KEYS.has(key));
-    issues.push(
+    issue(
       unknown.length > 0
-        ? { path, message: `unknown field(s) ${unknown.map((k) => `'${k}'`).join(', ')}` }
-        : { path, message: 'expected "command" (stdio server) or "url" (remote server)' },
+        ? `unknown field(s) ${unknown.map((k) => `'${k}'`).join(', ')}`
+        : 'expected "command" (stdio server) or "url" (remote server)',
     );
   }
   return out;
@@ -122,6 +60,21 @@ const ENTRY_KEYS: ReadonlySet<string> = new Set([
   'disabled',
   ...MCPServerConfigSchema.options.flatMap((o) => Object.keys(o.shape)),
 ]);
+
+/**
+ * One entry of an `mcpServers` / `servers` map as the schema that loads it (issue 15, "config parsed once"):
+ * variables expanded, the file format's `type` and `disabled` translated to our fields, then validated by
+ * `MCPServerConfigSchema`, whose output type it has. Each stage stops the entry at its first problems.
+ */
+export function serverEntrySchema(name: string, ctx: ExpansionContext) {
+  return expanded(
+    z
+      .unknown()
+      .transform((entry, zod) => translateEntry(name, entry, zod))
+      .pipe(MCPServerConfigSchema),
+    ctx,
+  );
+}
 
 /**
  * Turns a parsed `mcp.json`-style object into validated server configs. Accepts `mcpServers` (Claude Desktop,
@@ -136,6 +89,8 @@ export function parseMCPConfig(
      * that accept names Interlock cannot (a dot, a space, `__`). Error paths keep the key as written.
      */
     rename?: Readonly<Record<string, string>>;
+    /** Called with each entry as written, before expansion (the project file keeps its secrets). */
+    collect?: ExpansionContext['collect'];
   } = {},
 ): MCPServerConfig[] {
   const where = options.file === undefined ? 'MCP config' : `MCP config ${options.file}`;
@@ -163,17 +118,12 @@ export function parseMCPConfig(
   const rename = options.rename ?? {};
   for (const [written, entry] of Object.entries(map)) {
     const name = Object.hasOwn(rename, written) ? (rename[written] as string) : written;
-    const path = appendPath(key, written);
-    const expanded = expandEnv(entry, options, path, issues);
-    const translated = translateEntry(name, expanded, path, issues);
-    if (translated === undefined) continue;
-    try {
-      configs.push(parseServerConfig(translated));
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      for (const issue of err.issues)
-        issues.push({ path: joinPath(path, issue.path), message: issue.message });
-    }
+    const parsed = serverEntrySchema(name, {
+      env: options.env ?? process.env,
+      collect: options.collect,
+    }).safeParse(entry);
+    if (parsed.success) configs.push(parsed.data);
+    else issues.push(...toConfigIssues(parsed.error, appendPath(key, written)));
   }
   const seen = new Set<string>();
   for (const config of configs) {
@@ -183,7 +133,7 @@ export function parseMCPConfig(
     seen.add(config.name);
   }
   if (issues.length > 0) {
-    throw new ConfigError(`Invalid ${where}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+    throw new ConfigError(`Invalid ${where}: ${describeIssues(issues)}`, {
       file: options.file,
       issues,
     });

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import type ipaddrModule from 'ipaddr.js';
 import { ConnectionError, ErrorCode, InteropError, type InteropErrorOptions } from '../errors.js';
+import { matchGlob } from '../security/pattern.js';
 
 /** What kind of address a refused host resolved to. */
 export type AddressKind =
@@ -266,7 +267,8 @@ function matchesHost(entry: string, host: string, address: string | undefined): 
     const forms = parsed.kind() === 'ipv4' ? [parsed] : [parsed, ...embeddedIPv4(parsed as ipaddr.IPv6)];
     return forms.some((form) => form.kind() === range[0].kind() && form.match(range));
   }
-  if (e.startsWith('*.')) return host.endsWith(e.slice(1));
+  // The one glob matcher of the package (issue 15): `*.example.com` is any name ending in `.example.com`.
+  if (e.startsWith('*.')) return matchGlob(e, host);
   if (isIP(e) !== 0 && address !== undefined && normalizeAddress(e) === normalizeAddress(address))
     return true;
   return e === host;
