@@ -46,7 +46,8 @@ import {
   traceStage,
   validateStage,
 } from './pipeline.js';
-import { httpStatusOf, mapRequestError } from './request-errors.js';
+import { mapRequestError } from './request-errors.js';
+import { isConnectionFailure, neverReachedServer } from './sdk-errors.js';
 import { logLevelMeta } from './server-logs.js';
 import type { InFlightCalls } from './server-request-trace.js';
 import { answerNoRequest, type ServerRequestSupport } from './server-requests.js';
@@ -421,31 +422,6 @@ function checkOutput(name: string, server: string, validate: OutputValidator, ra
     }
   }
   if (issues.length > 0) throw new ToolOutputError(name, issues, { server });
-}
-
-/** The connection itself failed (as opposed to the server answering with an error). */
-function isConnectionFailure(raw: unknown, error: InteropError): boolean {
-  if (error.code === 'CONNECTION_LOST') return true;
-  return sessionGone(raw);
-}
-
-/** Streamable HTTP / SSE answered 404 for our session: it expired; a new `initialize` is needed. */
-export function sessionGone(err: unknown): boolean {
-  const status = httpStatusOf(err);
-  if (status !== undefined) return status === 404;
-  return err instanceof Error && /\(HTTP 404\)/.test(err.message);
-}
-
-/**
- * True only when the request provably never reached the server: the transport refused to send it, the TCP
- * connection was refused, or the server rejected the session before reading the request.
- */
-function neverReachedServer(err: unknown): boolean {
-  if (sessionGone(err)) return true;
-  if (!(err instanceof Error)) return false;
-  if (/^Not connected/.test(err.message)) return true;
-  const cause = (err as { cause?: { code?: string } }).cause;
-  return cause?.code === 'ECONNREFUSED';
 }
 
 function noop(): void {}

@@ -26,7 +26,7 @@ import type { SecretRedactor } from '../redact.js';
 import type { MCPServerConfig, ReconnectOptions } from './config.js';
 import { connectReason } from './describe-error.js';
 import { CallLimiter } from './limiter.js';
-import { httpStatusOf } from './request-errors.js';
+import { classifySdkError, isFatalStreamError } from './sdk-errors.js';
 import { requestSignal } from './signals.js';
 import { CallStats } from './stats.js';
 import { ProcessStdioTransport, StdoutNoiseError } from './stdio-transport.js';
@@ -339,7 +339,7 @@ export class ServerConnection implements ServerConnectionInfo {
       return redactor?.maskError(noisy) ?? noisy;
     }
     const hint =
-      this.config.transport === 'stdio' && /ENOENT/.test(base)
+      this.config.transport === 'stdio' && classifySdkError(err).systemCode === 'ENOENT'
         ? ` Is '${this.config.command}' installed and on PATH?`
         : '';
     // When the process died, that is the news, with the stderr line that names the problem (a stack trace's
@@ -508,13 +508,7 @@ export class ServerConnection implements ServerConnectionInfo {
   #handleTransportError(open: OpenClient, error: Error): void {
     if (this.#open !== open) return;
     const message = error.message;
-    const fatal =
-      open.kind !== 'stdio' &&
-      (httpStatusOf(error) === 404 ||
-        /\(HTTP 404\)|Maximum reconnection attempts|Failed to reconnect|SSE stream disconnected|SSE error/i.test(
-          message,
-        ));
-    if (fatal) {
+    if (open.kind !== 'stdio' && isFatalStreamError(error)) {
       // Deferred a turn: when this error belongs to a request (the SDK reports it here and also rejects the
       // request), the call path sees the precise error first and can tell a never-processed call (404) apart.
       setImmediate(() =>

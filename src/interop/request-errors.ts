@@ -1,14 +1,13 @@
 /**
- * Maps what the SDK throws for a request into our coded errors: a JSON-RPC error from the server stays a
- * distinct `ServerRequestError`; timeouts, cancellation and lost connections get their own codes.
+ * Maps what the SDK throws for a request into our coded errors, by the kind `sdk-errors.ts` classifies it as: a
+ * JSON-RPC error from the server stays a distinct `ServerRequestError`; timeouts, cancellation and lost
+ * connections get their own codes.
  */
 import {
   AuthorizationServerMismatchError,
   IssuerMismatchError,
-  ProtocolError,
-  SdkError,
-  SdkErrorCode,
-  SdkHttpError,
+  type ProtocolError,
+  type SdkError,
 } from '@modelcontextprotocol/client';
 import {
   AuthError,
@@ -19,6 +18,7 @@ import {
   ServerRequestError,
 } from '../errors.js';
 import type { SecretRedactor } from '../redact.js';
+import { classifySdkError } from './sdk-errors.js';
 
 /** What the request was, for the message. */
 export interface RequestErrorContext {
@@ -43,33 +43,30 @@ export function mapRequestError(err: unknown, ctx: RequestErrorContext): Interop
 function mapError(err: unknown, ctx: RequestErrorContext): InteropError {
   if (err instanceof InteropError) return err;
   const { server, what } = ctx;
-  if (ctx.signal?.aborted) {
+  const failure = classifySdkError(err, ctx.signal);
+  if (failure.kind === 'cancelled') {
     return new RequestCancelledError(`Call to ${what} on server '${server}' was cancelled.`, {
       server,
       cause: err,
     });
   }
-  if (err instanceof SdkHttpError) {
-    return new ServerRequestError(
-      `Server '${server}' answered the call to ${what} with HTTP ${err.status}: ${err.message}`,
-      -1,
-      { httpStatus: err.status },
-      { server, cause: err },
-    );
-  }
-  if (err instanceof SdkError) {
-    if (err.code === SdkErrorCode.RequestTimeout) {
+  const message = err instanceof Error ? err.message : String(err);
+  switch (failure.kind) {
+    case 'timeout':
       return new RequestTimeoutError(
         `Call to ${what} on server '${server}' timed out after ${ctx.timeoutMs ?? '?'} ms; raise timeoutMs if it needs longer.`,
         ctx.timeoutMs ?? 0,
         { server, cause: err },
       );
-    }
-    if (
-      err.code === SdkErrorCode.ConnectionClosed ||
-      err.code === SdkErrorCode.SendFailed ||
-      err.code === SdkErrorCode.NotConnected
-    ) {
+    case 'session_gone':
+      return new ConnectionLostError(
+        `Server '${server}' no longer knows this client's session (HTTP 404) and did not process the call to ${what}; Interlock reconnects with a new session, call again.`,
+        { server, cause: err },
+      );
+    case 'not_connected':
+    case 'connect_refused':
+    case 'connection_lost':
+    case 'stream_lost':
       return new ConnectionLostError(
         `Connection to server '${server}' was lost during the call to ${what}.`,
         {
@@ -77,33 +74,52 @@ function mapError(err: unknown, ctx: RequestErrorContext): InteropError {
           cause: err,
         },
       );
-    }
-    if (err.code === SdkErrorCode.InputRequiredRoundsExceeded) {
-      const rounds = (err.data as { rounds?: number } | undefined)?.rounds;
+    case 'overloaded':
+    case 'auth_required':
+    case 'forbidden':
+    case 'http_error':
+      if (failure.status !== undefined) {
+        return new ServerRequestError(
+          `Server '${server}' answered the call to ${what} with HTTP ${failure.status}${HTTP_ADVICE[failure.kind]}: ${message}`,
+          -1,
+          { httpStatus: failure.status },
+          { server, cause: err },
+        );
+      }
+      break;
+    case 'input_rounds_exceeded': {
+      const { code, data } = err as SdkError;
+      const rounds = (data as { rounds?: number } | undefined)?.rounds;
       return new ServerRequestError(
         `Server '${server}' still asked for input after ${rounds ?? 'the maximum number of'} rounds of the call to ${what}; Interlock stopped the call (a server that never completes it is at fault).`,
         -1,
-        { sdkCode: err.code, rounds },
+        { sdkCode: code, rounds },
         { server, cause: err },
       );
     }
-    // A local protocol failure (e.g. an invalid result): the server's answer was unusable.
-    return new ServerRequestError(
-      `Server '${server}' gave an unusable answer to the call to ${what} (${err.code}): ${err.message}`,
-      -1,
-      { sdkCode: err.code, data: err.data },
-      { server, cause: err },
-    );
+    case 'server_error': {
+      const { code, data } = err as ProtocolError;
+      return new ServerRequestError(
+        `Server '${server}' answered the call to ${what} with an error: ${message}`,
+        code,
+        data,
+        { server, cause: err },
+      );
+    }
+    case 'unusable_answer': {
+      // A local protocol failure (e.g. an invalid result): the server's answer was unusable.
+      const { code, data } = err as SdkError;
+      return new ServerRequestError(
+        `Server '${server}' gave an unusable answer to the call to ${what} (${code}): ${message}`,
+        -1,
+        { sdkCode: code, data },
+        { server, cause: err },
+      );
+    }
+    case 'unknown':
+      break;
   }
-  if (err instanceof ProtocolError) {
-    return new ServerRequestError(
-      `Server '${server}' answered the call to ${what} with an error: ${err.message}`,
-      err.code,
-      err.data,
-      { server, cause: err },
-    );
-  }
-  const message = err instanceof Error ? err.message : String(err);
+  // A sign-in the transport could not do, or an error nothing above recognizes: the call failed below MCP.
   return new ConnectionLostError(
     `The call to ${what} on server '${server}' failed in transport: ${message}`,
     {
@@ -113,10 +129,14 @@ function mapError(err: unknown, ctx: RequestErrorContext): InteropError {
   );
 }
 
-/** The HTTP status an SDK transport error carries, if any. */
-export function httpStatusOf(err: unknown): number | undefined {
-  return err instanceof SdkHttpError ? err.status : undefined;
-}
+/** What to do about an HTTP error status, said right after `HTTP {status}`. */
+const HTTP_ADVICE: Readonly<Record<'overloaded' | 'auth_required' | 'forbidden' | 'http_error', string>> = {
+  overloaded: ' (the server is overloaded or limits this client; call again later)',
+  auth_required:
+    " (the server wants credentials: check the server's auth or headers config, or sign in again)",
+  forbidden: ' (the credentials lack a permission the server wants: check the granted scopes)',
+  http_error: '',
+};
 
 /**
  * The SDK's issuer checks as `AUTH_FAILED` (issue 13): the authorization response's `iss` (RFC 9207), the metadata

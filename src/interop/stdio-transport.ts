@@ -6,7 +6,13 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { type JSONRPCMessage, parseJSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
+import {
+  type JSONRPCMessage,
+  parseJSONRPCMessage,
+  SdkError,
+  SdkErrorCode,
+  type Transport,
+} from '@modelcontextprotocol/client';
 
 /** How long a server gets after stdin ends, and again after SIGTERM. @default 2 000 ms */
 export const DEFAULT_KILL_GRACE_MS = 2_000;
@@ -274,7 +280,10 @@ export class ProcessStdioTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#child?.stdin;
     if (stdin === undefined || stdin === null || this.#closed || stdin.destroyed || !stdin.writable) {
-      return Promise.reject(new Error('Not connected: the server process is not running'));
+      // The SDK's own code for a transport that cannot send: the call path then knows the request never left.
+      return Promise.reject(
+        new SdkError(SdkErrorCode.NotConnected, 'Not connected: the server process is not running'),
+      );
     }
     return new Promise((resolve, reject) => {
       const ok = stdin.write(`${JSON.stringify(message)}\n`, (err) => {

@@ -17,7 +17,8 @@ import {
 } from '@modelcontextprotocol/client';
 import { ConfigError } from '../errors.js';
 import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from './config.js';
-import { authFailureOf, httpStatusOf } from './request-errors.js';
+import { authFailureOf } from './request-errors.js';
+import { httpStatusOf, probeClosedTransport } from './sdk-errors.js';
 import { installServerLogs, type ServerLogSupport } from './server-logs.js';
 import type { ServerRequestSupport } from './server-requests.js';
 import { ProcessStdioTransport } from './stdio-transport.js';
@@ -93,13 +94,7 @@ export interface OpenClient {
  * any request before `initialize` do this; they are 2025-era servers and get a plain `initialize` next.
  */
 function probeClosedStdio(thrown: unknown, kind: 'stdio' | 'sse' | 'http'): boolean {
-  const err = thrown instanceof SdkError ? thrown : thrown instanceof Error ? thrown.cause : undefined;
-  return (
-    kind === 'stdio' &&
-    err instanceof SdkError &&
-    err.code === SdkErrorCode.EraNegotiationFailed &&
-    /closed during the server\/discover probe/.test(err.message)
-  );
+  return kind === 'stdio' && probeClosedTransport(thrown);
 }
 
 /**
