@@ -387,7 +387,17 @@ export type AuthFailureReason =
   /** The identity provider or the authorization server refused the cross-app access (ID-JAG) grant. */
   | 'cross_app_access_refused'
   /** The server answered 401 again after a new token was obtained for it. */
-  | 'token_refused';
+  | 'token_refused'
+  /** The sign-in redirect carried an OAuth error (e.g. `access_denied`) or no code, or cannot be finished. */
+  | 'sign_in_failed'
+  /** The sign-in redirect carried another `state` than the one sent (RFC 6749 10.12: possible CSRF). */
+  | 'state_mismatch'
+  /** A sign-in in a browser is needed, and nothing is configured to open one. */
+  | 'sign_in_required'
+  /** The stored credentials (the token file, or the shared OAuth state) cannot be read. */
+  | 'credentials_unreadable'
+  /** The authorization server did not revoke a token (RFC 7009); the reason is a status or an error code. */
+  | 'revocation_failed';
 
 /** Authorization failed in a way a retry will not fix. Code `AUTH_FAILED`; `reason` says which way. */
 export class AuthError extends InteropError {

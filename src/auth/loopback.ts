@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { AuthError } from '../errors.js';
 
 /** Options of {@link LoopbackReceiver.start}. */
 export interface LoopbackReceiverOptions {
@@ -59,7 +60,12 @@ export class LoopbackReceiver implements AsyncDisposable {
       if (error !== null || value === null) {
         res.end('<p>Sign-in failed. You can close this window.</p>');
         // Only the error code is kept: descriptions are server text, and codes never hold secrets.
-        settle.reject(new Error(`Sign-in failed: ${error ?? 'no authorization code in the redirect'}.`));
+        settle.reject(
+          new AuthError(
+            'sign_in_failed',
+            `Sign-in failed: ${error ?? 'no authorization code in the redirect'}. Start the sign-in again; if the authorization server refused it (e.g. access_denied), check the account and the scopes asked for.`,
+          ),
+        );
         return;
       }
       res.end('<p>Signed in. You can close this window.</p>');
@@ -98,7 +104,10 @@ export class LoopbackReceiver implements AsyncDisposable {
     });
     const got = await Promise.race([this.#code, aborted]);
     if (options.state !== undefined && got.state !== options.state) {
-      throw new Error('Sign-in failed: the redirect carried the wrong state (possible CSRF); start again.');
+      throw new AuthError(
+        'state_mismatch',
+        'Sign-in failed: the redirect carried the wrong state (possible CSRF); the code was not used. Start the sign-in again.',
+      );
     }
     return { code: got.code, iss: got.iss };
   }

@@ -25,7 +25,7 @@ import {
   discoverAndRequestJwtAuthGrant,
   requestJwtAuthorizationGrant,
 } from '@modelcontextprotocol/client';
-import { AuthError } from '../errors.js';
+import { AuthError, ConfigError } from '../errors.js';
 import { MemoryTokenStore, type StoredOAuthState, type TokenStore } from './token-store.js';
 
 /** RFC 7523 2.1: the JWT bearer grant that redeems an ID-JAG at the MCP server's authorization server. */
@@ -122,6 +122,13 @@ function mergeScopes(...scopes: (string | undefined)[]): string | undefined {
   return all.size === 0 ? undefined : [...all].join(' ');
 }
 
+/** A missing or contradictory {@link OAuthProviderOptions} field: the caller's mistake (`INVALID_CONFIG`). */
+function optionError(field: keyof OAuthProviderOptions, message: string): ConfigError {
+  return new ConfigError(`OAuthProvider options: ${message}; set ${field}.`, {
+    issues: [{ path: field, message }],
+  });
+}
+
 /** An SDK `OAuthClientProvider` backed by a {@link TokenStore}. */
 export class OAuthProvider implements OAuthClientProvider {
   readonly key: string;
@@ -139,7 +146,7 @@ export class OAuthProvider implements OAuthClientProvider {
     this.#store = options.store ?? new MemoryTokenStore();
     if (options.tokenEndpointAuthMethod === 'private_key_jwt') {
       if (options.privateKey === undefined || options.clientId === undefined) {
-        throw new TypeError('private_key_jwt needs clientId and privateKey');
+        throw optionError('privateKey', 'private_key_jwt needs clientId and privateKey');
       }
       this.#addAuth = createPrivateKeyJwtAuth({
         issuer: options.clientId,
@@ -152,16 +159,19 @@ export class OAuthProvider implements OAuthClientProvider {
       (options.grant ?? 'authorization_code') === 'authorization_code' &&
       options.redirectUrl === undefined
     ) {
-      throw new TypeError('authorization_code needs a redirectUrl (a loopback receiver)');
+      throw optionError('redirectUrl', 'authorization_code needs a redirectUrl (a loopback receiver)');
     }
     if (
       options.grant === 'cross_app_access' &&
       (options.crossAppAccess === undefined || options.clientId === undefined)
     ) {
-      throw new TypeError('cross_app_access needs crossAppAccess (the identity provider) and clientId');
+      throw optionError(
+        'crossAppAccess',
+        'cross_app_access needs crossAppAccess (the identity provider) and clientId',
+      );
     }
     if (options.grant === 'jwt_bearer' && options.assertion === undefined) {
-      throw new TypeError('jwt_bearer needs an assertion source');
+      throw optionError('assertion', 'jwt_bearer needs an assertion source');
     }
   }
 
@@ -287,7 +297,12 @@ export class OAuthProvider implements OAuthClientProvider {
 
   async redirectToAuthorization(url: URL): Promise<void> {
     const open = this.#options.onAuthorizationUrl;
-    if (open === undefined) throw new Error('Sign-in is needed but no browser opener is configured.');
+    if (open === undefined) {
+      throw new AuthError(
+        'sign_in_required',
+        `Sign-in to ${this.#options.serverUrl} is needed but no browser opener is configured: sign in with 'interlock login', or pass onAuthorizationUrl.`,
+      );
+    }
     await open(url);
   }
 
@@ -297,7 +312,9 @@ export class OAuthProvider implements OAuthClientProvider {
 
   async codeVerifier(): Promise<string> {
     const verifier = (await this.#load()).codeVerifier;
-    if (verifier === undefined) throw new Error('No PKCE code verifier saved: start the sign-in again.');
+    if (verifier === undefined) {
+      throw new AuthError('sign_in_failed', 'No PKCE code verifier saved: start the sign-in again.');
+    }
     return verifier;
   }
 

@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { DpopSession, extractWWWAuthenticateParams, auth as sdkAuth } from '@modelcontextprotocol/client';
-import { ConfigError } from '../errors.js';
+import { AuthError, ClosedError, ConfigError } from '../errors.js';
 import type { HeadersHelperConfig, MCPServerConfig } from '../interop/config.js';
 import { authFailureOf } from '../interop/request-errors.js';
 import type { ServerAuth, ServerAuthFactory } from '../interop/transport.js';
@@ -68,19 +68,40 @@ export function commandHeaders(helper: HeadersHelperConfig, timeoutMs = 10_000):
     new Promise((resolve, reject) => {
       execFile(helper.command, helper.args, { timeout: timeoutMs, maxBuffer: 1 << 20 }, (err, stdout) => {
         // Neither stdout nor stderr goes into the message: they hold the secrets.
-        if (err)
-          return reject(new Error(`headersHelper '${helper.command}' failed (${err.code ?? 'error'}).`));
-        try {
-          const parsed: unknown = JSON.parse(stdout);
-          if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error();
-          const out: Record<string, string> = {};
-          for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') out[k] = v;
-          resolve(out);
-        } catch {
-          reject(new Error(`headersHelper '${helper.command}' did not print a JSON object of headers.`));
+        if (err) {
+          return reject(
+            helperError(
+              helper,
+              `failed (${err.code ?? 'error'}); run it by hand to see why, and fix headersHelper.command or its args`,
+            ),
+          );
         }
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(stdout);
+        } catch {
+          parsed = undefined;
+        }
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+          return reject(
+            helperError(
+              helper,
+              'did not print a JSON object of headers; it must print e.g. {"Authorization": "Bearer …"}',
+            ),
+          );
+        }
+        const out: Record<string, string> = {};
+        for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') out[k] = v;
+        resolve(out);
       });
     });
+}
+
+/** A headers helper that failed, as the config mistake it is (`INVALID_CONFIG`). */
+function helperError(helper: HeadersHelperConfig, what: string): ConfigError {
+  return new ConfigError(`headersHelper '${helper.command}' ${what}.`, {
+    issues: [{ path: 'headersHelper', message: what }],
+  });
 }
 
 function replayable(body: unknown): boolean {
@@ -160,8 +181,10 @@ export function wrapServerFetch(
     if (refusals >= options.maxRefusedTokens) {
       void response.body?.cancel().catch(() => {});
       // The token itself stays out of the message (issue 9: tokens are never printed).
-      throw new Error(
+      throw new AuthError(
+        'token_refused',
         `Server '${options.server}' (${origin}) refused ${refusals} access tokens in a row (HTTP 401), also a newly issued one: the authorization server may issue them for another resource (audience) or with too little scope. Check the server's OAuth configuration; no further token is requested.`,
+        { server: options.server },
       );
     }
   };
@@ -430,8 +453,12 @@ export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFac
     };
     if (oauth?.grant === 'authorization_code') {
       auth.waitForAuthorizationCode = async (signal) => {
-        if (receiver === undefined || provider === undefined)
-          throw new Error('Sign-in receiver is not running.');
+        if (receiver === undefined || provider === undefined) {
+          throw new ClosedError(
+            `The sign-in receiver of server '${config.name}' is not running (its connect attempt already ended); connect again to sign in.`,
+            { server: config.name },
+          );
+        }
         return receiver.waitForResponse({ state: provider.state(), signal });
       };
     }

@@ -11,6 +11,7 @@ import type {
   OAuthClientInformationMixed,
 } from '@modelcontextprotocol/client';
 import { createPrivateKeyJwtAuth, selectClientAuthMethod } from '@modelcontextprotocol/client';
+import { AuthError, ConfigError } from '../errors.js';
 import { type OAuthProviderOptions, tokenStoreKey } from './provider.js';
 import type { StoredOAuthState, TokenStore } from './token-store.js';
 
@@ -174,13 +175,26 @@ async function revokeOne(
       signal,
     });
   } catch (err) {
-    throw new Error(networkReason(err, signal));
+    throw revocationFailed(networkReason(err, signal));
   }
   if (response.ok) {
     await response.body?.cancel().catch(() => {});
     return;
   }
-  throw new Error(await httpReason(response));
+  throw revocationFailed(await httpReason(response));
+}
+
+/**
+ * A revocation the authorization server did not do. The message is only the reason (a status, an OAuth error
+ * code or a network error code): {@link revokeTokens} reports it as such, and no token or secret is in it.
+ */
+function revocationFailed(reason: string): AuthError {
+  return new AuthError('revocation_failed', reason);
+}
+
+/** A client setting revocation needs and does not have; the message is short, it becomes a reported reason. */
+function clientConfigMissing(message: string): ConfigError {
+  return new ConfigError(message, { issues: [{ path: 'auth', message }] });
 }
 
 async function authenticateClient(
@@ -193,7 +207,7 @@ async function authenticateClient(
 ): Promise<void> {
   if (options.tokenEndpointAuthMethod === 'private_key_jwt') {
     if (options.clientId === undefined || options.privateKey === undefined)
-      throw new Error('private_key_jwt needs clientId and privateKey');
+      throw clientConfigMissing('private_key_jwt needs clientId and privateKey');
     const sign = createPrivateKeyJwtAuth({
       issuer: options.clientId,
       subject: options.clientId,
@@ -204,7 +218,7 @@ async function authenticateClient(
     return;
   }
   const info = clientInformation(state, options);
-  if (info === undefined) throw new Error('no client id is stored or configured');
+  if (info === undefined) throw clientConfigMissing('no client id is stored or configured');
   const supported = (metadata as Record<string, unknown> | undefined)
     ?.revocation_endpoint_auth_methods_supported;
   const methods = Array.isArray(supported)
@@ -213,7 +227,8 @@ async function authenticateClient(
   // The same choice, and the same encoding, as the MCP SDK makes for the token endpoint.
   const method = selectClientAuthMethod(info, methods);
   if (method === 'client_secret_basic') {
-    if (info.client_secret === undefined) throw new Error('client_secret_basic needs a client secret');
+    if (info.client_secret === undefined)
+      throw clientConfigMissing('client_secret_basic needs a client secret');
     headers.set('authorization', `Basic ${btoa(`${info.client_id}:${info.client_secret}`)}`);
     return;
   }

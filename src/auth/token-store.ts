@@ -8,6 +8,7 @@ import type {
   StoredOAuthClientInformation,
   StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
+import { AuthError } from '../errors.js';
 import { readPrivateFile, writePrivateFile } from '../private-file.js';
 import type { StateStore } from '../state/types.js';
 
@@ -115,7 +116,10 @@ export class FileTokenStore implements TokenStore {
     const parsed: unknown = JSON.parse(text);
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
       // The message names the file only: its content holds secrets.
-      throw new Error(`Token store ${this.path} is not a JSON object; delete it to sign in again.`);
+      throw new AuthError(
+        'credentials_unreadable',
+        `Token store ${this.path} is not a JSON object; delete it to sign in again.`,
+      );
     }
     return Object.assign(Object.create(null), parsed) as Record<string, StoredOAuthState>;
   }
@@ -158,7 +162,10 @@ export class StateTokenStore implements TokenStore {
       return JSON.parse(text) as StoredOAuthState;
     } catch {
       // The message names the key only: the value holds secrets.
-      throw new Error(`The shared OAuth state of ${key} is not JSON; delete it to sign in again.`);
+      throw new AuthError(
+        'credentials_unreadable',
+        `The shared OAuth state of ${key} is not JSON; delete it to sign in again.`,
+      );
     }
   }
 

@@ -15,7 +15,7 @@ import {
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
-import { ConfigError } from '../errors.js';
+import { AuthError, ConfigError } from '../errors.js';
 import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from './config.js';
 import { authFailureOf } from './request-errors.js';
 import { httpStatusOf, probeClosedTransport } from './sdk-errors.js';
@@ -267,9 +267,10 @@ async function openEra(
     await transport.close().catch(() => {});
     if (isRefusedAfterReauth(err) && auth?.authProvider !== undefined) {
       const origin = new URL((config as HttpServerConfig).url).origin;
-      throw new Error(
+      throw new AuthError(
+        'token_refused',
         `Server '${config.name}' (${origin}) refused the access token again after re-authentication (HTTP 401): the authorization server may issue tokens for another resource (audience) or with too little scope. Check the server's OAuth configuration; no further token is requested.`,
-        { cause: err },
+        { cause: err, server: config.name },
       );
     }
     // We closed it: it wrote to stdout what is not MCP. That is the news, not the closed connection it caused.
