@@ -307,6 +307,8 @@ export class ServerRequestRefusedError extends PermissionDeniedError {
     details: {
       server: string;
       kind: string;
+      /** The resource the request was decided on: `resourceFor.serverRequest(server, kind)` (src/security). */
+      resource: string;
       reason: string;
       byPolicy: boolean;
       rule?: DecidingRule | undefined;
@@ -315,7 +317,7 @@ export class ServerRequestRefusedError extends PermissionDeniedError {
   ) {
     const { server, kind, reason, byPolicy } = details;
     super(
-      { resource: `mcp:${server}:${kind}`, action: 'request', reason, rule: details.rule },
+      { resource: details.resource, action: 'request', reason, rule: details.rule },
       { server, ...options },
     );
     this.kind = kind;

@@ -19,6 +19,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { InteropError } from '../errors.js';
 import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
+import { resourceFor } from '../security/pattern.js';
 import type { ToolWrapper } from '../tools/tool-wrapper.js';
 import type { Principal } from './principals.js';
 import type { DownstreamNeed, ServerRequestRelay } from './relay.js';
@@ -97,7 +98,7 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
   server.setRequestHandler('resources/list', () => ({
     resources: upstream(manager).flatMap(({ name, connection }) =>
       connection.resources.filter((r) =>
-        view.capabilities.couldAllow(`mcp-resource:${name}:${r.uri}`, 'read', context),
+        view.capabilities.couldAllow(resourceFor.resource(name, r.uri), 'read', context),
       ),
     ),
   }));
@@ -132,7 +133,7 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
   server.setRequestHandler('prompts/list', () => ({
     prompts: upstream(manager).flatMap(({ name, connection }) =>
       connection.prompts
-        .filter((p) => view.capabilities.couldAllow(`mcp-prompt:${name}:${p.name}`, 'get', context))
+        .filter((p) => view.capabilities.couldAllow(resourceFor.prompt(name, p.name), 'get', context))
         .map((p) => ({ ...p, name: `mcp__${name}__${p.name}` })),
     ),
   }));

@@ -27,6 +27,7 @@ import {
 } from '../otel.js';
 import type { SecretRedactor } from '../redact.js';
 import type { CapabilityGate } from '../security/gate.js';
+import { resourceFor } from '../security/pattern.js';
 import { type ArgumentLimits, argumentLimitIssue } from '../tools/limits.js';
 import { type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
 import type { ToolCallOptions } from '../tools/tool-wrapper.js';
@@ -138,7 +139,7 @@ const resources = new WeakMap<CatalogEntry, string>();
 function toolResourceOf(entry: CatalogEntry): string {
   let resource = resources.get(entry);
   if (resource === undefined) {
-    resource = `mcp:${entry.wrapper.server}:${entry.wrapper.tool}`;
+    resource = resourceFor.tool(entry.wrapper.server, entry.wrapper.tool);
     resources.set(entry, resource);
   }
   return resource;

@@ -6,6 +6,7 @@
  */
 import { InteropError } from '../errors.js';
 import type { CapabilitySet } from '../security/capability-set.js';
+import { resourceFor } from '../security/pattern.js';
 import { type PinnedToolDefinition, type PinStore, toolChangeDiff } from '../security/pinning.js';
 import type { CheckContext } from '../security/types.js';
 import type { ToolWrapper } from '../tools/tool-wrapper.js';
@@ -148,7 +149,7 @@ export class CatalogReporter {
         context === undefined
           ? { annotations: wrapper.annotations }
           : { ...context, annotations: wrapper.annotations };
-      return capabilities.couldAllow(`mcp:${wrapper.server}:${wrapper.tool}`, 'execute', ctx);
+      return capabilities.couldAllow(resourceFor.tool(wrapper.server, wrapper.tool), 'execute', ctx);
     });
   }
 

@@ -10,6 +10,7 @@ import { createHttpClient, type HttpClient } from '../net/http.js';
 import { type Tracer, trace } from '../otel.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { CapabilityGate } from '../security/gate.js';
+import { resourceFor } from '../security/pattern.js';
 import { PinStore } from '../security/pinning.js';
 import type { Approver, AuditSink, CheckContext, Decision } from '../security/types.js';
 import { DEFAULT_MAX_TOOL_NAME_LENGTH } from '../tools/names.js';
@@ -166,7 +167,7 @@ export class MCPClientManager implements ToolInvoker {
           authorizeInvocation({
             kind: 'server-request',
             request: {
-              resource: `mcp:${server}:${kind}`,
+              resource: resourceFor.serverRequest(server, kind),
               action: 'request',
               context: { args, agent: this.#agent, principal: options.principal },
               server,
@@ -469,7 +470,7 @@ export class MCPClientManager implements ToolInvoker {
       executeTool: async (name, args, opts) => (await this.#call(deps, name, args, opts ?? {})).text,
       authorizeServerRequest: (server, kind, args, opts) =>
         gate.authorize({
-          resource: `mcp:${server}:${kind}`,
+          resource: resourceFor.serverRequest(server, kind),
           action: 'request',
           context: { args, agent, principal: opts?.principal },
           server,

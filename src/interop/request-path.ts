@@ -8,6 +8,7 @@ import { NotConnectedError } from '../errors.js';
 import { context as otelContext, SpanKind, type SpanOptions, type Tracer } from '../otel.js';
 import type { SecretRedactor } from '../redact.js';
 import type { CapabilityGate } from '../security/gate.js';
+import { resourceFor } from '../security/pattern.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import {
@@ -62,7 +63,7 @@ export function readResourceThrough(
   return run(requestPipeline as Terminal<RequestInvocation<ReadResourceResult>, ReadResourceResult>, {
     ...base(deps, gate, server, options),
     kind: 'resource',
-    request: { resource: `mcp-resource:${server}:${uri}`, action: 'read', context, server },
+    request: { resource: resourceFor.resource(server, uri), action: 'read', context, server },
     what: `resource '${uri}'`,
     method: 'resources/read',
     target: uri,
@@ -95,7 +96,7 @@ export function getPromptThrough(
     ...base(deps, gate, server, options),
     kind: 'prompt',
     request: {
-      resource: `mcp-prompt:${server}:${name}`,
+      resource: resourceFor.prompt(server, name),
       action: 'get',
       context: { ...context, args },
       server,

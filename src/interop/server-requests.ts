@@ -30,6 +30,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { Span, Tracer } from '@opentelemetry/api';
 import { PermissionDeniedError, ServerRequestError, ServerRequestRefusedError } from '../errors.js';
+import { resourceFor } from '../security/pattern.js';
 import type { Decision } from '../security/types.js';
 import { checkElicitationUrl, type UrlElicitationRequest, withSchemaDefaults } from './elicitation.js';
 import { type InFlightCalls, traced } from './server-request-trace.js';
@@ -364,7 +365,7 @@ async function filterRoots(
       denial:
         denial ??
         new PermissionDeniedError({
-          resource: `mcp:${server}:roots`,
+          resource: resourceFor.serverRequest(server, 'roots'),
           action: 'request',
           reason: 'None of the roots is a file:// URI.',
         }),
@@ -433,7 +434,7 @@ function refusal(
 ): Error {
   const byPolicy = denial !== undefined;
   const refused = new ServerRequestRefusedError(
-    { server, kind, reason, byPolicy, rule: denial?.rule },
+    { server, kind, resource: resourceFor.serverRequest(server, kind), reason, byPolicy, rule: denial?.rule },
     { cause: denial },
   );
   if (client === undefined || client.getProtocolEra() === 'modern') return refused;

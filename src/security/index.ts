@@ -44,6 +44,7 @@ export {
   MAX_RESOURCE_LENGTH,
   nativeToolResource,
   promptResource,
+  resourceFor,
   resourceResource,
   SCHEME_ACTIONS,
   toolResource,

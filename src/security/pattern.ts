@@ -83,25 +83,44 @@ export interface CompiledPattern {
   readonly globPos: number;
 }
 
-/** `mcp:{server}:{tool}`: the resource of an MCP tool (action `execute`). */
-export function toolResource(server: string, tool: string): string {
-  return `mcp:${checkServer(server)}:${tool}`;
-}
+/**
+ * The resource string a capability check names, built in this one place for everything Interlock gates (issue 15).
+ * A server name that would shift the segments (a `:`, invisible characters, empty) is refused with `INVALID_POLICY`.
+ */
+export const resourceFor = Object.freeze({
+  /** `mcp:{server}:{tool}`: an MCP tool (action `execute`). */
+  tool(server: string, tool: string): string {
+    return `mcp:${checkServer(server)}:${tool}`;
+  },
+  /** `mcp-resource:{server}:{uri}`: an MCP resource read through the manager (action `read`). */
+  resource(server: string, uri: string): string {
+    return `mcp-resource:${checkServer(server)}:${uri}`;
+  },
+  /** `mcp-prompt:{server}:{name}`: an MCP prompt (action `get`). */
+  prompt(server: string, name: string): string {
+    return `mcp-prompt:${checkServer(server)}:${name}`;
+  },
+  /**
+   * `mcp:{server}:{kind}`: a request a server makes of Interlock while serving a call (action `request`);
+   * `kind` is `elicitation`, `sampling` or `roots`.
+   */
+  serverRequest(server: string, kind: string): string {
+    return `mcp:${checkServer(server)}:${kind}`;
+  },
+  /** `tool:{name}`: a native (in-process) tool (action `execute`). */
+  nativeTool(name: string): string {
+    return `tool:${name}`;
+  },
+});
 
-/** `mcp-resource:{server}:{uri}`: an MCP resource read through the manager (action `read`). */
-export function resourceResource(server: string, uri: string): string {
-  return `mcp-resource:${checkServer(server)}:${uri}`;
-}
-
-/** `mcp-prompt:{server}:{name}`: an MCP prompt (action `get`). */
-export function promptResource(server: string, name: string): string {
-  return `mcp-prompt:${checkServer(server)}:${name}`;
-}
-
-/** `tool:{name}`: a native (in-process) tool (action `execute`). */
-export function nativeToolResource(name: string): string {
-  return `tool:${name}`;
-}
+/** @deprecated Use {@link resourceFor}`.tool`. */
+export const toolResource = resourceFor.tool;
+/** @deprecated Use {@link resourceFor}`.resource`. */
+export const resourceResource = resourceFor.resource;
+/** @deprecated Use {@link resourceFor}`.prompt`. */
+export const promptResource = resourceFor.prompt;
+/** @deprecated Use {@link resourceFor}`.nativeTool`. */
+export const nativeToolResource = resourceFor.nativeTool;
 
 function checkServer(server: string): string {
   // A colon in a server name would shift every later segment: `mcp:a:b:c` must mean one thing.

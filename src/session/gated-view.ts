@@ -7,7 +7,7 @@
 import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { AuditFailureMode } from '../security/gate.js';
-import { toolResource } from '../security/pattern.js';
+import { resourceFor } from '../security/pattern.js';
 import type { Approver, AuditSink, CheckContext } from '../security/types.js';
 import type { ToolCallResult } from '../tools/normalize.js';
 import {
@@ -77,7 +77,7 @@ export class GatedToolView implements McpToolAccess, ToolInvoker {
     return this.tools.filter(
       (w) =>
         names.has(w.name) &&
-        this.#capabilities.couldAllow(toolResource(w.server, w.tool), 'execute', {
+        this.#capabilities.couldAllow(resourceFor.tool(w.server, w.tool), 'execute', {
           ...context,
           annotations: w.annotations,
         }),

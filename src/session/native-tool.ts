@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { ConfigError, RequestCancelledError, ToolInputError } from '../errors.js';
 import { authorizeStage, compose, type Invocation } from '../interop/pipeline.js';
 import type { CapabilityGate } from '../security/gate.js';
-import { nativeToolResource } from '../security/pattern.js';
+import { resourceFor } from '../security/pattern.js';
 import { type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
 import type { ToolAnnotations } from '../tools/tool-wrapper.js';
 
@@ -95,7 +95,7 @@ export function defineTool<S extends z.ZodObject = z.ZodObject<Record<string, ne
     description,
     inputSchema: Object.freeze(inputSchema),
     annotations: annotations === undefined ? undefined : Object.freeze({ ...annotations }),
-    resource: nativeToolResource(name),
+    resource: resourceFor.nativeTool(name),
     async invoke(args: unknown, context: NativeToolContext, invokeOptions: { maxResultChars?: number } = {}) {
       const parsed = schema.safeParse(args ?? {});
       if (!parsed.success) {

@@ -16,7 +16,7 @@ import { ConfigError, InteropError, PermissionDeniedError } from '../errors.js';
 import type { ModelToolCall, ModelToolDefinition, ToolResultMessage } from '../providers/types.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { CapabilityGate } from '../security/gate.js';
-import { toolResource } from '../security/pattern.js';
+import { resourceFor } from '../security/pattern.js';
 import { type MediaContent, resultMedia } from '../tools/media.js';
 import type { ToolCallResult } from '../tools/normalize.js';
 import { classifyCallError as classify } from './call-errors.js';
@@ -81,7 +81,7 @@ export class Toolbox {
           source: 'mcp',
           server: w.server,
           tool: w.tool,
-          resource: toolResource(w.server, w.tool),
+          resource: resourceFor.tool(w.server, w.tool),
           offline: w.offline,
         }),
     );

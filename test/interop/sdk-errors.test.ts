@@ -209,7 +209,7 @@ describe('classifySdkError over stdio', () => {
   });
 
   it('reads a send on an exited ProcessStdioTransport as not_connected, which never reached the server', async () => {
-    const transport = new ProcessStdioTransport({ ...nodeFixture('faulty') });
+    const transport = new ProcessStdioTransport({ ...nodeFixture('faulty'), env: {} });
     cleanup.push(() => transport.close());
     await transport.start();
     await transport.close();

@@ -16,7 +16,7 @@ import { PermissionDeniedError } from '../../src/errors.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { CapabilityGate } from '../../src/security/gate.js';
-import { toolResource } from '../../src/security/pattern.js';
+import { resourceFor } from '../../src/security/pattern.js';
 import { PinStore, toolDefinitionHash } from '../../src/security/pinning.js';
 
 interface Connected {
@@ -68,7 +68,7 @@ async function connect(description = 'Reads a file.'): Promise<Connected> {
 /** The one path to the server: authorize, then send. */
 async function gatedCall(gate: CapabilityGate, client: Client, tool: string, args: Record<string, unknown>) {
   await gate.authorize({
-    resource: toolResource('fs', tool),
+    resource: resourceFor.tool('fs', tool),
     action: 'execute',
     context: { args },
     server: 'fs',

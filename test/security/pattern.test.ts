@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isInteropError } from '../../src/errors.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
@@ -8,6 +10,7 @@ import {
   nativeToolResource,
   patternCovers,
   promptResource,
+  resourceFor,
   resourceProblem,
   resourceResource,
   toolResource,
@@ -18,16 +21,41 @@ function matches(pattern: string, resource: string): boolean {
 }
 
 describe('resource helpers', () => {
-  it('builds the resource strings of MCP tools, resources, prompts and native tools', () => {
-    expect(toolResource('fs', 'read_file')).toBe('mcp:fs:read_file');
-    expect(resourceResource('fs', 'file:///data/a.txt')).toBe('mcp-resource:fs:file:///data/a.txt');
-    expect(promptResource('git', 'summarize')).toBe('mcp-prompt:git:summarize');
-    expect(nativeToolResource('calc')).toBe('tool:calc');
+  it('builds the resource strings of MCP tools, resources, prompts, server requests and native tools', () => {
+    expect(resourceFor.tool('fs', 'read_file')).toBe('mcp:fs:read_file');
+    expect(resourceFor.resource('fs', 'file:///data/a.txt')).toBe('mcp-resource:fs:file:///data/a.txt');
+    expect(resourceFor.prompt('git', 'summarize')).toBe('mcp-prompt:git:summarize');
+    expect(resourceFor.serverRequest('fs', 'sampling')).toBe('mcp:fs:sampling');
+    expect(resourceFor.nativeTool('calc')).toBe('tool:calc');
+  });
+
+  it('keeps the older helper names as the same functions', () => {
+    expect(toolResource).toBe(resourceFor.tool);
+    expect(resourceResource).toBe(resourceFor.resource);
+    expect(promptResource).toBe(resourceFor.prompt);
+    expect(nativeToolResource).toBe(resourceFor.nativeTool);
   });
 
   it('refuses a server name with a colon, which would shift the segments after it', () => {
-    expect(() => toolResource('fs:evil', 'x')).toThrow(/without ':'/);
-    expect(() => toolResource('', 'x')).toThrow(/non-empty/);
+    for (const build of [
+      resourceFor.tool,
+      resourceFor.resource,
+      resourceFor.prompt,
+      resourceFor.serverRequest,
+    ]) {
+      expect(() => build('fs:evil', 'x')).toThrow(/without ':'/);
+      expect(() => build('', 'x')).toThrow(/non-empty/);
+    }
+  });
+
+  it('is the only place in src/ that writes a resource string', () => {
+    const src = join(import.meta.dirname, '..', '..', 'src');
+    // A template literal that starts a resource: `mcp:${…`, `mcp-resource:${…`, `mcp-prompt:${…`, `tool:${…`.
+    const built = /`(?:mcp|mcp-resource|mcp-prompt|tool):\$\{/;
+    const offenders = (readdirSync(src, { recursive: true }) as string[])
+      .filter((f) => f.endsWith('.ts') && f !== join('security', 'pattern.ts'))
+      .filter((f) => built.test(readFileSync(join(src, f), 'utf8')));
+    expect(offenders).toEqual([]);
   });
 });
 

@@ -5,7 +5,7 @@ import {
   CapabilityGate,
   CapabilitySet,
   MemoryAuditSink,
-  toolResource,
+  resourceFor,
 } from 'mcp-interlock/security';
 
 export async function main() {
@@ -23,7 +23,7 @@ export async function main() {
   });
 
   const merge = (agent: string): AccessRequest => ({
-    resource: toolResource('github', 'merge_pr'),
+    resource: resourceFor.tool('github', 'merge_pr'),
     action: 'execute',
     context: { args: { pr: 42, token: 'ghp_secret' }, agent },
     server: 'github',

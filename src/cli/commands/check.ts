@@ -4,7 +4,7 @@
  * whether the arguments fit the tool's schema and whether a changed definition blocks the tool.
  * A resource (`mcp:notes:write_note`) is checked against the policy alone, without connecting.
  */
-import { SCHEME_ACTIONS } from '../../security/pattern.js';
+import { resourceFor, SCHEME_ACTIONS } from '../../security/pattern.js';
 import { compileInputValidator } from '../../tools/validate.js';
 import { indent } from '../advice.js';
 import { ExitCode } from '../exit.js';
@@ -51,7 +51,7 @@ export async function checkCommand(
     } else {
       const tool = await connectFor(project, name);
       await project.savePins();
-      const resource = `mcp:${tool.server}:${tool.tool}`;
+      const resource = resourceFor.tool(tool.server, tool.tool);
       const context = { agent, annotations: tool.annotations };
       verdict =
         args === undefined

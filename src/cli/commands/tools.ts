@@ -3,6 +3,7 @@
  * `interlock tools <name>` (also `interlock describe <name>`): one tool in full, with its description, its
  * arguments as a readable table (issue 18, item 4), the verdict and what to change about it.
  */
+import { resourceFor } from '../../security/pattern.js';
 import type { ToolWrapper } from '../../tools/tool-wrapper.js';
 import { indent } from '../advice.js';
 import { type Cell, oneLine, renderTable } from '../format.js';
@@ -44,7 +45,7 @@ function toolData(
   blocked: ReadonlySet<string>,
   tool: ToolWrapper,
 ) {
-  const resource = `mcp:${tool.server}:${tool.tool}`;
+  const resource = resourceFor.tool(tool.server, tool.tool);
   const verdict = explainer.explain(resource, 'execute', {
     agent: project.config.agent,
     annotations: tool.annotations,

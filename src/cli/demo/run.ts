@@ -7,6 +7,7 @@ import { Engine } from '../../engine/engine.js';
 import { type ScriptedProvider, scriptedModel, useTool } from '../../providers/scripted.js';
 import { MemoryAuditSink } from '../../security/audit.js';
 import { CapabilitySet } from '../../security/capability-set.js';
+import { resourceFor } from '../../security/pattern.js';
 import type { AuditRecord } from '../../security/types.js';
 import { defaultDenyReason } from '../advice.js';
 import { InterruptedError } from '../exit.js';
@@ -111,7 +112,7 @@ export async function runDemo(options: { signal?: AbortSignal | undefined } = {}
             return { ...base, allowed: true, rule: records[i]?.ruleId ?? null, output: step.output };
           }
           const wrapper = manager.getTool(step.tool);
-          const resource = wrapper === undefined ? undefined : `mcp:${wrapper.server}:${wrapper.tool}`;
+          const resource = wrapper === undefined ? undefined : resourceFor.tool(wrapper.server, wrapper.tool);
           const undecided = step.ruleId === undefined && resource !== undefined;
           const hint = undecided
             ? explainer.conditionHint(resource, 'execute', { agent: DEMO_AGENT })
