@@ -6,7 +6,14 @@
  * chain. A message is read only where the SDK gives nothing else; each such pattern below is named, says which
  * SDK code path produces it, and is tied to the SDK version it was written against.
  */
-import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, SseError } from '@modelcontextprotocol/client';
+import {
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  SseError,
+  UnauthorizedError,
+} from '@modelcontextprotocol/client';
 
 /** What kind of failure an error from the SDK or a transport is. */
 export type SdkFailureKind =
@@ -171,9 +178,10 @@ export function classifySdkError(err: unknown, signal?: AbortSignal): SdkFailure
     return { kind: 'stream_lost', status: code, systemCode };
   }
   if (!(err instanceof Error)) return { kind: 'unknown' };
+  // The SDK's `UnauthorizedError` has no code and no status: the transport needs a sign-in it cannot do by itself.
+  if (err instanceof UnauthorizedError) return { kind: 'auth_required', systemCode };
+  // A signal's default reason (a DOMException) when something rejects with it directly.
   if (err.name === 'AbortError') return { kind: 'cancelled', systemCode };
-  // SDK 2.x `UnauthorizedError` (no code, no status): the transport needs a sign-in it cannot do by itself.
-  if (err.name === 'UnauthorizedError') return { kind: 'auth_required', systemCode };
   if (systemCode === 'ECONNREFUSED') return { kind: 'connect_refused', systemCode };
   if (PROTOCOL_NOT_CONNECTED.test(err.message)) return { kind: 'not_connected' };
   if (STREAM_LOST.test(err.message)) return { kind: 'stream_lost', systemCode };

@@ -11,6 +11,7 @@ import {
   type JSONRPCMessage,
   SSEClientTransport,
   StreamableHTTPClientTransport,
+  UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -227,6 +228,10 @@ describe('classifySdkError over stdio', () => {
 });
 
 describe('classifySdkError on anything else', () => {
+  it('reads the SDK UnauthorizedError (no code, no status) as auth_required', () => {
+    expect(classifySdkError(new UnauthorizedError()).kind).toBe('auth_required');
+  });
+
   it('does not mistake plain errors or non-errors for a known kind', () => {
     expect(classifySdkError(new Error('HTTP 404 somewhere in a message')).kind).toBe('unknown');
     expect(classifySdkError('a string').kind).toBe('unknown');
