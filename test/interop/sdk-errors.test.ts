@@ -15,6 +15,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MCPClientManager } from '../../src/interop/manager.js';
 import { mapRequestError } from '../../src/interop/request-errors.js';
 import {
   classifySdkError,
@@ -24,6 +25,7 @@ import {
   sessionGone,
 } from '../../src/interop/sdk-errors.js';
 import { ProcessStdioTransport } from '../../src/interop/stdio-transport.js';
+import { CapabilitySet } from '../../src/security/capability-set.js';
 import { nodeFixture } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/net.js';
 
@@ -217,6 +219,22 @@ describe('classifySdkError over stdio', () => {
     const err = await rejection(transport.send(REQUEST));
     expect(classifySdkError(err).kind).toBe('not_connected');
     expect(neverReachedServer(err)).toBe(true);
+  });
+
+  it('finds ENOENT for a command that does not exist, and the connect error says to check PATH', async () => {
+    const manager = new MCPClientManager({ capabilities: CapabilitySet.allowAll({ onWarning: () => {} }) });
+    cleanup.push(() => manager.close());
+    const err = await rejection(
+      manager.connectServer({
+        name: 'nope',
+        transport: 'stdio',
+        command: 'interlock-no-such-command',
+        args: [],
+      }),
+    );
+    expect(classifySdkError((err as Error).cause).systemCode).toBe('ENOENT');
+    expect(err).toMatchObject({ code: 'CONNECTION_FAILED' });
+    expect((err as Error).message).toContain("Is 'interlock-no-such-command' installed and on PATH?");
   });
 
   it('reads a request on a client with no transport as not_connected', async () => {
