@@ -21,7 +21,13 @@ import type {
   ElicitResult,
 } from '@modelcontextprotocol/client';
 import { createRequestStateCodec, type InputRequest, inputRequired } from '@modelcontextprotocol/server';
-import { PermissionDeniedError, RequestTimeoutError, ServerRequestRefusedError } from '../errors.js';
+import {
+  ClosedError,
+  PermissionDeniedError,
+  RequestCancelledError,
+  RequestTimeoutError,
+  ServerRequestRefusedError,
+} from '../errors.js';
 import type { UrlElicitationRequest } from '../interop/elicitation.js';
 import type { CapabilityView } from '../interop/manager.js';
 import type {
@@ -29,6 +35,7 @@ import type {
   ServerRequestKind,
   ServerRequestOptions,
 } from '../interop/server-requests.js';
+import { resourceFor } from '../security/pattern.js';
 import type { Approver } from '../security/types.js';
 import type { Principal } from './principals.js';
 
@@ -291,7 +298,12 @@ export class ServerRequestRelay {
         .finally(() => {
           callers.delete(caller);
           if (callers.size === 0) this.#byServer.delete(target.server);
-          call.fail(new Error('the call ended'));
+          call.fail(
+            new RequestCancelledError(
+              'The call that made this request ended before the downstream client answered it.',
+              { server: target.server },
+            ),
+          );
         });
     } else {
       const found = await this.#resume(round.state, round.binding);
@@ -339,7 +351,11 @@ export class ServerRequestRelay {
 
   /** Cancels every call that waits for a downstream answer. */
   close(): void {
-    for (const call of this.#pending.values()) call.fail(new Error('the gateway is closing'));
+    for (const call of this.#pending.values()) {
+      call.fail(
+        new ClosedError('The gateway is closing: a call waiting for a downstream answer was cancelled.'),
+      );
+    }
     this.#pending.clear();
   }
 
@@ -379,7 +395,7 @@ export class ServerRequestRelay {
     } catch (err) {
       if (err instanceof PermissionDeniedError) {
         throw new ServerRequestRefusedError(
-          { server, kind, reason: err.reason, byPolicy: true, rule: err.rule },
+          { server, kind, resource: err.resource, reason: err.reason, byPolicy: true, rule: err.rule },
           { cause: err },
         );
       }
@@ -440,7 +456,13 @@ export class ServerRequestRelay {
     const { server } = context;
     const caller = this.#callerFor(server);
     if (typeof caller === 'string') {
-      throw new ServerRequestRefusedError({ server, kind: 'sampling', reason: caller, byPolicy: false });
+      throw new ServerRequestRefusedError({
+        server,
+        kind: 'sampling',
+        resource: resourceFor.serverRequest(server, 'sampling'),
+        reason: caller,
+        byPolicy: false,
+      });
     }
     const args: Record<string, unknown> = {
       maxTokens: params.maxTokens,
@@ -455,6 +477,7 @@ export class ServerRequestRelay {
       throw new ServerRequestRefusedError({
         server,
         kind: 'sampling',
+        resource: resourceFor.serverRequest(server, 'sampling'),
         reason: `the downstream client did not declare ${need === 'sampling' ? 'sampling' : 'sampling with tools'}, or cannot be asked (a 2025-era client over HTTP has no session to ask it on)`,
         byPolicy: false,
       });
@@ -464,6 +487,7 @@ export class ServerRequestRelay {
       throw new ServerRequestRefusedError({
         server,
         kind: 'sampling',
+        resource: resourceFor.serverRequest(server, 'sampling'),
         reason: 'the downstream client answered the sampling request with something that is not a message',
         byPolicy: false,
       });

@@ -108,7 +108,7 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
   server.setRequestHandler('resources/templates/list', () => ({
     resourceTemplates: upstream(manager).flatMap(({ name, connection }) =>
       connection.resourceTemplates.filter((t) =>
-        view.capabilities.couldAllow(`mcp-resource:${name}:${t.uriTemplate}`, 'read', context),
+        view.capabilities.couldAllow(resourceFor.resource(name, t.uriTemplate), 'read', context),
       ),
     ),
   }));

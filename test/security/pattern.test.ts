@@ -50,8 +50,9 @@ describe('resource helpers', () => {
 
   it('is the only place in src/ that writes a resource string', () => {
     const src = join(import.meta.dirname, '..', '..', 'src');
-    // A template literal that starts a resource: `mcp:${…`, `mcp-resource:${…`, `mcp-prompt:${…`, `tool:${…`.
-    const built = /`(?:mcp|mcp-resource|mcp-prompt|tool):\$\{/;
+    // A template literal that builds a resource: `mcp:${…}:…`, `mcp-resource:${…}:…`, `mcp-prompt:${…}:…`,
+    // `tool:${…`. (A bare `mcp:${server}` names a server in a message; no rule decides on it.)
+    const built = /`(?:mcp|mcp-resource|mcp-prompt):\$\{[^}]*\}:|`tool:\$\{/;
     const offenders = (readdirSync(src, { recursive: true }) as string[])
       .filter((f) => f.endsWith('.ts') && f !== join('security', 'pattern.ts'))
       .filter((f) => built.test(readFileSync(join(src, f), 'utf8')));
