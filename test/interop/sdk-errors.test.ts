@@ -172,8 +172,9 @@ describe('classifySdkError over legacy SSE', () => {
 });
 
 describe('classifySdkError over stdio', () => {
-  async function connectFaulty(): Promise<{ client: Client; transport: StdioClientTransport }> {
-    const transport = new StdioClientTransport({ ...nodeFixture('faulty'), stderr: 'ignore' });
+  /** The SDK-built echo fixture: its `slow` tool with a long `ms` answers only when cancelled. */
+  async function connectEcho(): Promise<{ client: Client; transport: StdioClientTransport }> {
+    const transport = new StdioClientTransport({ ...nodeFixture('echo'), stderr: 'ignore' });
     const client = new Client({ name: 'sdk-errors-test', version: '0.0.0' }, { capabilities: {} });
     cleanup.push(() => client.close());
     await client.connect(transport);
@@ -181,32 +182,34 @@ describe('classifySdkError over stdio', () => {
   }
 
   it('reads a pending request whose server is killed as connection_lost, which may have reached it', async () => {
-    const { client, transport } = await connectFaulty();
-    const pending = rejection(client.callTool({ name: 'hang', arguments: {} }));
-    // The request is written before the child is killed: once `ping` answers, `hang` is on the server too.
+    const { client, transport } = await connectEcho();
+    const pending = rejection(client.callTool({ name: 'slow', arguments: { ms: 600_000 } }));
+    // The request is written before the child is killed: once `ping` answers, `slow` is on the server too.
     await client.ping();
     process.kill(transport.pid as number, 'SIGKILL');
     const err = await pending;
     expect(classifySdkError(err).kind).toBe('connection_lost');
     expect(neverReachedServer(err)).toBe(false);
     expect(
-      mapRequestError(err, { server: 's', what: "tool 'hang'", timeoutMs: 0, signal: undefined }).code,
+      mapRequestError(err, { server: 's', what: "tool 'slow'", timeoutMs: 0, signal: undefined }).code,
     ).toBe('CONNECTION_LOST');
   });
 
   it('reads the SDK timeout as timeout, an aborted request as cancelled, and a JSON-RPC error as server_error', async () => {
-    const { client } = await connectFaulty();
-    const timedOut = await rejection(client.callTool({ name: 'hang', arguments: {} }, { timeout: 20 }));
+    const { client } = await connectEcho();
+    const timedOut = await rejection(
+      client.callTool({ name: 'slow', arguments: { ms: 600_000 } }, { timeout: 20 }),
+    );
     expect(classifySdkError(timedOut).kind).toBe('timeout');
 
     const controller = new AbortController();
     const aborted = rejection(
-      client.callTool({ name: 'hang', arguments: {} }, { signal: controller.signal }),
+      client.callTool({ name: 'slow', arguments: { ms: 600_000 } }, { signal: controller.signal }),
     );
     controller.abort();
     expect(classifySdkError(await aborted).kind).toBe('cancelled');
 
-    // The fixture answers a call of a tool it does not have with JSON-RPC error -32602.
+    // The SDK-built fixture answers a call of a tool it does not have with a JSON-RPC error.
     const refused = await rejection(client.callTool({ name: 'no_such_tool', arguments: {} }));
     expect(classifySdkError(refused).kind).toBe('server_error');
   });
