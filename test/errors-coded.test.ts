@@ -45,7 +45,7 @@ const ALLOWED: readonly { text: string; why: string }[] = [
     text: 'Not a session built with SessionInteropMixin',
     why: 'interopState: a programming error, as a TypeError',
   },
-  { text: 'must be a positive integer', why: 'a programming error on a numeric argument (RangeError)' },
+  { text: 'must be a positive integer, got', why: 'a programming error on a numeric argument (RangeError)' },
   {
     text: 'printed no LISTENING line',
     why: 'the CLI demo starting its own servers; reported as a demo failure',

@@ -23,6 +23,7 @@ import type {
 import { createRequestStateCodec, type InputRequest, inputRequired } from '@modelcontextprotocol/server';
 import {
   ClosedError,
+  ConfigError,
   PermissionDeniedError,
   RequestCancelledError,
   RequestTimeoutError,
@@ -205,7 +206,9 @@ export class ServerRequestRelay {
   constructor(options: ServerRequestRelayOptions = {}) {
     const timeout = options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS;
     if (!Number.isInteger(timeout) || timeout <= 0) {
-      throw new RangeError(`inputTimeoutMs must be a positive integer of milliseconds, not ${timeout}.`);
+      throw new ConfigError(`inputTimeoutMs must be a positive integer of milliseconds, not ${timeout}.`, {
+        issues: [{ path: 'inputTimeoutMs', message: 'must be a positive integer of milliseconds' }],
+      });
     }
     this.#inputTimeoutMs = timeout;
   }
