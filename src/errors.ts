@@ -1,6 +1,6 @@
 /**
  * Errors shared by every area. This module is the one leaf everything may import: it depends on
- * nothing of ours. Every error Interlock throws extends {@link InteropError} and carries a stable
+ * nothing of ours. Every error Interlock throws extends {@link InterlockError} and carries a stable
  * string `code` (listed in {@link ErrorCode}); messages say what to do about it.
  *
  * Errors split by fault: a caller's mistake (bad config, bad arguments, a denied call) versus a system
@@ -61,7 +61,7 @@ export const ErrorCode = {
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /** Options every Interlock error accepts. */
-export interface InteropErrorOptions {
+export interface InterlockErrorOptions {
   /** The underlying error, if any. */
   cause?: unknown;
   /** The server this error concerns, if any. */
@@ -69,11 +69,11 @@ export interface InteropErrorOptions {
 }
 
 /** Base of every error Interlock throws. Check `code` rather than the class when crossing package copies. */
-export class InteropError extends Error {
+export class InterlockError extends Error {
   readonly code: ErrorCode;
   readonly server: string | undefined;
 
-  constructor(code: ErrorCode, message: string, options: InteropErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: InterlockErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
@@ -89,13 +89,13 @@ export interface ConfigIssue {
 }
 
 /** A config (server config, config file, option object) is invalid. Code `INVALID_CONFIG`. */
-export class ConfigError extends InteropError {
+export class ConfigError extends InterlockError {
   readonly issues: readonly ConfigIssue[];
   readonly file: string | undefined;
 
   constructor(
     message: string,
-    options: InteropErrorOptions & { issues?: readonly ConfigIssue[]; file?: string } = {},
+    options: InterlockErrorOptions & { issues?: readonly ConfigIssue[]; file?: string } = {},
   ) {
     super(ErrorCode.INVALID_CONFIG, message, options);
     this.issues = Object.freeze([...(options.issues ?? [])]);
@@ -104,42 +104,42 @@ export class ConfigError extends InteropError {
 }
 
 /** A capability pattern, rule or policy is malformed. Code `INVALID_POLICY`. */
-export class PolicyError extends InteropError {
+export class PolicyError extends InterlockError {
   readonly pattern: string | undefined;
 
-  constructor(message: string, options: InteropErrorOptions & { pattern?: string } = {}) {
+  constructor(message: string, options: InterlockErrorOptions & { pattern?: string } = {}) {
     super(ErrorCode.INVALID_POLICY, message, options);
     this.pattern = options.pattern;
   }
 }
 
 /** Connecting to a server failed. Code `CONNECTION_FAILED`. */
-export class ConnectionError extends InteropError {
-  constructor(message: string, options: InteropErrorOptions = {}) {
+export class ConnectionError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
     super(ErrorCode.CONNECTION_FAILED, message, options);
   }
 }
 
 /** The connection dropped while a request was in flight. Code `CONNECTION_LOST`. */
-export class ConnectionLostError extends InteropError {
-  constructor(message: string, options: InteropErrorOptions = {}) {
+export class ConnectionLostError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
     super(ErrorCode.CONNECTION_LOST, message, options);
   }
 }
 
 /** The server has no live connection. Code `NOT_CONNECTED`. */
-export class NotConnectedError extends InteropError {
-  constructor(message: string, options: InteropErrorOptions = {}) {
+export class NotConnectedError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
     super(ErrorCode.NOT_CONNECTED, message, options);
   }
 }
 
 /** No tool has that name. Code `TOOL_NOT_FOUND`; `suggestions` lists the closest existing names. */
-export class ToolNotFoundError extends InteropError {
+export class ToolNotFoundError extends InterlockError {
   readonly toolName: string;
   readonly suggestions: readonly string[];
 
-  constructor(toolName: string, suggestions: readonly string[], options: InteropErrorOptions = {}) {
+  constructor(toolName: string, suggestions: readonly string[], options: InterlockErrorOptions = {}) {
     const hint =
       suggestions.length > 0 ? ` Did you mean ${suggestions.map((s) => `'${s}'`).join(', ')}?` : '';
     super(ErrorCode.TOOL_NOT_FOUND, `No tool named '${toolName}'.${hint}`, options);
@@ -156,11 +156,11 @@ export interface ToolInputIssue {
 }
 
 /** The arguments do not match the tool's input schema. Code `INVALID_TOOL_INPUT`. */
-export class ToolInputError extends InteropError {
+export class ToolInputError extends InterlockError {
   readonly toolName: string;
   readonly issues: readonly ToolInputIssue[];
 
-  constructor(toolName: string, issues: readonly ToolInputIssue[], options: InteropErrorOptions = {}) {
+  constructor(toolName: string, issues: readonly ToolInputIssue[], options: InterlockErrorOptions = {}) {
     const list = issues.map((i) => `${i.field === '' ? '(arguments)' : i.field}: ${i.message}`).join('; ');
     super(
       ErrorCode.INVALID_TOOL_INPUT,
@@ -173,8 +173,8 @@ export class ToolInputError extends InteropError {
 }
 
 /** A tool schema is unusable. Code `INVALID_TOOL_SCHEMA`. */
-export class ToolSchemaError extends InteropError {
-  constructor(message: string, options: InteropErrorOptions = {}) {
+export class ToolSchemaError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
     super(ErrorCode.INVALID_TOOL_SCHEMA, message, options);
   }
 }
@@ -184,11 +184,11 @@ export class ToolSchemaError extends InteropError {
  * match (MCP tools, "Output Schema": servers MUST provide conforming results). The server's fault, not the
  * caller's. Code `INVALID_TOOL_OUTPUT`; `issues` name the paths inside `structuredContent` that fail.
  */
-export class ToolOutputError extends InteropError {
+export class ToolOutputError extends InterlockError {
   readonly toolName: string;
   readonly issues: readonly ToolInputIssue[];
 
-  constructor(toolName: string, issues: readonly ToolInputIssue[], options: InteropErrorOptions = {}) {
+  constructor(toolName: string, issues: readonly ToolInputIssue[], options: InterlockErrorOptions = {}) {
     const list = issues
       .map((i) => `${i.field === '' ? '(structuredContent)' : i.field}: ${i.message}`)
       .join('; ');
@@ -203,28 +203,28 @@ export class ToolOutputError extends InteropError {
 }
 
 /** The request did not complete in time. Code `REQUEST_TIMEOUT`. */
-export class RequestTimeoutError extends InteropError {
+export class RequestTimeoutError extends InterlockError {
   readonly timeoutMs: number;
 
-  constructor(message: string, timeoutMs: number, options: InteropErrorOptions = {}) {
+  constructor(message: string, timeoutMs: number, options: InterlockErrorOptions = {}) {
     super(ErrorCode.REQUEST_TIMEOUT, message, options);
     this.timeoutMs = timeoutMs;
   }
 }
 
 /** The request was cancelled by its `AbortSignal`. Code `REQUEST_CANCELLED`. */
-export class RequestCancelledError extends InteropError {
-  constructor(message: string, options: InteropErrorOptions = {}) {
+export class RequestCancelledError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
     super(ErrorCode.REQUEST_CANCELLED, message, options);
   }
 }
 
 /** The server answered with a JSON-RPC error. Code `SERVER_ERROR`; `rpcCode` is the server's number. */
-export class ServerRequestError extends InteropError {
+export class ServerRequestError extends InterlockError {
   readonly rpcCode: number;
   readonly data: unknown;
 
-  constructor(message: string, rpcCode: number, data: unknown, options: InteropErrorOptions = {}) {
+  constructor(message: string, rpcCode: number, data: unknown, options: InterlockErrorOptions = {}) {
     super(ErrorCode.SERVER_ERROR, message, options);
     this.rpcCode = rpcCode;
     this.data = data;
@@ -258,7 +258,7 @@ export interface Decision {
 }
 
 /** The capability set does not allow the call. Code `CAPABILITY_DENIED`. */
-export class PermissionDeniedError extends InteropError {
+export class PermissionDeniedError extends InterlockError {
   readonly resource: string;
   readonly action: string;
   readonly reason: string;
@@ -277,7 +277,7 @@ export class PermissionDeniedError extends InteropError {
       rule?: DecidingRule | undefined;
       decision?: Decision | undefined;
     },
-    options: InteropErrorOptions = {},
+    options: InterlockErrorOptions = {},
   ) {
     super(
       ErrorCode.CAPABILITY_DENIED,
@@ -313,7 +313,7 @@ export class ServerRequestRefusedError extends PermissionDeniedError {
       byPolicy: boolean;
       rule?: DecidingRule | undefined;
     },
-    options: InteropErrorOptions = {},
+    options: InterlockErrorOptions = {},
   ) {
     const { server, kind, reason, byPolicy } = details;
     super(
@@ -329,7 +329,7 @@ export class ServerRequestRefusedError extends PermissionDeniedError {
 }
 
 /** A pinned tool's definition changed and the change is not approved. Code `TOOL_DEFINITION_CHANGED`. */
-export class ToolDefinitionChangedError extends InteropError {
+export class ToolDefinitionChangedError extends InterlockError {
   readonly toolName: string;
   readonly pinnedHash: string;
   readonly currentHash: string;
@@ -338,7 +338,7 @@ export class ToolDefinitionChangedError extends InteropError {
     toolName: string,
     pinnedHash: string,
     currentHash: string,
-    options: InteropErrorOptions & { message?: string | undefined } = {},
+    options: InterlockErrorOptions & { message?: string | undefined } = {},
   ) {
     super(
       ErrorCode.TOOL_DEFINITION_CHANGED,
@@ -354,26 +354,26 @@ export class ToolDefinitionChangedError extends InteropError {
 }
 
 /** The audit sink failed and the policy says a call must not proceed unaudited. Code `AUDIT_FAILED`. */
-export class AuditError extends InteropError {
+export class AuditError extends InterlockError {
   /** The policy's decision the failed record held, when the gate blocked an allowed call (issue 15). */
   readonly decision: Decision | undefined;
 
-  constructor(message: string, options: InteropErrorOptions & { decision?: Decision | undefined } = {}) {
+  constructor(message: string, options: InterlockErrorOptions & { decision?: Decision | undefined } = {}) {
     super(ErrorCode.AUDIT_FAILED, message, options);
     this.decision = options.decision;
   }
 }
 
 /** The owner of the resource is closed. Code `CLOSED`. */
-export class ClosedError extends InteropError {
-  constructor(message: string, options: InteropErrorOptions = {}) {
+export class ClosedError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
     super(ErrorCode.CLOSED, message, options);
   }
 }
 
 /** The server already has as many calls in flight and queued as allowed. Code `OVERLOADED`. */
-export class OverloadedError extends InteropError {
-  constructor(message: string, options: InteropErrorOptions = {}) {
+export class OverloadedError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
     super(ErrorCode.OVERLOADED, message, options);
   }
 }
@@ -402,17 +402,17 @@ export type AuthFailureReason =
   | 'revocation_failed';
 
 /** Authorization failed in a way a retry will not fix. Code `AUTH_FAILED`; `reason` says which way. */
-export class AuthError extends InteropError {
+export class AuthError extends InterlockError {
   readonly reason: AuthFailureReason;
 
-  constructor(reason: AuthFailureReason, message: string, options: InteropErrorOptions = {}) {
+  constructor(reason: AuthFailureReason, message: string, options: InterlockErrorOptions = {}) {
     super(ErrorCode.AUTH_FAILED, message, options);
     this.reason = reason;
   }
 }
 
 /** True when `value` is an Interlock error, optionally with the given code. Works across package copies. */
-export function isInteropError(value: unknown, code?: ErrorCode): value is InteropError {
+export function isInterlockError(value: unknown, code?: ErrorCode): value is InterlockError {
   if (!(value instanceof Error)) return false;
   const c = (value as { code?: unknown }).code;
   if (typeof c !== 'string' || !(Object.values(ErrorCode) as string[]).includes(c)) return false;

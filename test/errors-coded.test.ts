@@ -53,7 +53,7 @@ const ALLOWED: readonly { text: string; why: string }[] = [
   { text: 'it exited with', why: 'the CLI demo starting its own servers; reported as a demo failure' },
 ];
 
-/** A built-in error constructed in source (coded errors extend InteropError and are named otherwise). */
+/** A built-in error constructed in source (coded errors extend InterlockError and are named otherwise). */
 const UNCODED = /\bnew (?:Error|TypeError|RangeError)\(/;
 
 function sourceFiles(dir: string): string[] {

@@ -1,5 +1,5 @@
 /** Exit codes (documented in `--help`) and how errors map to them. */
-import { InteropError, isInteropError } from '../errors.js';
+import { InterlockError, isInterlockError } from '../errors.js';
 
 /** The CLI's exit codes. */
 export const ExitCode = {
@@ -71,7 +71,7 @@ export function exitCodeFor(error: unknown): ExitCode {
   if (error instanceof HintedError) return exitCodeFor(error.error);
   if (error instanceof InterruptedError) return ExitCode.INTERRUPTED;
   if (error instanceof UsageError) return ExitCode.USAGE;
-  if (error instanceof InteropError || isInteropError(error)) {
+  if (error instanceof InterlockError || isInterlockError(error)) {
     if (USAGE_CODES.has(error.code)) return ExitCode.USAGE;
     if (DENIED_CODES.has(error.code)) return ExitCode.DENIED;
   }

@@ -1,7 +1,7 @@
 /** How a command's error is shown: a line (or a few) on stderr, or `{ "error": {...} }` with `--json`. */
 import {
   ConfigError,
-  isInteropError,
+  isInterlockError,
   PermissionDeniedError,
   ToolDefinitionChangedError,
   ToolInputError,
@@ -18,7 +18,7 @@ export function errorData(error: unknown): Record<string, unknown> {
     code: typeof code === 'string' ? code : 'ERROR',
     message: error.message,
   };
-  if (isInteropError(error) && error.server !== undefined) out.server = error.server;
+  if (isInterlockError(error) && error.server !== undefined) out.server = error.server;
   if (error instanceof ConfigError) {
     if (error.file !== undefined) out.file = error.file;
     out.issues = error.issues;

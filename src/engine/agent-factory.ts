@@ -4,7 +4,7 @@
  */
 import { context, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { z } from 'zod';
-import { ConnectionError, InteropError } from '../errors.js';
+import { ConnectionError, InterlockError } from '../errors.js';
 import type { Logger } from '../interop/logger.js';
 import type { MCPClientManagerOptions } from '../interop/manager.js';
 import type { HttpClient } from '../net/http.js';
@@ -133,7 +133,7 @@ export class AgentFactory {
       }
       span.end();
     } catch (err) {
-      span.setAttribute(ATTR.ERROR_TYPE, err instanceof InteropError ? err.code : 'Error');
+      span.setAttribute(ATTR.ERROR_TYPE, err instanceof InterlockError ? err.code : 'Error');
       span.setStatus({
         code: SpanStatusCode.ERROR,
         message: err instanceof Error ? err.message : String(err),

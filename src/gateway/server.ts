@@ -17,7 +17,7 @@ import {
   type Tool,
   UriTemplate,
 } from '@modelcontextprotocol/server';
-import { InteropError } from '../errors.js';
+import { InterlockError } from '../errors.js';
 import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
 import { resourceFor } from '../security/pattern.js';
 import type { ToolWrapper } from '../tools/tool-wrapper.js';
@@ -180,7 +180,7 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof InteropError) {
+    if (err instanceof InterlockError) {
       throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `${err.code}: ${err.message}`);
     }
     throw new ProtocolError(ProtocolErrorCode.InternalError, 'The gateway failed to serve the request.');
@@ -286,8 +286,8 @@ async function callThrough(
  * message, so the downstream model reads why, as it would in process. Nothing else of the error leaves.
  */
 function failure(err: unknown): CallOutcome {
-  const code = err instanceof InteropError ? err.code : 'INTERNAL';
-  const message = err instanceof InteropError ? err.message : 'The gateway failed to run the call.';
+  const code = err instanceof InterlockError ? err.code : 'INTERNAL';
+  const message = err instanceof InterlockError ? err.message : 'The gateway failed to run the call.';
   return {
     result: { content: [{ type: 'text', text: `${code}: ${message}` }], isError: true },
     outcome: DENIAL_CODES.has(code) ? 'denied' : 'error',

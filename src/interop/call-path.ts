@@ -9,8 +9,8 @@
 
 import type { Client, LoggingLevel, Tool } from '@modelcontextprotocol/client';
 import {
-  type InteropError,
-  isInteropError,
+  type InterlockError,
+  isInterlockError,
   NotConnectedError,
   ToolInputError,
   type ToolInputIssue,
@@ -385,7 +385,7 @@ function checkInput(
   deps: CallPathDeps,
   entry: CatalogEntry,
   input: Record<string, unknown>,
-): InteropError | undefined {
+): InterlockError | undefined {
   const { name, server } = entry.wrapper;
   const tooBig = argumentLimitIssue(input, deps.argumentLimits);
   if (tooBig !== undefined) return new ToolInputError(name, [tooBig], { server });
@@ -395,7 +395,7 @@ function checkInput(
     // Compiled before anything is sent: a tool whose results could never be checked is not called.
     deps.catalog.outputValidatorOf(entry);
   } catch (err) {
-    if (isInteropError(err)) return err;
+    if (isInterlockError(err)) return err;
     throw err;
   }
   return undefined;

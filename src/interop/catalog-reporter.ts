@@ -4,7 +4,7 @@
  * (`tools_changed`, `tool_refused`, `tool_definition_changed`, `tool_name_collision`, warnings). It also answers
  * which tools a capability set could allow and which are blocked by a changed pin.
  */
-import { InteropError } from '../errors.js';
+import { InterlockError } from '../errors.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import { resourceFor } from '../security/pattern.js';
 import { type PinnedToolDefinition, type PinStore, toolChangeDiff } from '../security/pinning.js';
@@ -95,7 +95,7 @@ export class CatalogReporter {
       .catch((error: Error) =>
         this.#deps.events.emit('warning', {
           server,
-          code: error instanceof InteropError ? error.code : 'REFRESH_FAILED',
+          code: error instanceof InterlockError ? error.code : 'REFRESH_FAILED',
           message: `Refreshing the tools of '${server}' failed: ${error.message}`,
         }),
       )

@@ -6,7 +6,7 @@
 import { setMaxListeners } from 'node:events';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { serverHttpOverrides } from '../config/http.js';
-import { ConfigError, ConnectionError, InteropError, NotConnectedError } from '../errors.js';
+import { ConfigError, ConnectionError, InterlockError, NotConnectedError } from '../errors.js';
 import type { HttpClient } from '../net/http.js';
 import type { Tracer } from '../otel.js';
 import type { MCPServerConfig } from './config.js';
@@ -269,7 +269,7 @@ export class ConnectionRegistry {
         lastError:
           error === undefined
             ? undefined
-            : { code: error instanceof InteropError ? error.code : undefined, message: error.message },
+            : { code: error instanceof InterlockError ? error.code : undefined, message: error.message },
         callsInFlight: stats.inFlight,
         callsQueued: connection.limiter.queued,
         calls: stats.calls,

@@ -18,7 +18,7 @@
  * 6. the **terminal** of the kind sends the request.
  */
 
-import { AuditError, isInteropError, PermissionDeniedError } from '../errors.js';
+import { AuditError, isInterlockError, PermissionDeniedError } from '../errors.js';
 import { type Context, type Span, type SpanOptions, SpanStatusCode, type Tracer, trace } from '../otel.js';
 import { AUDIT_SPAN_EVENT, decisionAttributes } from '../security/audit.js';
 import type { CapabilityGate } from '../security/gate.js';
@@ -122,7 +122,7 @@ export function traceStage<C extends Invocation, R>(spec: TraceSpec<C, R>): Stag
 
 /** Marks `span` failed with the error's code. */
 export function failSpan(span: Span, err: unknown): void {
-  span.setAttribute('error.type', isInteropError(err) ? err.code : 'UNKNOWN');
+  span.setAttribute('error.type', isInterlockError(err) ? err.code : 'UNKNOWN');
   span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
 }
 

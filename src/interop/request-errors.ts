@@ -12,7 +12,7 @@ import {
 import {
   AuthError,
   ConnectionLostError,
-  InteropError,
+  InterlockError,
   RequestCancelledError,
   RequestTimeoutError,
   ServerRequestError,
@@ -32,16 +32,16 @@ export interface RequestErrorContext {
 }
 
 /**
- * Turns anything a request threw into an {@link InteropError} that says what happened, with every secret the
+ * Turns anything a request threw into an {@link InterlockError} that says what happened, with every secret the
  * redactor knows masked out of its message and causes.
  */
-export function mapRequestError(err: unknown, ctx: RequestErrorContext): InteropError {
+export function mapRequestError(err: unknown, ctx: RequestErrorContext): InterlockError {
   const mapped = mapError(err, ctx);
   return ctx.redactor === undefined ? mapped : ctx.redactor.maskError(mapped);
 }
 
-function mapError(err: unknown, ctx: RequestErrorContext): InteropError {
-  if (err instanceof InteropError) return err;
+function mapError(err: unknown, ctx: RequestErrorContext): InterlockError {
+  if (err instanceof InterlockError) return err;
   const { server, what } = ctx;
   const failure = classifySdkError(err, ctx.signal);
   if (failure.kind === 'cancelled') {

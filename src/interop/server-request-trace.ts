@@ -3,7 +3,7 @@
  * answer), placed under the tool call it belongs to. Message contents and answers never go into a span.
  */
 import { ProtocolError } from '@modelcontextprotocol/client';
-import { isInteropError } from '../errors.js';
+import { isInterlockError } from '../errors.js';
 import {
   type Context,
   type Link,
@@ -77,7 +77,7 @@ export async function traced<T>(
   } catch (err) {
     span.setAttribute(
       'error.type',
-      isInteropError(err) ? err.code : err instanceof ProtocolError ? String(err.code) : 'UNKNOWN',
+      isInterlockError(err) ? err.code : err instanceof ProtocolError ? String(err.code) : 'UNKNOWN',
     );
     span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
     throw err;

@@ -13,8 +13,8 @@ import type { Client } from '@modelcontextprotocol/client';
 import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import {
-  type InteropError,
-  isInteropError,
+  type InterlockError,
+  isInterlockError,
   RequestCancelledError,
   RequestTimeoutError,
   ServerRequestError,
@@ -242,7 +242,7 @@ export async function followTask(
           ask.signal,
         );
       } catch (err) {
-        if (signal?.aborted || isInteropError(err)) throw err;
+        if (signal?.aborted || isInterlockError(err)) throw err;
         // The app's own handler failed: the call ends (the task is cancelled) without blaming the connection.
         throw new RequestCancelledError(
           `Call to ${what} on server '${server}' was cancelled: the handler for its '${input.method}' request threw (${err instanceof Error ? err.message : String(err)}). tasks/cancel was sent for the task.`,
@@ -283,7 +283,7 @@ export async function followTask(
     return options.redactor?.maskError(mapped) ?? mapped;
   }
 
-  function toError(err: unknown): InteropError | Error {
+  function toError(err: unknown): InterlockError | Error {
     if (signal?.aborted) {
       return new RequestCancelledError(
         `Call to ${what} on server '${server}' was cancelled; tasks/cancel was sent for the task.`,

@@ -8,7 +8,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from '
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import type ipaddrModule from 'ipaddr.js';
-import { ConnectionError, ErrorCode, InteropError, type InteropErrorOptions } from '../errors.js';
+import { ConnectionError, ErrorCode, InterlockError, type InterlockErrorOptions } from '../errors.js';
 import { matchGlob } from '../security/pattern.js';
 
 /** What kind of address a refused host resolved to. */
@@ -55,7 +55,7 @@ export interface NetworkPolicy {
 export const DEFAULT_NETWORK_POLICY: Readonly<NetworkPolicy> = Object.freeze({ allowPrivate: true });
 
 /** A URL or address was refused by the network policy. Code `NETWORK_DENIED`; nothing was sent. */
-export class NetworkPolicyError extends InteropError {
+export class NetworkPolicyError extends InterlockError {
   /** The refused host name or address (never a URL with credentials or a query). */
   readonly host: string;
   /**
@@ -64,7 +64,7 @@ export class NetworkPolicyError extends InteropError {
    */
   readonly reason: NetworkRefusal;
 
-  constructor(host: string, reason: NetworkRefusal, message: string, options: InteropErrorOptions = {}) {
+  constructor(host: string, reason: NetworkRefusal, message: string, options: InterlockErrorOptions = {}) {
     super(ErrorCode.NETWORK_DENIED, message, options);
     this.host = host;
     this.reason = reason;

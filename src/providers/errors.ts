@@ -1,5 +1,5 @@
 /** The one error of the providers area: a model API failed to answer usefully. */
-import { ErrorCode, InteropError, type InteropErrorOptions } from '../errors.js';
+import { ErrorCode, InterlockError, type InterlockErrorOptions } from '../errors.js';
 
 /** Code of {@link ModelProviderError}. */
 export const MODEL_REQUEST_FAILED = ErrorCode.MODEL_REQUEST_FAILED;
@@ -21,7 +21,7 @@ export interface ModelProviderErrorDetails {
  * Code `MODEL_REQUEST_FAILED`. Timeouts and cancellation have their own codes (`REQUEST_TIMEOUT`,
  * `REQUEST_CANCELLED`); an unreachable API is `CONNECTION_FAILED`.
  */
-export class ModelProviderError extends InteropError {
+export class ModelProviderError extends InterlockError {
   readonly provider: string;
   readonly status: number | undefined;
   readonly type: string | undefined;
@@ -30,7 +30,7 @@ export class ModelProviderError extends InteropError {
   constructor(
     message: string,
     details: ModelProviderErrorDetails,
-    options: Pick<InteropErrorOptions, 'cause'> = {},
+    options: Pick<InterlockErrorOptions, 'cause'> = {},
   ) {
     super(MODEL_REQUEST_FAILED, message, options);
     this.provider = details.provider;

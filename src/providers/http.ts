@@ -8,7 +8,7 @@ import { type Dispatcher, fetch as undiciFetch } from 'undici';
 import {
   ConnectionError,
   ErrorCode,
-  InteropError,
+  InterlockError,
   RequestCancelledError,
   RequestTimeoutError,
 } from '../errors.js';
@@ -76,9 +76,9 @@ export interface JsonPost extends HttpProviderOptions {
 }
 
 /** The `NETWORK_DENIED` error behind a failed fetch (undici wraps connector errors in `TypeError: fetch failed`). */
-function networkDenied(err: unknown): InteropError | undefined {
+function networkDenied(err: unknown): InterlockError | undefined {
   for (let e = err; e instanceof Error; e = e.cause)
-    if (e instanceof InteropError && e.code === ErrorCode.NETWORK_DENIED) return e;
+    if (e instanceof InterlockError && e.code === ErrorCode.NETWORK_DENIED) return e;
   return undefined;
 }
 

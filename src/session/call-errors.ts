@@ -2,7 +2,7 @@
  * What a failed or refused tool call means for the model: the decision, the reason, and the text the model is
  * told. One place, so the agent loop and the framework adapters (src/adapters) tell models the same thing.
  */
-import { InteropError, PermissionDeniedError, ToolNotFoundError } from '../errors.js';
+import { InterlockError, PermissionDeniedError, ToolNotFoundError } from '../errors.js';
 import type { StepDecision } from './types.js';
 
 /** A thrown call error, classified. */
@@ -26,7 +26,7 @@ export function classifyCallError(err: unknown): ClassifiedCallError {
       output: `Error: ${message} This call is not allowed, so do not retry it; use another tool or tell the user what you could not do.`,
     };
   }
-  if (err instanceof InteropError) {
+  if (err instanceof InterlockError) {
     if (err.code === 'AUDIT_FAILED' || err.code === 'TOOL_DEFINITION_CHANGED') {
       return {
         decision: 'deny',

@@ -13,7 +13,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { InteropError, RequestCancelledError } from '../errors.js';
+import { InterlockError, RequestCancelledError } from '../errors.js';
 import type { AssistantMessage, ModelMessage, ModelProvider, ModelResponse } from '../providers/types.js';
 import { ATTR, SPAN } from './telemetry.js';
 import type { Toolbox } from './toolbox.js';
@@ -206,7 +206,7 @@ function cancelled(agent: string, cause: unknown): RequestCancelledError {
 function fail(span: Span, err: unknown): void {
   span.setAttribute(
     ATTR.ERROR_TYPE,
-    err instanceof InteropError ? err.code : err instanceof Error ? err.name : 'Error',
+    err instanceof InterlockError ? err.code : err instanceof Error ? err.name : 'Error',
   );
   span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
   span.end();

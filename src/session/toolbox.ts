@@ -12,7 +12,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { ConfigError, InteropError, PermissionDeniedError } from '../errors.js';
+import { ConfigError, InterlockError, PermissionDeniedError } from '../errors.js';
 import type { ModelToolCall, ModelToolDefinition, ToolResultMessage } from '../providers/types.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { CapabilityGate } from '../security/gate.js';
@@ -289,7 +289,8 @@ export class Toolbox {
       }
     }
     if (error !== undefined) {
-      const code = error instanceof InteropError ? error.code : error instanceof Error ? error.name : 'Error';
+      const code =
+        error instanceof InterlockError ? error.code : error instanceof Error ? error.name : 'Error';
       span.setAttribute(ATTR.ERROR_TYPE, code);
       if (error instanceof PermissionDeniedError && error.rule !== undefined)
         span.setAttribute(ATTR.RULE_ID, error.rule.id);

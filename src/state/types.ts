@@ -4,7 +4,7 @@
  * a fleet. Every operation is bounded in time: a store that cannot answer fails with `STATE_UNAVAILABLE`, never
  * hangs.
  */
-import { ErrorCode, InteropError, type InteropErrorOptions } from '../errors.js';
+import { ErrorCode, InterlockError, type InterlockErrorOptions } from '../errors.js';
 
 /** The answer of {@link StateStore.consume}. */
 export interface QuotaResult {
@@ -61,8 +61,8 @@ export const DEFAULT_LOCK_WAIT_MS = 30_000;
 export const DEFAULT_STREAM_MAX_LENGTH = 100_000;
 
 /** The store could not answer: unreachable, timed out, or an error from the server. */
-export class StateUnavailableError extends InteropError {
-  constructor(message: string, options: InteropErrorOptions = {}) {
+export class StateUnavailableError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
     super(ErrorCode.STATE_UNAVAILABLE, message, options);
   }
 }

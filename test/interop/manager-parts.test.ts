@@ -3,7 +3,7 @@
  * their own state. These tests pin what the split must not change, and what apps may read of a connection.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, isInteropError } from '../../src/errors.js';
+import { ConfigError, isInterlockError } from '../../src/errors.js';
 import type { ServerConnectionInfo } from '../../src/interop/connection.js';
 import type { MCPManagerEvents } from '../../src/interop/events.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
@@ -40,7 +40,7 @@ describe('the manager over its connection registry and catalog reporter', () => 
       () => undefined,
       (err: unknown) => err,
     );
-    expect(isInteropError(error) && error.code).toBe('NOT_CONNECTED');
+    expect(isInterlockError(error) && error.code).toBe('NOT_CONNECTED');
     expect(manager.tools).toEqual([]);
     expect(manager.getConnection('echo')).toBeUndefined();
   });

@@ -9,7 +9,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { InteropError } from '../../src/errors.js';
+import type { InterlockError } from '../../src/errors.js';
 import type { MCPServerConfigInput } from '../../src/interop/config.js';
 import type { UrlElicitationRequest } from '../../src/interop/elicitation.js';
 import { MCPClientManager, type MCPClientManagerOptions } from '../../src/interop/manager.js';
@@ -43,7 +43,7 @@ async function connect(server: MCPServerConfigInput, options: MCPClientManagerOp
 const outcomeOf = (pending: Promise<string>) =>
   pending.then(
     (text) => text,
-    (err: InteropError) => `thrown: ${err.code} ${err.message}`,
+    (err: InterlockError) => `thrown: ${err.code} ${err.message}`,
   );
 
 const decisions = (audit: MemoryAuditSink) =>

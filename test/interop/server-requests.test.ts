@@ -5,7 +5,7 @@
  * `request` and audited; a denied one is refused the protocol's way and the app's handler is never asked.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, type InteropError } from '../../src/errors.js';
+import { ConfigError, type InterlockError } from '../../src/errors.js';
 import type { MCPServerConfigInput } from '../../src/interop/config.js';
 import { MCPClientManager, type MCPClientManagerOptions } from '../../src/interop/manager.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';
@@ -147,7 +147,7 @@ describe.each(eras)('server requests on protocol $era', (era) => {
     await m.connectServer(era.server);
     const outcome = await m.executeTool(`mcp__srv__${era.sample.tool}`, era.sample.args).then(
       (text) => text,
-      (err: InteropError) => `thrown: ${err.code} ${err.message}`,
+      (err: InterlockError) => `thrown: ${err.code} ${err.message}`,
     );
     expect(outcome).toMatch(era.sample.refused);
     expect(outcome).not.toContain('old pond');

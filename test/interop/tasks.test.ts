@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isInteropError, type ServerRequestError } from '../../src/errors.js';
+import { isInterlockError, type ServerRequestError } from '../../src/errors.js';
 import type { MCPServerConfigInput } from '../../src/interop/config.js';
 import { MCPClientManager, type MCPClientManagerOptions } from '../../src/interop/manager.js';
 import { MAX_TASK_INPUT_REQUESTS } from '../../src/interop/tasks.js';
@@ -52,7 +52,7 @@ async function outcome(call: Promise<{ text: string; isError: boolean }>) {
     const result = await call;
     return { text: result.text, isError: result.isError };
   } catch (err) {
-    if (!isInteropError(err)) throw err;
+    if (!isInterlockError(err)) throw err;
     return { code: err.code, message: err.message, error: err };
   }
 }

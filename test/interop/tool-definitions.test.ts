@@ -4,7 +4,7 @@
  * that sends what no SDK server would (mismatched output, unsafe icons, remote and exploding `$ref`s).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isInteropError } from '../../src/errors.js';
+import { isInterlockError } from '../../src/errors.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
@@ -158,7 +158,7 @@ describe('a server that breaks its own definitions', () => {
     const err = await manager
       .callTool('mcp__defs__weather', { city: 'Oslo', mode: 'wrong' })
       .catch((e: unknown) => e);
-    expect(isInteropError(err, 'INVALID_TOOL_OUTPUT')).toBe(true);
+    expect(isInterlockError(err, 'INVALID_TOOL_OUTPUT')).toBe(true);
     expect(err).toMatchObject({
       server: 'defs',
       issues: [

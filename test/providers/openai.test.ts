@@ -3,7 +3,7 @@
  * bodies (tools, tool results, tool call ids), the headers for OpenAI and Azure, and every failure mode.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { isInteropError } from '../../src/errors.js';
+import { isInterlockError } from '../../src/errors.js';
 import { type ModelProviderError, OpenAIChatProvider } from '../../src/providers/index.js';
 import type { ModelMessage, ModelToolDefinition } from '../../src/providers/types.js';
 import { type FakeApi, openAIResponse, startFakeApi } from './fake-api.js';
@@ -354,7 +354,7 @@ describe('OpenAIChatProvider', () => {
     const err = await new OpenAIChatProvider({ baseURL: closed.url, model: 'm', maxRetries: 0 })
       .generate({ messages: [{ role: 'user', content: 'x' }], tools: [] })
       .catch((e: unknown) => e);
-    expect(isInteropError(err, 'CONNECTION_FAILED')).toBe(true);
+    expect(isInterlockError(err, 'CONNECTION_FAILED')).toBe(true);
     expect((err as Error).message).toContain(`Could not reach the OpenAI-compatible API at ${closed.url}`);
   });
 

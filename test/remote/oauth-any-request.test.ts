@@ -3,7 +3,7 @@
 // cross-app access grant (ID-JAG, RFC 8693 + RFC 7523) works and fails cleanly.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServerAuth, MemoryTokenStore, tokenStoreKey } from '../../src/auth/index.js';
-import { AuthError, ErrorCode, type InteropError } from '../../src/errors.js';
+import { AuthError, ErrorCode, type InterlockError } from '../../src/errors.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { CapabilitySet } from '../../src/security/index.js';
 import { autoApprove, callText, OAuthClients } from './oauth-client.js';
@@ -170,7 +170,7 @@ describe('auth on any request: what a manager reports', () => {
     const err = await manager
       .connectServer({ name: 'remote', transport: 'http', url, auth: { type: 'oauth' } })
       .catch((e: unknown) => e);
-    expect((err as InteropError).code).toBe(ErrorCode.CONNECTION_FAILED);
+    expect((err as InterlockError).code).toBe(ErrorCode.CONNECTION_FAILED);
     expect((err as Error).message).toMatch(/RFC 9207/);
     expect(authErrorIn(err)?.reason).toBe('issuer_mismatch');
   });
@@ -357,9 +357,9 @@ describe('auth on any request: workload identity federation (JWT bearer)', () =>
     const err = await connections()
       .connect(url, auth, createServerAuth())
       .catch((e: unknown) => e);
-    let found: InteropError | undefined;
+    let found: InterlockError | undefined;
     for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
-      if ((e as InteropError).code === ErrorCode.INVALID_CONFIG) found = e as InteropError;
+      if ((e as InterlockError).code === ErrorCode.INVALID_CONFIG) found = e as InterlockError;
     }
     expect(found?.message).toContain('auth.assertion');
     expect(fixture.log.some((e) => e.path.endsWith('/token'))).toBe(false);

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { isInteropError, PermissionDeniedError } from '../../src/errors.js';
+import { isInterlockError, PermissionDeniedError } from '../../src/errors.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 
 const quiet = { onWarning: () => {} };
@@ -442,7 +442,9 @@ describe('allowAll', () => {
     const set = CapabilitySet.allowAll(quiet);
     set.deny('mcp:fs:delete_file', 'execute');
     expect(set.has('mcp:fs:delete_file', 'execute')).toBe(false);
-    expect(isInteropError(new PermissionDeniedError({ resource: 'r', action: 'a', reason: 'x' }))).toBe(true);
+    expect(isInterlockError(new PermissionDeniedError({ resource: 'r', action: 'a', reason: 'x' }))).toBe(
+      true,
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isInteropError } from '../../src/errors.js';
+import { isInterlockError } from '../../src/errors.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { CapabilityGate } from '../../src/security/gate.js';
 
@@ -32,7 +32,7 @@ describe('derive', () => {
     } catch (err) {
       error = err;
     }
-    expect(isInteropError(error, 'INVALID_POLICY')).toBe(true);
+    expect(isInterlockError(error, 'INVALID_POLICY')).toBe(true);
     expect((error as Error).message).toMatch(/more than the parent/);
   });
 

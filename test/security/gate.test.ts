@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { AuditError, isInteropError, PermissionDeniedError } from '../../src/errors.js';
+import { AuditError, isInterlockError, PermissionDeniedError } from '../../src/errors.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { CapabilityGate } from '../../src/security/gate.js';
@@ -158,7 +158,7 @@ describe('CapabilityGate', () => {
           new CapabilityGate({ capabilities: caps, audit: sink }).authorize(request),
         );
         expect(error).toBeInstanceOf(AuditError);
-        expect(isInteropError(error, 'AUDIT_FAILED')).toBe(true);
+        expect(isInterlockError(error, 'AUDIT_FAILED')).toBe(true);
         expect((error as AuditError).cause).toBeInstanceOf(Error);
       },
     );

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isInteropError } from '../../src/errors.js';
+import { isInterlockError } from '../../src/errors.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import {
   compilePattern,
@@ -179,7 +179,7 @@ describe('malformed patterns are rejected when the rule is added', () => {
     } catch (err) {
       error = err;
     }
-    expect(isInteropError(error, 'INVALID_POLICY')).toBe(true);
+    expect(isInterlockError(error, 'INVALID_POLICY')).toBe(true);
     expect((error as Error).message).toMatch(message);
     expect(set.rules).toHaveLength(0);
   });

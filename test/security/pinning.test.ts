@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, isInteropError } from '../../src/errors.js';
+import { ConfigError, isInterlockError } from '../../src/errors.js';
 import { canonicalJson, PinStore, toolDefinitionHash } from '../../src/security/pinning.js';
 
 describe('canonicalJson', () => {
@@ -142,7 +142,7 @@ describe('PinStore', () => {
     const path = join(dir, `bad-${Math.random()}.json`);
     await writeFile(path, text);
     const error = await PinStore.load(path).catch((e: unknown) => e);
-    expect(isInteropError(error, 'INVALID_CONFIG')).toBe(true);
+    expect(isInterlockError(error, 'INVALID_CONFIG')).toBe(true);
     expect((error as ConfigError).file).toBe(path);
     expect((error as Error).message).toContain(path);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isInteropError } from '../../src/errors.js';
+import { isInterlockError } from '../../src/errors.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { type Policy, parsePolicy } from '../../src/security/policy.js';
 
@@ -169,7 +169,7 @@ describe('policies as data', () => {
     ['version: 1', /expected object/],
   ])('refuses a malformed policy, naming the rule index and field (%#)', (bad, message) => {
     const error = errorOf(() => CapabilitySet.fromPolicy(bad));
-    expect(isInteropError(error, 'INVALID_POLICY')).toBe(true);
+    expect(isInterlockError(error, 'INVALID_POLICY')).toBe(true);
     expect(error.message).toMatch(message);
   });
 

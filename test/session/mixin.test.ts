@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isInteropError } from '../../src/errors.js';
+import { isInterlockError } from '../../src/errors.js';
 import { MCPClientManager, type MCPClientManagerOptions } from '../../src/interop/index.js';
 import { CapabilitySet } from '../../src/security/index.js';
 import { SessionInteropMixin, type SessionInteropOptions } from '../../src/session/index.js';
@@ -134,7 +134,7 @@ describe('SessionInteropMixin', () => {
     await Promise.all([session.close(), session.close()]);
     await session.close();
     const err = await session.connectInterop().catch((e: unknown) => e);
-    expect(isInteropError(err, 'CLOSED')).toBe(true);
+    expect(isInterlockError(err, 'CLOSED')).toBe(true);
     await expect(session.start()).rejects.toMatchObject({ code: 'CLOSED' });
   });
 

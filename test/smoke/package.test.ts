@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, InteropError, isInteropError } from '../../src/errors.js';
+import { ErrorCode, InterlockError, isInterlockError } from '../../src/errors.js';
 
 describe('errors', () => {
   it('carries a stable code and its class name', () => {
-    const err = new InteropError(ErrorCode.NOT_CONNECTED, 'x');
+    const err = new InterlockError(ErrorCode.NOT_CONNECTED, 'x');
     expect(err.code).toBe('NOT_CONNECTED');
-    expect(err.name).toBe('InteropError');
-    expect(isInteropError(err, 'NOT_CONNECTED')).toBe(true);
-    expect(isInteropError(new Error('x'))).toBe(false);
+    expect(err.name).toBe('InterlockError');
+    expect(isInterlockError(err, 'NOT_CONNECTED')).toBe(true);
+    expect(isInterlockError(new Error('x'))).toBe(false);
   });
 });
 

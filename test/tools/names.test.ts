@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, isInteropError } from '../../src/errors.js';
+import { ConfigError, isInterlockError } from '../../src/errors.js';
 import {
   DEFAULT_MAX_TOOL_NAME_LENGTH,
   isValidServerName,
@@ -258,7 +258,7 @@ describe('ToolNameRegistry', () => {
     } catch (error) {
       caught = error;
     }
-    expect(isInteropError(caught, 'INVALID_CONFIG')).toBe(true);
+    expect(isInterlockError(caught, 'INVALID_CONFIG')).toBe(true);
   });
 });
 

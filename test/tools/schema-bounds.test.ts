@@ -1,6 +1,6 @@
 /** Bounded `$ref` resolution and size limits on server schemas (issue 13, tool definitions), and output validation. */
 import { describe, expect, it } from 'vitest';
-import { isInteropError } from '../../src/errors.js';
+import { isInterlockError } from '../../src/errors.js';
 import { schemaBoundsProblem } from '../../src/tools/schema-bounds.js';
 import { compileInputValidator, compileOutputValidator } from '../../src/tools/validate.js';
 
@@ -8,7 +8,7 @@ function schemaError(fn: () => unknown): Error {
   try {
     fn();
   } catch (error) {
-    expect(isInteropError(error, 'INVALID_TOOL_SCHEMA')).toBe(true);
+    expect(isInterlockError(error, 'INVALID_TOOL_SCHEMA')).toBe(true);
     return error as Error;
   }
   throw new Error('expected a ToolSchemaError');

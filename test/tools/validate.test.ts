@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isInteropError, ToolInputError, ToolSchemaError } from '../../src/errors.js';
+import { isInterlockError, ToolInputError, ToolSchemaError } from '../../src/errors.js';
 import { compileInputValidator, normalizeInputSchema } from '../../src/tools/validate.js';
 
 const fileSchema = {
@@ -253,7 +253,7 @@ describe('compileInputValidator with unusable schemas', () => {
     ['a non-string $schema', { $schema: 7 }, /unsupported JSON Schema dialect/],
   ])('throws ToolSchemaError for %s', (_label, schema, message) => {
     const error = schemaErrorOf(() => compileInputValidator(schema));
-    expect(isInteropError(error, 'INVALID_TOOL_SCHEMA')).toBe(true);
+    expect(isInterlockError(error, 'INVALID_TOOL_SCHEMA')).toBe(true);
     expect(error.message).toMatch(message);
   });
 

@@ -1,6 +1,6 @@
 // A sub-agent: a narrower set derived from its parent's, and the parent's live connections.
 import { fileURLToPath } from 'node:url';
-import { isInteropError } from 'mcp-interlock';
+import { isInterlockError } from 'mcp-interlock';
 import { Engine } from 'mcp-interlock/engine';
 import { scriptedModel } from 'mcp-interlock/providers';
 
@@ -28,7 +28,7 @@ export async function main() {
   const read = await reader.callTool('mcp__notes__read_note', { id: 'drafts/welcome' });
   const write = await reader
     .callTool('mcp__notes__write_note', { id: 'drafts/x', text: 'y' })
-    .catch((error: unknown) => (isInteropError(error) ? error.code : 'unexpected'));
+    .catch((error: unknown) => (isInterlockError(error) ? error.code : 'unexpected'));
   // A child may name what its parent denies; the parent's deny still wins at every check.
   const greedy = await lead.spawn({
     name: 'greedy',
@@ -36,7 +36,7 @@ export async function main() {
   });
   const remove = await greedy
     .callTool('mcp__notes__delete_note', { id: 'team/roadmap' })
-    .catch((error: unknown) => (isInteropError(error) ? error.code : 'unexpected'));
+    .catch((error: unknown) => (isInterlockError(error) ? error.code : 'unexpected'));
   // A rule no rule of the parent covers is refused when the child is made.
   const outside = await lead
     .spawn({
@@ -44,7 +44,7 @@ export async function main() {
       capabilities: [{ effect: 'allow', resource: 'mcp:github:*', actions: 'execute' }],
     })
     .then(() => 'created')
-    .catch((error: unknown) => (isInteropError(error) ? error.code : 'unexpected'));
+    .catch((error: unknown) => (isInterlockError(error) ? error.code : 'unexpected'));
   return {
     read: read.text, // 'Welcome to the notes server.'
     write, // 'CAPABILITY_DENIED': the child's set is narrower

@@ -1,6 +1,6 @@
 // One broken server does not stop the others: connectAll reports each server's outcome.
 import { createRequire } from 'node:module';
-import { isInteropError } from 'mcp-interlock';
+import { isInterlockError } from 'mcp-interlock';
 import { MCPClientManager } from 'mcp-interlock/interop';
 
 const everything = createRequire(import.meta.url).resolve(
@@ -18,7 +18,7 @@ export async function main() {
   return {
     connected, // { everything: true, broken: false }
     state: broken?.state, // 'failed'
-    code: isInteropError(broken?.error) ? broken.error.code : undefined, // 'CONNECTION_FAILED'
+    code: isInterlockError(broken?.error) ? broken.error.code : undefined, // 'CONNECTION_FAILED'
     tools: manager.tools.length, // the working server's tools are all there
   };
 }

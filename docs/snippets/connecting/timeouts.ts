@@ -1,6 +1,6 @@
 // Per-call timeouts and cancellation, and the events that report them.
 import { createRequire } from 'node:module';
-import { isInteropError } from 'mcp-interlock';
+import { isInterlockError } from 'mcp-interlock';
 import { MCPClientManager } from 'mcp-interlock/interop';
 import { CapabilitySet } from 'mcp-interlock/security';
 
@@ -14,7 +14,7 @@ async function outcome(call: Promise<unknown>): Promise<string> {
     await call;
     return 'ok';
   } catch (error) {
-    if (isInteropError(error)) return error.code;
+    if (isInterlockError(error)) return error.code;
     throw error;
   }
 }

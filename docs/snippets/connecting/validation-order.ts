@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isInteropError } from 'mcp-interlock';
+import { isInterlockError } from 'mcp-interlock';
 import { MCPClientManager } from 'mcp-interlock/interop';
 import { CapabilitySet } from 'mcp-interlock/security';
 
@@ -17,7 +17,7 @@ async function outcome(call: Promise<string>): Promise<string> {
   try {
     return await call;
   } catch (error) {
-    if (isInteropError(error)) return `${error.code}: ${error.message}`;
+    if (isInterlockError(error)) return `${error.code}: ${error.message}`;
     throw error;
   }
 }

@@ -1,5 +1,5 @@
 // Branch on `code`, not on the class: codes are stable, and work across copies of the package.
-import { ErrorCode, isInteropError, PermissionDeniedError, ToolNotFoundError } from 'mcp-interlock';
+import { ErrorCode, isInterlockError, PermissionDeniedError, ToolNotFoundError } from 'mcp-interlock';
 import { MCPClientManager } from 'mcp-interlock/interop';
 
 export async function main() {
@@ -13,7 +13,7 @@ export async function main() {
     try {
       await manager.executeTool(name, { path: 'README.md' });
     } catch (error) {
-      if (!isInteropError(error)) throw error; // not ours: a bug, let it surface
+      if (!isInterlockError(error)) throw error; // not ours: a bug, let it surface
       if (error.code === ErrorCode.TOOL_NOT_FOUND && error instanceof ToolNotFoundError) {
         seen.push(`${error.code}: did you mean ${error.suggestions.join(', ')}?`);
       } else if (error.code === ErrorCode.CAPABILITY_DENIED && error instanceof PermissionDeniedError) {

@@ -1,7 +1,7 @@
 // Calls never hang: a per-request timeout that progress notifications reset, a total cap, and an
 // AbortSignal that cancels the call and tells the server (notifications/cancelled).
 import { createRequire } from 'node:module';
-import { isInteropError } from 'mcp-interlock';
+import { isInterlockError } from 'mcp-interlock';
 import { MCPClientManager } from 'mcp-interlock/interop';
 import { CapabilitySet } from 'mcp-interlock/security';
 
@@ -33,14 +33,14 @@ export async function main() {
   // The same call with a 1 s total cap fails with REQUEST_TIMEOUT whatever the progress.
   const capped = await manager
     .executeTool(LONG, { duration: 2, steps: 4 }, { maxTotalTimeoutMs: 1_000 })
-    .catch((err: unknown) => (isInteropError(err) ? err.code : 'unexpected'));
+    .catch((err: unknown) => (isInterlockError(err) ? err.code : 'unexpected'));
 
   // Cancelling: the promise rejects with REQUEST_CANCELLED at once.
   const controller = new AbortController();
   setTimeout(() => controller.abort(), 200);
   const cancelled = await manager
     .executeTool(LONG, { duration: 5, steps: 5 }, { signal: controller.signal })
-    .catch((err: unknown) => (isInteropError(err) ? err.code : 'unexpected'));
+    .catch((err: unknown) => (isInterlockError(err) ? err.code : 'unexpected'));
 
   return { done, steps, capped, cancelled };
   // { done: 'Long running operation completed. ...', steps: [1, 2, 3, 4], capped: 'REQUEST_TIMEOUT',

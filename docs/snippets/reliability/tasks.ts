@@ -2,7 +2,7 @@
 // task at the server's interval, reports each status change as progress, answers the input the task asks for
 // through the policy and your handler, and sends tasks/cancel when the call is aborted or times out.
 import { createRequire } from 'node:module';
-import { isInteropError } from 'mcp-interlock';
+import { isInterlockError } from 'mcp-interlock';
 import { MCPClientManager } from 'mcp-interlock/interop';
 import { CapabilitySet } from 'mcp-interlock/security';
 
@@ -44,7 +44,7 @@ export async function main() {
       { topic: 'rust' },
       { signal: controller.signal, onProgress: () => controller.abort() },
     )
-    .catch((err: unknown) => (isInteropError(err) ? err.code : 'unexpected'));
+    .catch((err: unknown) => (isInterlockError(err) ? err.code : 'unexpected'));
 
   return { title: report.split('\n')[0], progress, cancelled };
   // { title: '# Research Report: python (programming)',

@@ -1,6 +1,6 @@
 // Check a capability policy offline: every call passes the same gate and validation as a live one,
 // and stops at NOT_CONNECTED only after both have passed.
-import { isInteropError } from 'mcp-interlock';
+import { isInterlockError } from 'mcp-interlock';
 import { MCPClientManager } from 'mcp-interlock/interop';
 import { CapabilitySet } from 'mcp-interlock/security';
 
@@ -16,7 +16,7 @@ async function outcome(call: Promise<unknown>): Promise<string> {
     await call;
     return 'ok';
   } catch (error) {
-    if (isInteropError(error)) return error.code;
+    if (isInterlockError(error)) return error.code;
     throw error;
   }
 }
