@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { BENCH_MODULES, ROOT_DIR } from './paths.js';
 
 /** Ids of the contenders, in the order tables list them. */
-export const CONTENDER_IDS = ['sdk', 'interlock', 'langchain', 'mastra', 'ai-sdk'] as const;
+export const CONTENDER_IDS = ['sdk', 'sdk2', 'interlock', 'langchain', 'mastra', 'ai-sdk'] as const;
 export type ContenderId = (typeof CONTENDER_IDS)[number];
 
 /** What the harness knows about a contender before running it. */
@@ -35,6 +35,13 @@ export const CONTENDERS: Record<ContenderId, ContenderInfo> = {
       '@modelcontextprotocol/sdk/client/stdio.js',
       '@modelcontextprotocol/sdk/client/streamableHttp.js',
     ],
+  },
+  sdk2: {
+    id: 'sdk2',
+    label: 'raw SDK v2 Client',
+    pkg: '@modelcontextprotocol/client',
+    from: 'root',
+    importSpecifiers: ['@modelcontextprotocol/client', '@modelcontextprotocol/client/stdio'],
   },
   interlock: {
     id: 'interlock',

@@ -8,6 +8,7 @@ import { BASELINE, type BenchResults } from './results.js';
 
 const COLORS: Record<ContenderId, string> = {
   sdk: '#757575',
+  sdk2: '#9e9e9e',
   interlock: '#3949ab',
   langchain: '#2e7d32',
   mastra: '#ef6c00',

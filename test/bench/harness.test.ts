@@ -65,7 +65,7 @@ describe('a small benchmark run', () => {
 
   it('exits 0 and prints the table', () => {
     expect(result.code, result.stderr.slice(-3000)).toBe(0);
-    expect(result.stdout).toMatch(/^\| Figure \| raw SDK Client \| Interlock/m);
+    expect(result.stdout).toMatch(/^\| Figure \| raw SDK Client \| raw SDK v2 Client \| Interlock/m);
     expect(result.stdout).toContain('sequential call p50, stdio-raw');
   });
 
