@@ -31,10 +31,11 @@ import {
 } from '../errors.js';
 import type { UrlElicitationRequest } from '../interop/elicitation.js';
 import type { CapabilityView } from '../interop/manager.js';
-import type {
-  ServerRequestContext,
-  ServerRequestKind,
-  ServerRequestOptions,
+import {
+  type ServerRequestContext,
+  type ServerRequestKind,
+  type ServerRequestOptions,
+  samplingConditionArgs,
 } from '../interop/server-requests.js';
 import { resourceFor } from '../security/pattern.js';
 import type { Approver } from '../security/types.js';
@@ -98,6 +99,7 @@ class PendingCall {
       if (signal.aborted) return reject(signal.reason);
       // The server withdrew its request (or its connection ended): that one question is dropped.
       const withdraw = () => {
+        this.#asked.delete(key);
         if (this.#outstanding.delete(key)) reject(signal.reason);
       };
       signal.addEventListener('abort', withdraw, { once: true });
@@ -115,6 +117,11 @@ class PendingCall {
       });
       this.#wake?.();
     });
+  }
+
+  #hasUnasked(): boolean {
+    for (const key of this.#outstanding.keys()) if (!this.#asked.has(key)) return true;
+    return false;
   }
 
   /** The requests the client has not been given yet (all outstanding ones, at a new round). */
@@ -153,7 +160,7 @@ class PendingCall {
       if (signal.aborted) return done();
       signal.addEventListener('abort', done, { once: true });
       void this.result.then(done);
-      if (this.#outstanding.size > this.#asked.size) done();
+      if (this.#hasUnasked()) done();
     });
   }
 
@@ -417,7 +424,7 @@ export class ServerRequestRelay {
     }
     if (!caller.supports('elicitation.form')) return { action: 'decline' };
     try {
-      return elicitResultOf(await this.#ask(caller, inputRequired.elicit(params), context.signal));
+      return elicitResultOf(await caller.call.ask(inputRequired.elicit(params), context.signal));
     } catch {
       // Timed out, cancelled, or the call ended: the question goes unanswered.
       return { action: 'cancel' };
@@ -445,7 +452,7 @@ export class ServerRequestRelay {
     }
     if (!caller.supports('elicitation.url')) return { action: 'decline' };
     try {
-      const answer = await this.#ask(caller, inputRequired.elicitUrl({ message, url }), context.signal);
+      const answer = await caller.call.ask(inputRequired.elicitUrl({ message, url }), context.signal);
       return { action: elicitResultOf(answer).action };
     } catch {
       return { action: 'cancel' };
@@ -467,14 +474,7 @@ export class ServerRequestRelay {
         byPolicy: false,
       });
     }
-    const args: Record<string, unknown> = {
-      maxTokens: params.maxTokens,
-      models: params.modelPreferences?.hints?.flatMap((h) => (h.name === undefined ? [] : [h.name])) ?? [],
-      tools: (params.tools ?? []).map((t) => t.name),
-      includeContext: params.includeContext ?? 'none',
-    };
-    if (params.toolChoice?.mode !== undefined) args.toolChoice = params.toolChoice.mode;
-    await this.#decide(caller, server, 'sampling', args);
+    await this.#decide(caller, server, 'sampling', samplingConditionArgs(params));
     const need = (params.tools ?? []).length > 0 ? 'sampling.tools' : 'sampling';
     if (!caller.supports(need)) {
       throw new ServerRequestRefusedError({
@@ -485,7 +485,7 @@ export class ServerRequestRelay {
         byPolicy: false,
       });
     }
-    const answer = await this.#ask(caller, inputRequired.createMessage(params), context.signal);
+    const answer = await caller.call.ask(inputRequired.createMessage(params), context.signal);
     if (typeof answer !== 'object' || answer === null || !('content' in answer) || !('model' in answer)) {
       throw new ServerRequestRefusedError({
         server,
@@ -496,11 +496,6 @@ export class ServerRequestRelay {
       });
     }
     return answer as CreateMessageResult;
-  }
-
-  /** Hands one request to the caller's client and waits for its answer. */
-  #ask(caller: Caller, request: InputRequest, signal: AbortSignal): Promise<unknown> {
-    return caller.call.ask(request, signal);
   }
 }
 

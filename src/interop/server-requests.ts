@@ -190,6 +190,21 @@ async function answerServerRequest(
   throw unanswered('which this client does not answer');
 }
 
+/**
+ * What a sampling request's policy conditions see as `args`: the token budget, the model hints, the names of the
+ * tools offered, `includeContext`, and `toolChoice` when set. The same for a request answered here or relayed.
+ */
+export function samplingConditionArgs(params: CreateMessageRequestParams): Record<string, unknown> {
+  const args: Record<string, unknown> = {
+    maxTokens: params.maxTokens,
+    models: params.modelPreferences?.hints?.flatMap((h) => (h.name === undefined ? [] : [h.name])) ?? [],
+    tools: (params.tools ?? []).map((t) => t.name),
+    includeContext: params.includeContext ?? 'none',
+  };
+  if (params.toolChoice?.mode !== undefined) args.toolChoice = params.toolChoice.mode;
+  return args;
+}
+
 /** The JSON-RPC error code a denied sampling or roots request gets on 2025-era servers ("user rejected"). */
 export const REQUEST_REJECTED_CODE = -1;
 
@@ -295,23 +310,14 @@ function gatedAnswerers(
   if (onSampling !== undefined) {
     answerers.sampling = (params, signal) =>
       traced(deps, 'sampling/createMessage', server, 'sampling', async (span) => {
-        const tools = (params.tools ?? []).map((t) => t.name);
-        if (tools.length > 0 && options.samplingWithTools !== true) {
+        if ((params.tools ?? []).length > 0 && options.samplingWithTools !== true) {
           span.setAttribute('interlock.decision', 'refused');
           throw refuse(
             'sampling',
             'it offered tools to the sampled model, but this client does not take them (set samplingWithTools to declare sampling with tools).',
           );
         }
-        const args: Record<string, unknown> = {
-          maxTokens: params.maxTokens,
-          models:
-            params.modelPreferences?.hints?.flatMap((h) => (h.name === undefined ? [] : [h.name])) ?? [],
-          tools,
-          includeContext: params.includeContext ?? 'none',
-        };
-        if (params.toolChoice?.mode !== undefined) args.toolChoice = params.toolChoice.mode;
-        const denied = await decide(deps, span, server, 'sampling', args);
+        const denied = await decide(deps, span, server, 'sampling', samplingConditionArgs(params));
         if (denied !== undefined) throw refuse('sampling', denied.reason, denied);
         const answer = await onSampling(params, { server, signal });
         span.setAttribute('interlock.server_request.outcome', 'answered');
