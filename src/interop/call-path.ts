@@ -280,8 +280,12 @@ async function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
     // The client checks structuredContent itself when its cached tool list has an outputSchema; we check it
     // here instead (once, with bounded $refs, with our error). A definition without outputSchema turns its check
     // off and keeps the inputSchema for SEP-2243 header mirroring; the client then does not refresh its list
-    // and retry by itself on a HEADER_MISMATCH answer (only for tools with an outputSchema).
-    ...(outputValidator === undefined ? {} : { toolDefinition: toolDefinitionOf(entry) }),
+    // and retry by itself on a HEADER_MISMATCH answer, so over 2026-07-28 HTTP a tool without an outputSchema
+    // goes without it. Everywhere else the client could never retry (no headers: stdio, or a 2025 era), and the
+    // definition spares it a lookup in its response cache on every call.
+    ...(outputValidator !== undefined || !mirrorsHeaders(connection, client)
+      ? { toolDefinition: toolDefinitionOf(entry) }
+      : {}),
     onprogress: onProgress ?? noop,
     resetTimeoutOnProgress: true,
     ...(maxTotal === undefined ? {} : { maxTotalTimeout: maxTotal }),
@@ -331,7 +335,12 @@ async function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
   return toToolCallResult(raw, { maxResultChars: deps.maxResultChars });
 }
 
-/** The definition handed to the SDK for a tool with an `outputSchema`: the same for every call, so built once. */
+/** Whether the SDK mirrors arguments into `Mcp-Param-*` headers (SEP-2243) and so may answer HEADER_MISMATCH. */
+function mirrorsHeaders(connection: ServerConnection, client: Client): boolean {
+  return connection.transport !== 'stdio' && client.getProtocolEra() === 'modern';
+}
+
+/** The definition handed to the SDK: the same for every call, so built once. */
 const toolDefinitions = new WeakMap<CatalogEntry, { name: string; inputSchema: Tool['inputSchema'] }>();
 function toolDefinitionOf(entry: CatalogEntry) {
   let definition = toolDefinitions.get(entry);

@@ -7,6 +7,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import {
+  isJSONRPCResultResponse,
   type JSONRPCMessage,
   parseJSONRPCMessage,
   SdkError,
@@ -227,7 +228,10 @@ export class ProcessStdioTransport implements Transport {
     if (text.trim() === '') return;
     let message: JSONRPCMessage;
     try {
-      message = parseJSONRPCMessage(JSON.parse(text));
+      const value: unknown = JSON.parse(text);
+      // Most lines answer a request: checked against the result-response schema alone, not the four-way union
+      // that tries request and notification first and builds their failures.
+      message = isJSONRPCResultResponse(value) ? value : parseJSONRPCMessage(value);
     } catch {
       // Servers that log to stdout corrupt nothing here: the line is reported and skipped. Before the first
       // message it may also mean the process does not speak MCP at all: it gets a grace period to show it does.

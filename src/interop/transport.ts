@@ -6,7 +6,7 @@
 
 import type { FetchLike, OAuthClientProvider, Transport } from '@modelcontextprotocol/client';
 import {
-  Client,
+  type Client,
   type PriorDiscovery,
   ProtocolErrorCode,
   SdkError,
@@ -16,6 +16,7 @@ import {
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import { AuthError, ConfigError } from '../errors.js';
+import { InterlockClient } from './client.js';
 import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from './config.js';
 import { authFailureOf } from './request-errors.js';
 import { httpStatusOf, probeClosedTransport } from './sdk-errors.js';
@@ -243,7 +244,7 @@ async function openEra(
   auth: ServerAuth | undefined,
   prior: PriorDiscovery | undefined,
 ): Promise<OpenClient> {
-  const client = new Client(options.identity, {
+  const client = new InterlockClient(options.identity, {
     capabilities: options.serverRequests?.capabilities ?? {},
     // MCP 2026-07-28 MRTR: a server that keeps answering `input_required` is stopped after this many rounds.
     inputRequired: { maxRounds: MAX_INPUT_ROUNDS },
