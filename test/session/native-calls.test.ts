@@ -234,6 +234,25 @@ describe('native tool call statistics and events', () => {
     expect(agent.nativeToolHealth().add?.calls).toBe(3);
   });
 
+  it('still returns the result when a listener throws, and says so in a process warning', async () => {
+    await using agent = new AgentSession({
+      name: 'noisy',
+      model: new ScriptedProvider(['unused']),
+      capabilities: grantAll('add'),
+      tools: [add],
+    });
+    agent.on('tool_call_completed', () => {
+      throw new Error('dashboard down');
+    });
+    const warned = new Promise<Error & { code?: string }>((resolve) => process.once('warning', resolve));
+    expect((await agent.callTool('add', { a: 1, b: 2 })).text).toBe('3');
+    expect(await warned).toMatchObject({
+      code: 'INTERLOCK_LISTENER_ERROR',
+      message: expect.stringContaining('dashboard down'),
+    });
+    expect(agent.nativeToolHealth().add).toMatchObject({ calls: 1, errors: 0 });
+  });
+
   it('gives a sub-agent figures and events of its own', async () => {
     await using parent = new AgentSession({
       name: 'parent',
