@@ -137,8 +137,8 @@ interface NativeInvocation extends ObservedCall {
  * span is the trace (made by the toolbox, which spans MCP and native calls alike); a refusal is counted and reported
  * (`tool_call_denied`); the gate decides and its decision goes on that span; the call is counted and reported as
  * MCP tool calls are (native-calls.ts); and `invoke` is the terminal (it validates the arguments with the zod
- * schema). No limit stage: its call slot bounds the calls sent to one server, and a native tool has no server (an
- * agent runs at most `maxParallelToolCalls` calls of a turn at once), and the tool is given the caller's signal.
+ * schema). No limit stage: a call slot bounds the calls sent to one server, and a native tool has none (an agent
+ * runs at most `maxParallelToolCalls` calls of a turn at once); the tool is given the caller's signal as it is.
  */
 const nativePipeline = compose<NativeInvocation, ToolCallResult>(
   [denialStage, authorizeStage, recordStage],
