@@ -6,6 +6,7 @@ import type { MCPClientManager } from '../interop/manager.js';
 import type { ModelProvider, ModelToolDefinition } from '../providers/types.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { AgentSession, SpawnOptions } from '../session/agent-session.js';
+import type { AgentSessionEventName, AgentSessionEvents, NativeToolHealth } from '../session/events.js';
 import type { AgentCallOptions, RunInput, RunOptions, RunResult, ToolDescriptor } from '../session/types.js';
 import type { ToolCallResult } from '../tools/normalize.js';
 import type { ToolWrapper } from '../tools/tool-wrapper.js';
@@ -52,6 +53,29 @@ export class Agent implements AsyncDisposable {
   /** The tools the model is shown: those the capability set could allow. */
   visibleTools(): ModelToolDefinition[] {
     return this.#session.visibleTools();
+  }
+
+  /** Each native tool's call figures, by name (MCP tools' are per server in `mcp.health()`). */
+  nativeToolHealth(): Record<string, NativeToolHealth> {
+    return this.#session.nativeToolHealth();
+  }
+
+  /** Listens to the agent's native tool call events (MCP tools' are on `mcp`). */
+  on<K extends AgentSessionEventName>(event: K, listener: (payload: AgentSessionEvents[K]) => void): this {
+    this.#session.on(event, listener);
+    return this;
+  }
+
+  /** Like {@link on}, for the next event only. */
+  once<K extends AgentSessionEventName>(event: K, listener: (payload: AgentSessionEvents[K]) => void): this {
+    this.#session.once(event, listener);
+    return this;
+  }
+
+  /** Removes a listener added with {@link on} or {@link once}. */
+  off<K extends AgentSessionEventName>(event: K, listener: (payload: AgentSessionEvents[K]) => void): this {
+    this.#session.off(event, listener);
+    return this;
   }
 
   /** The session underneath. */

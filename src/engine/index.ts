@@ -2,9 +2,13 @@
 
 // The names an app needs beside the engine, from the areas that own them.
 export {
+  type AgentSessionEventName,
+  type AgentSessionEvents,
   type AgentSessionOptions,
   defineTool,
   type NativeTool,
+  type NativeToolCallRef,
+  type NativeToolHealth,
   type RunInput,
   type RunOptions,
   type RunResult,

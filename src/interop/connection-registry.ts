@@ -15,10 +15,11 @@ import type { MCPManagerEvents, TypedEvents } from './events.js';
 import type { Logger } from './logger.js';
 import type { ServerLogSupport } from './server-logs.js';
 import type { ServerRequestSupport } from './server-requests.js';
+import type { CallHealth } from './stats.js';
 import type { ClientIdentity, ServerAuthFactory } from './transport.js';
 
-/** One server's health, from `manager.health()`. */
-export interface ServerHealth {
+/** One server's health, from `manager.health()`: its connection, and its calls as {@link CallHealth}. */
+export interface ServerHealth extends CallHealth {
   state: ConnectionState;
   transport: ServerConnection['transport'];
   /** The protocol revision agreed with the server, e.g. `2026-07-28` or `2025-11-25`; undefined before connect. */
@@ -27,12 +28,8 @@ export interface ServerHealth {
   since: string;
   reconnects: number;
   lastError: { code: string | undefined; message: string } | undefined;
-  callsInFlight: number;
+  /** Calls waiting for one of the server's slots (`maxConcurrentCalls`). */
   callsQueued: number;
-  calls: number;
-  errors: number;
-  /** Latency percentiles over recent calls, in ms; undefined before any call. */
-  latencyMs: { p50: number | undefined; p95: number | undefined };
 }
 
 /** What a {@link ConnectionRegistry} connects with, and whom it tells about tools. */
@@ -259,7 +256,6 @@ export class ConnectionRegistry {
     const out: Record<string, ServerHealth> = {};
     for (const connection of this.#connections.values()) {
       const error = connection.error;
-      const stats = connection.stats;
       out[connection.name] = {
         state: connection.state,
         transport: connection.transport,
@@ -270,11 +266,8 @@ export class ConnectionRegistry {
           error === undefined
             ? undefined
             : { code: error instanceof InterlockError ? error.code : undefined, message: error.message },
-        callsInFlight: stats.inFlight,
         callsQueued: connection.limiter.queued,
-        calls: stats.calls,
-        errors: stats.errors,
-        latencyMs: { p50: stats.percentile(0.5), p95: stats.percentile(0.95) },
+        ...connection.stats.health(),
       };
     }
     return out;

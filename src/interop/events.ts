@@ -6,6 +6,42 @@
 import { EventEmitter } from 'node:events';
 import type { ServerLogEntry } from './server-logs.js';
 
+/**
+ * How a tool call that returned ended (an error result too): what `tool_call_completed` reports, for MCP tools on
+ * the manager and for native tools on their agent (src/session).
+ */
+export interface ToolCallCompletion {
+  durationMs: number;
+  /** The result is an error result (`isError: true`): the call counts as an error in `health()`. */
+  isError: boolean;
+  /** The length of the result's text. */
+  resultChars: number;
+}
+
+/** How a tool call that threw ended: what `tool_call_failed` reports, for MCP and native tools alike. */
+export interface ToolCallFailure {
+  durationMs: number;
+  /** The error's code (`REQUEST_TIMEOUT`, `INVALID_TOOL_INPUT`, ...), `UNKNOWN` for an error without one. */
+  code: string;
+  error: Error;
+}
+
+/**
+ * How a tool call the gate refused ended: `CAPABILITY_DENIED` (a rule, default deny, an unapproved ask) or
+ * `AUDIT_FAILED` (the audit sink failed and the call was blocked). Nothing was run. Emitted by agents for their
+ * native tools (`tool_call_denied`); the manager's denials are its audit records and `tools/call` span events.
+ */
+export interface ToolCallDenial {
+  /** From the call until the gate refused it (an approver's wait included). */
+  durationMs: number;
+  code: string;
+  /** Why the gate refused it. */
+  reason: string;
+  /** The rule that decided, when one did. */
+  ruleId: string | undefined;
+  error: Error;
+}
+
 /** Event name to payload. */
 export interface MCPManagerEvents {
   connecting: { server: string; transport: string };
@@ -39,24 +75,8 @@ export interface MCPManagerEvents {
   failed: { server: string; error: Error };
   /** `attempt` is 2 when a call is re-sent after a reconnect (never sent before, or idempotent). */
   tool_call_started: { callId: number; name: string; server: string; tool: string; attempt: number };
-  tool_call_completed: {
-    callId: number;
-    name: string;
-    server: string;
-    tool: string;
-    durationMs: number;
-    isError: boolean;
-    resultChars: number;
-  };
-  tool_call_failed: {
-    callId: number;
-    name: string;
-    server: string;
-    tool: string;
-    durationMs: number;
-    code: string;
-    error: Error;
-  };
+  tool_call_completed: { callId: number; name: string; server: string; tool: string } & ToolCallCompletion;
+  tool_call_failed: { callId: number; name: string; server: string; tool: string } & ToolCallFailure;
   /**
    * A resource read (`resources/read`, `target` is the URI) or prompt get (`prompts/get`, `target` is the name)
    * ended: they pass the same pipeline as tool calls (issue 15). `code` is set when it failed.

@@ -79,7 +79,13 @@ export {
   type UrlElicitationRequest,
   withSchemaDefaults,
 } from './elicitation.js';
-export type { MCPManagerEventName, MCPManagerEvents } from './events.js';
+export type {
+  MCPManagerEventName,
+  MCPManagerEvents,
+  ToolCallCompletion,
+  ToolCallDenial,
+  ToolCallFailure,
+} from './events.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
 export {
   type CapabilityView,
@@ -104,6 +110,7 @@ export {
   type UrlElicitationHandler,
   type UrlElicitationResult,
 } from './server-requests.js';
+export type { CallHealth } from './stats.js';
 export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_LINE_BYTES } from './stdio-transport.js';
 export {
   type ClientIdentity,

@@ -1,7 +1,22 @@
-/** Per-server call statistics for `manager.health()`: counts plus latency percentiles over recent calls. */
+/**
+ * Call statistics: counts plus latency percentiles over recent calls. Per server for `manager.health()`, and per
+ * native tool for `agent.nativeToolHealth()` (src/session), which report them in the same {@link CallHealth} shape.
+ */
 
 /** How many recent call durations the latency percentiles are computed over. */
 export const LATENCY_SAMPLES = 512;
+
+/** What `health()` reports of calls, for a server's MCP calls and for a native tool's calls alike. */
+export interface CallHealth {
+  /** Calls sent and not yet settled. */
+  callsInFlight: number;
+  /** Calls finished. */
+  calls: number;
+  /** Calls that failed or returned an error result. */
+  errors: number;
+  /** Latency percentiles over the last 512 calls, in ms; undefined before any call. */
+  latencyMs: { p50: number | undefined; p95: number | undefined };
+}
 
 /** Counts calls and keeps a ring of recent durations. Recording is O(1); percentiles sort on demand. */
 export class CallStats {
@@ -52,5 +67,15 @@ export class CallStats {
     const sorted = this.#samples.slice(0, this.#filled).sort();
     const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
     return sorted[index];
+  }
+
+  /** The figures as `health()` reports them. */
+  health(): CallHealth {
+    return {
+      callsInFlight: this.#inFlight,
+      calls: this.#calls,
+      errors: this.#errors,
+      latencyMs: { p50: this.percentile(0.5), p95: this.percentile(0.95) },
+    };
   }
 }

@@ -14,6 +14,7 @@ import type { PolicyRule } from '../security/policy.js';
 import type { Approver, AuditSink } from '../security/types.js';
 import type { ToolCallResult } from '../tools/normalize.js';
 import type { ToolWrapper } from '../tools/tool-wrapper.js';
+import type { AgentSessionEventName, AgentSessionEvents, NativeToolHealth } from './events.js';
 import { DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS, runLoop } from './loop.js';
 import { interopState, SessionInteropMixin, type SessionInteropOptions } from './mixin.js';
 import type { NativeTool } from './native-tool.js';
@@ -194,6 +195,32 @@ export class AgentSession extends AgentSessionBase {
   /** The tools the model is shown: those the capability set could allow. */
   visibleTools(): ModelToolDefinition[] {
     return this.#toolbox.visible();
+  }
+
+  /**
+   * Each native tool's call figures, by name: calls, errors, calls in flight, latency percentiles (as
+   * `mcp.health()` reports per server for MCP tools) and the calls the gate denied. A sub-agent counts its own.
+   */
+  nativeToolHealth(): Record<string, NativeToolHealth> {
+    return this.#toolbox.nativeCalls.health();
+  }
+
+  /** Listens to the agent's native tool call events (MCP tools' are on `mcp`). A throwing listener breaks nothing. */
+  on<K extends AgentSessionEventName>(event: K, listener: (payload: AgentSessionEvents[K]) => void): this {
+    this.#toolbox.nativeCalls.events.on(event, listener);
+    return this;
+  }
+
+  /** Like {@link on}, for the next event only. */
+  once<K extends AgentSessionEventName>(event: K, listener: (payload: AgentSessionEvents[K]) => void): this {
+    this.#toolbox.nativeCalls.events.once(event, listener);
+    return this;
+  }
+
+  /** Removes a listener added with {@link on} or {@link once}. */
+  off<K extends AgentSessionEventName>(event: K, listener: (payload: AgentSessionEvents[K]) => void): this {
+    this.#toolbox.nativeCalls.events.off(event, listener);
+    return this;
   }
 
   /** The sub-agents spawned and not yet closed. */

@@ -5,6 +5,12 @@ export {
   type AgentSessionOptions,
   type SpawnOptions,
 } from './agent-session.js';
+export type {
+  AgentSessionEventName,
+  AgentSessionEvents,
+  NativeToolCallRef,
+  NativeToolHealth,
+} from './events.js';
 export { GatedToolView, type GatedToolViewOptions, type McpToolAccess } from './gated-view.js';
 export { DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TURNS } from './loop.js';
 export {

@@ -5,11 +5,12 @@
 import type { Span } from '@opentelemetry/api';
 import { z } from 'zod';
 import { ConfigError, RequestCancelledError, ToolInputError } from '../errors.js';
-import { authorizeStage, compose, type Invocation } from '../interop/pipeline.js';
+import { authorizeStage, compose } from '../interop/pipeline.js';
 import type { CapabilityGate } from '../security/gate.js';
 import { resourceFor } from '../security/pattern.js';
 import { type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
 import type { ToolAnnotations } from '../tools/tool-wrapper.js';
+import { denialStage, type NativeCalls, type ObservedCall, recordStage } from './native-calls.js';
 
 /** Native tool names: what both model APIs accept, and never the `mcp__` namespace of MCP tools. */
 export const NATIVE_TOOL_NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
@@ -124,7 +125,7 @@ export function defineTool<S extends z.ZodObject = z.ZodObject<Record<string, ne
 }
 
 /** One native tool call as it passes the invocation pipeline. */
-interface NativeInvocation extends Invocation {
+interface NativeInvocation extends ObservedCall {
   readonly tool: NativeTool;
   readonly args: Record<string, unknown>;
   readonly context: NativeToolContext;
@@ -133,15 +134,18 @@ interface NativeInvocation extends Invocation {
 
 /**
  * Native tool calls, composed once from the invocation pipeline's stages (issue 15): the agent's `execute_tool`
- * span is the trace (made by the toolbox, which spans MCP and native calls alike), the gate decides and its
- * decision goes on that span, and `invoke` is the terminal (it validates the arguments with the zod schema). No
- * call slot: a native tool has no server to protect.
+ * span is the trace (made by the toolbox, which spans MCP and native calls alike); a refusal is counted and reported
+ * (`tool_call_denied`); the gate decides and its decision goes on that span; the call is counted and reported as
+ * MCP tool calls are (native-calls.ts); and `invoke` is the terminal (it validates the arguments with the zod
+ * schema). No limit stage: a call slot bounds the calls sent to one server, and a native tool has none (an agent
+ * runs at most `maxParallelToolCalls` calls of a turn at once); the tool is given the caller's signal as it is.
  */
-const nativePipeline = compose<NativeInvocation, ToolCallResult>([authorizeStage], (ctx) =>
-  ctx.tool.invoke(ctx.args, ctx.context, { maxResultChars: ctx.maxResultChars }),
+const nativePipeline = compose<NativeInvocation, ToolCallResult>(
+  [denialStage, authorizeStage, recordStage],
+  (ctx) => ctx.tool.invoke(ctx.args, ctx.context, { maxResultChars: ctx.maxResultChars }),
 );
 
-/** Calls `tool` through the pipeline, gated by `gate`, its decision recorded on `span`. */
+/** Calls `tool` through the pipeline, gated by `gate`, its decision recorded on `span`, counted in `calls`. */
 export function callNativeTool(
   tool: NativeTool,
   args: Record<string, unknown>,
@@ -149,6 +153,7 @@ export function callNativeTool(
     gate: CapabilityGate;
     span: Span | undefined;
     context: NativeToolContext;
+    calls: NativeCalls;
     maxResultChars?: number | undefined;
   },
 ): Promise<ToolCallResult> {
@@ -168,6 +173,10 @@ export function callNativeTool(
     decision: undefined,
     revision: 0,
     invalid: undefined,
+    calls: settings.calls,
+    name: tool.name,
+    callId: 0,
+    startedAt: 0,
     tool,
     args,
     context,

@@ -21,6 +21,7 @@ import { type MediaContent, resultMedia } from '../tools/media.js';
 import type { ToolCallResult } from '../tools/normalize.js';
 import { classifyCallError as classify } from './call-errors.js';
 import type { McpToolAccess } from './gated-view.js';
+import { NativeCalls } from './native-calls.js';
 import { callNativeTool, type NativeTool } from './native-tool.js';
 import { ATTR, SPAN } from './telemetry.js';
 import type { AgentCallOptions, RunStep, StepDecision, ToolDescriptor } from './types.js';
@@ -56,6 +57,8 @@ interface CallSettings {
 export class Toolbox {
   readonly #o: ToolboxOptions;
   readonly #native = new Map<string, NativeTool>();
+  /** The native tools' figures and the agent's events. */
+  readonly nativeCalls: NativeCalls;
 
   constructor(options: ToolboxOptions) {
     this.#o = options;
@@ -67,6 +70,7 @@ export class Toolbox {
       }
       this.#native.set(tool.name, tool);
     }
+    this.nativeCalls = new NativeCalls(this.#native.keys());
   }
 
   /** Every tool, MCP first, as plain data. */
@@ -252,6 +256,7 @@ export class Toolbox {
         gate: this.#o.gate,
         span,
         context: { signal: settings.signal, agent, callId: settings.callId },
+        calls: this.nativeCalls,
         maxResultChars: this.#o.maxResultChars,
       });
     });

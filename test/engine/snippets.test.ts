@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as createAgent from '../../docs/snippets/agents/create-agent.js';
+import * as nativeToolEvents from '../../docs/snippets/agents/native-tool-events.js';
 import * as offlineTest from '../../docs/snippets/agents/offline-test.js';
 import * as providers from '../../docs/snippets/agents/providers.js';
 import * as sessionMixin from '../../docs/snippets/agents/session-mixin.js';
@@ -94,6 +95,26 @@ describe('agent guide snippets', () => {
     );
     expect(r.spans).toContain('execute_tool mcp__notes__list_notes');
     expect(r.decision).toBe('allow');
+  });
+});
+
+describe('observability guide snippets', () => {
+  it('native-tool-events: each native call is reported and counted, a refusal as denied', async () => {
+    const r = await nativeToolEvents.main();
+    expect(r.log).toEqual([
+      'word_count completed (1 chars)',
+      'word_count failed: INVALID_TOOL_INPUT',
+      'wipe denied: CAPABILITY_DENIED',
+    ]);
+    expect(r.wordCount).toMatchObject({ calls: 2, errors: 1, denied: 0, callsInFlight: 0 });
+    expect(r.wordCount?.latencyMs.p50).toBeGreaterThanOrEqual(0);
+    expect(r.wipe).toEqual({
+      calls: 0,
+      errors: 0,
+      denied: 1,
+      callsInFlight: 0,
+      latencyMs: { p50: undefined, p95: undefined },
+    });
   });
 });
 
