@@ -9,9 +9,11 @@
 
 import type { Client, LoggingLevel, Tool } from '@modelcontextprotocol/client';
 import {
+  AuditError,
   type InterlockError,
   isInterlockError,
   NotConnectedError,
+  PermissionDeniedError,
   ToolInputError,
   type ToolInputIssue,
   ToolOutputError,
@@ -186,6 +188,39 @@ function requireConnection(ctx: ToolInvocation): ServerConnection {
   }
   ctx.timeoutMs = ctx.options.timeoutMs ?? connection.config.timeoutMs;
   return connection;
+}
+
+/**
+ * Counts and reports (`tool_call_denied`) a call the gate refused: at authorize, or at the re-check before it is
+ * sent when the policy changed while it waited. Such a call never started, so it has no `tool_call_started`.
+ */
+async function denialStage(
+  ctx: ToolInvocation,
+  next: Terminal<ToolInvocation, ToolCallResult>,
+): Promise<ToolCallResult> {
+  const started = performance.now();
+  try {
+    return await next(ctx);
+  } catch (err) {
+    if (err instanceof PermissionDeniedError || err instanceof AuditError) {
+      const durationMs = performance.now() - started;
+      const { name, server, tool } = ctx.entry.wrapper;
+      ctx.connection?.stats.refused();
+      const { deps } = ctx;
+      deps.events.emit('tool_call_denied', () => ({
+        callId: deps.nextCallId(),
+        name,
+        server,
+        tool,
+        durationMs,
+        code: err.code,
+        reason: err instanceof PermissionDeniedError ? err.reason : err.message,
+        ruleId: err instanceof PermissionDeniedError ? err.rule?.id : err.decision?.ruleId,
+        error: err,
+      }));
+    }
+    throw err;
+  }
 }
 
 /**
@@ -379,6 +414,7 @@ const toolPipeline = compose<ToolInvocation, ToolCallResult>(
     // Issue 18 item 3: the arguments meet the tool's schema before the policy's argument conditions see them, so
     // a misspelt argument is a schema error the caller can fix, not a denial that hides it.
     validateStage((ctx) => checkInput(ctx.deps, ctx.entry, ctx.input)),
+    denialStage,
     authorizeStage,
     limitStage(requireConnection),
     resendStage,

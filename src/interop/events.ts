@@ -28,8 +28,8 @@ export interface ToolCallFailure {
 
 /**
  * How a tool call the gate refused ended: `CAPABILITY_DENIED` (a rule, default deny, an unapproved ask) or
- * `AUDIT_FAILED` (the audit sink failed and the call was blocked). Nothing was run. Emitted by agents for their
- * native tools (`tool_call_denied`); the manager's denials are its audit records and `tools/call` span events.
+ * `AUDIT_FAILED` (the audit sink failed and the call was blocked). Nothing was run. What `tool_call_denied` reports,
+ * for MCP tools on the manager and for native tools on their agent.
  */
 export interface ToolCallDenial {
   /** From the call until the gate refused it (an approver's wait included). */
@@ -77,6 +77,8 @@ export interface MCPManagerEvents {
   tool_call_started: { callId: number; name: string; server: string; tool: string; attempt: number };
   tool_call_completed: { callId: number; name: string; server: string; tool: string } & ToolCallCompletion;
   tool_call_failed: { callId: number; name: string; server: string; tool: string } & ToolCallFailure;
+  /** The gate refused the call (at authorize, or at the re-check before sending): nothing reached the server. */
+  tool_call_denied: { callId: number; name: string; server: string; tool: string } & ToolCallDenial;
   /**
    * A resource read (`resources/read`, `target` is the URI) or prompt get (`prompts/get`, `target` is the name)
    * ended: they pass the same pipeline as tool calls (issue 15). `code` is set when it failed.

@@ -14,6 +14,8 @@ export interface CallHealth {
   calls: number;
   /** Calls that failed or returned an error result. */
   errors: number;
+  /** Calls the gate refused (a rule, default deny, an unapproved ask, a failing audit sink): never run, not in `calls`. */
+  denied: number;
   /** Latency percentiles over the last 512 calls, in ms; undefined before any call. */
   latencyMs: { p50: number | undefined; p95: number | undefined };
 }
@@ -22,6 +24,7 @@ export interface CallHealth {
 export class CallStats {
   #calls = 0;
   #errors = 0;
+  #denied = 0;
   #inFlight = 0;
   readonly #samples = new Float64Array(LATENCY_SAMPLES);
   #next = 0;
@@ -37,6 +40,11 @@ export class CallStats {
     return this.#errors;
   }
 
+  /** Calls the gate refused. */
+  get denied(): number {
+    return this.#denied;
+  }
+
   /** Calls sent and not yet settled. */
   get inFlight(): number {
     return this.#inFlight;
@@ -50,6 +58,11 @@ export class CallStats {
   /** A call {@link started} before has settled, whatever its outcome. */
   settled(): void {
     this.#inFlight -= 1;
+  }
+
+  /** Records one call the gate refused (it never ran, so it has no duration among the samples). */
+  refused(): void {
+    this.#denied += 1;
   }
 
   /** Records one finished call. `ok` is false for failures and error results. */
@@ -75,6 +88,7 @@ export class CallStats {
       callsInFlight: this.#inFlight,
       calls: this.#calls,
       errors: this.#errors,
+      denied: this.#denied,
       latencyMs: { p50: this.percentile(0.5), p95: this.percentile(0.95) },
     };
   }

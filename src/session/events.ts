@@ -38,9 +38,7 @@ export interface AgentSessionEvents {
 export type AgentSessionEventName = keyof AgentSessionEvents;
 
 /**
- * One native tool's figures, from `agent.nativeToolHealth()`: the manager's per-server {@link CallHealth}, plus the
- * calls the gate refused (which are not in `calls`: they never ran).
+ * One native tool's figures, from `agent.nativeToolHealth()`: the {@link CallHealth} the manager reports per server,
+ * `denied` included (calls the gate refused are not in `calls`: they never ran).
  */
-export interface NativeToolHealth extends CallHealth {
-  denied: number;
-}
+export type NativeToolHealth = CallHealth;

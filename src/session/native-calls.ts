@@ -11,29 +11,22 @@ import type { ToolCallResult } from '../tools/normalize.js';
 import { classifyCallError } from './call-errors.js';
 import type { AgentSessionEvents, NativeToolCallRef, NativeToolHealth } from './events.js';
 
-/** One native tool's counters. */
-interface ToolFigures {
-  readonly stats: CallStats;
-  denied: number;
-}
-
 /** One agent's native tool calls: their figures by tool, and the agent's events. */
 export class NativeCalls {
   /** The agent's events; the agent exposes `on`, `once` and `off` over them. */
   readonly events = new TypedEvents<AgentSessionEvents>();
-  readonly #tools = new Map<string, ToolFigures>();
+  readonly #tools = new Map<string, CallStats>();
   #lastCallId = 0;
 
   /** `names`: the agent's native tools, reported from the start (with zero calls). */
   constructor(names: Iterable<string>) {
-    for (const name of names) this.#tools.set(name, { stats: new CallStats(), denied: 0 });
+    for (const name of names) this.#tools.set(name, new CallStats());
   }
 
   /** Each native tool's figures, by name. */
   health(): Record<string, NativeToolHealth> {
     const out: Record<string, NativeToolHealth> = {};
-    for (const [name, figures] of this.#tools)
-      out[name] = { ...figures.stats.health(), denied: figures.denied };
+    for (const [name, stats] of this.#tools) out[name] = stats.health();
     return out;
   }
 
@@ -44,13 +37,13 @@ export class NativeCalls {
   }
 
   /** The counters of the tool `name` (made on first use for a tool the constructor was not given). */
-  figuresOf(name: string): ToolFigures {
-    let figures = this.#tools.get(name);
-    if (figures === undefined) {
-      figures = { stats: new CallStats(), denied: 0 };
-      this.#tools.set(name, figures);
+  statsOf(name: string): CallStats {
+    let stats = this.#tools.get(name);
+    if (stats === undefined) {
+      stats = new CallStats();
+      this.#tools.set(name, stats);
     }
-    return figures;
+    return stats;
   }
 }
 
@@ -94,7 +87,7 @@ export async function denialStage<C extends ObservedCall>(
   } catch (err) {
     if (ctx.decision === undefined) {
       const durationMs = performance.now() - ctx.startedAt;
-      ctx.calls.figuresOf(ctx.name).denied += 1;
+      ctx.calls.statsOf(ctx.name).refused();
       ctx.calls.events.emit('tool_call_denied', () => {
         const classified = classifyCallError(err);
         return {
@@ -120,7 +113,7 @@ export async function recordStage<C extends ObservedCall>(
   next: Terminal<C, ToolCallResult>,
 ): Promise<ToolCallResult> {
   const { calls } = ctx;
-  const { stats } = calls.figuresOf(ctx.name);
+  const stats = calls.statsOf(ctx.name);
   const started = performance.now();
   stats.started();
   calls.events.emit('tool_call_started', () => refOf(ctx));

@@ -24,7 +24,12 @@ describe('tool calls', () => {
     capabilities.grant('mcp:echo:mixed', 'execute');
     capabilities.grant('mcp:echo:structured_only', 'execute');
     manager = new MCPClientManager({ capabilities });
-    for (const type of ['tool_call_started', 'tool_call_completed', 'tool_call_failed'] as const) {
+    for (const type of [
+      'tool_call_started',
+      'tool_call_completed',
+      'tool_call_failed',
+      'tool_call_denied',
+    ] as const) {
       manager.on(type, (payload) => events.push({ type, payload }));
     }
     const result = await manager.connectAll([
@@ -51,6 +56,31 @@ describe('tool calls', () => {
       action: 'execute',
     });
     expect(log.toolCalls('pid')).toEqual([]);
+  });
+
+  it('reports the refusal as tool_call_denied and counts it as denied, not as a call', async () => {
+    const before = manager.health().echo;
+    const seen = events.length;
+    await expect(manager.executeTool('mcp__echo__pid', {})).rejects.toMatchObject({
+      code: 'CAPABILITY_DENIED',
+    });
+    expect(events.slice(seen)).toEqual([
+      {
+        type: 'tool_call_denied',
+        payload: expect.objectContaining({
+          name: 'mcp__echo__pid',
+          server: 'echo',
+          tool: 'pid',
+          code: 'CAPABILITY_DENIED',
+          reason: expect.stringContaining('mcp:echo:pid'),
+          ruleId: undefined,
+          durationMs: expect.any(Number),
+        }),
+      },
+    ]);
+    const after = manager.health().echo;
+    expect(after?.denied).toBe((before?.denied ?? 0) + 1);
+    expect(after?.calls).toBe(before?.calls);
   });
 
   it('calls the server with the original tool name and returns a string', async () => {
