@@ -117,6 +117,8 @@ export class ProcessStdioTransport implements Transport {
   #closing: Promise<void> | undefined;
   /** A JSON-RPC message has arrived: from then on a bad line is only skipped. */
   #spoken = false;
+  /** Messages sent in this tick are held and written together when it ends (see send). */
+  #corked = false;
   #noiseTimer: NodeJS.Timeout | undefined;
   #noise: StdoutNoiseError | undefined;
 
@@ -288,6 +290,16 @@ export class ProcessStdioTransport implements Transport {
       return Promise.reject(
         new SdkError(SdkErrorCode.NotConnected, 'Not connected: the server process is not running'),
       );
+    }
+    // Concurrent calls send many messages in one tick: corked, they leave in one write (writev) at the end of
+    // the tick instead of one system call each. A lone message waits only for the current tick to finish.
+    if (!this.#corked) {
+      this.#corked = true;
+      stdin.cork();
+      process.nextTick(() => {
+        this.#corked = false;
+        stdin.uncork();
+      });
     }
     return new Promise((resolve, reject) => {
       const ok = stdin.write(`${JSON.stringify(message)}\n`, (err) => {
