@@ -1,8 +1,9 @@
 /**
  * One owner of "an HTTP client from settings" (issue 15): an engine builds its stack once and hands that very client
  * to every agent's manager, which never closes it; a standalone manager builds its own from `fetch`, `network` and
- * `http` through the same function. Real loopback servers: the echo MCP fixture over Streamable HTTP and a counting
- * proxy.
+ * `http` through the same function (its `network` and `http` are covered in network.test.ts: guard and proxy; a
+ * shared client across managers in server-http.test.ts). Real loopback servers: the echo MCP fixture over
+ * Streamable HTTP and a counting proxy.
  */
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/index.js';
@@ -72,33 +73,5 @@ describe("a standalone manager's HTTP client", () => {
     expect(result.text).toBe('via fetch');
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.every((u) => u.startsWith(`http://127.0.0.1:${fixture.port}/`))).toBe(true);
-  });
-
-  it('is built from its network and http settings: the guard refuses, the proxy carries', async () => {
-    const fixture = track(await startHttpFixture({ transport: 'http' }));
-    const proxy = track(await startCountingProxy());
-    const refusing = track(new MCPClientManager({ capabilities: allowAll(), network: {} }));
-    const err = await refusing
-      .connectServer({
-        name: 'echo',
-        transport: 'http',
-        url: fixture.endpoint,
-        reconnect: { enabled: false },
-      })
-      .catch((e: unknown) => e);
-    expect(String((err as Error).message)).toMatch(/loopback/);
-
-    const proxied = track(
-      new MCPClientManager({
-        capabilities: allowAll(),
-        network: { allowHosts: ['127.0.0.1'] },
-        http: { proxy: { http: proxy.url, https: proxy.url } },
-      }),
-    );
-    await proxied.connectServer({ name: 'echo', transport: 'http', url: fixture.endpoint });
-    expect((await proxied.callTool('mcp__echo__echo', { text: 'via proxy' })).text).toBe('via proxy');
-    expect(proxy.connects.concat(proxy.requests).some((s) => s.includes(`127.0.0.1:${fixture.port}`))).toBe(
-      true,
-    );
   });
 });
