@@ -3,12 +3,18 @@
  * set loads, and what the set refuses, the schema refuses at the field to fix. Random rules from parts that are
  * valid or not (patterns, actions, quotas, regular expressions, ids) are checked both ways.
  */
+import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { type Policy, parsePolicy } from '../../src/security/policy.js';
 import { PolicySchema } from '../../src/security/schemas.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 type RuleInput = Record<string, unknown> & { effect: 'allow' | 'deny' | 'ask'; resource: string };
 
@@ -146,5 +152,36 @@ describe('the policy schema', () => {
     expectTypeOf(parsePolicy).returns.toEqualTypeOf<Policy>();
     const policy = { version: 1, rules: [{ effect: 'allow', resource: 'mcp:a:*', actions: ['execute'] }] };
     expect(PolicySchema.parse(policy)).toEqual(parsePolicy(policy));
+  });
+});
+
+describe('building the policy schemas', () => {
+  it('waits for the first parse: importing the interop entry builds none (issue 15, import time)', async () => {
+    // A fresh process notes every schema described (`.describe()` registers it), before and after the first parse.
+    const code = [
+      "import { z } from 'zod';",
+      'const seen = [];',
+      'const add = z.globalRegistry.add.bind(z.globalRegistry);',
+      'z.globalRegistry.add = (s, m) => { if (m?.description) seen.push(m.description); return add(s, m); };',
+      "const mine = (d) => d.startsWith('A capability policy') || d.startsWith('A condition on the call');",
+      "await import('./src/interop/index.ts');",
+      'const atImport = seen.filter(mine);',
+      "const { parsePolicy } = await import('./src/security/policy.ts');",
+      'parsePolicy({ version: 1, rules: [] });',
+      'parsePolicy({ version: 1, rules: [] });',
+      'console.log(JSON.stringify({ atImport, afterParse: seen.filter(mine) }));',
+    ].join('\n');
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', code],
+      { cwd: root },
+    );
+    const { atImport, afterParse } = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}');
+    expect(atImport).toEqual([]);
+    // Built once, on the first parse, and kept.
+    expect([...afterParse].sort()).toEqual([
+      'A capability policy: version and rules.',
+      'A condition on the call; every part given must hold.',
+    ]);
   });
 });
