@@ -1,17 +1,17 @@
 /**
  * Config to HTTP (issue 15): a config file's `http` section and a server's `tls` / `proxy` as options of the
- * HTTP stack in `src/net`, certificate files read when asked, and the one place that builds an HTTP client from
- * a config.
+ * HTTP stack in `src/net`, certificate files read when asked. The client itself is built by `httpClientFrom`, as an
+ * engine's and a manager's are.
  */
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../errors.js';
 import type { HttpConfig, NetworkConfig, ServerProxyConfig, ServerTlsConfig } from '../interop/config.js';
 import {
-  createHttpClient,
   type HttpClient,
   type HttpOptions,
   type HttpProxyOption,
   type HttpTlsOptions,
+  httpClientFrom,
   type ServerHttpOverrides,
 } from '../net/http.js';
 import type { NetworkPolicy } from '../net/network.js';
@@ -100,9 +100,9 @@ export async function httpSettingsFromConfig(
 }
 
 /**
- * The HTTP stack a config describes (the CLI's revocation requests use it; the engine gets the same
- * {@link httpSettingsFromConfig} as options and builds its own).
+ * The HTTP stack a config describes, built the way an engine and a manager build theirs (`httpClientFrom`); the
+ * CLI's revocation requests use it, and the caller closes it.
  */
 export async function createHttpClientFromConfig(config: HttpSettingsConfig): Promise<HttpClient> {
-  return createHttpClient(await httpSettingsFromConfig(config));
+  return httpClientFrom(await httpSettingsFromConfig(config)).client;
 }

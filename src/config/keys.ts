@@ -13,6 +13,7 @@ interface Def {
   options?: readonly z.ZodType[];
   element?: z.ZodType;
   in?: z.ZodType;
+  out?: z.ZodType;
 }
 
 const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
@@ -22,7 +23,9 @@ function expand(schema: z.ZodType, out: z.ZodType[], depth = 0): void {
   if (depth > 20) return;
   const def = defOf(schema);
   if (def.innerType !== undefined) expand(def.innerType, out, depth + 1);
-  else if (def.type === 'pipe' && def.in !== undefined) expand(def.in, out, depth + 1);
+  else if (def.type === 'pipe' && def.in !== undefined)
+    // A preprocessing step (a transform in front) checks its input; the fields are those of what follows it.
+    expand(defOf(def.in).type === 'transform' && def.out !== undefined ? def.out : def.in, out, depth + 1);
   else if (def.type === 'union' && def.options !== undefined)
     for (const option of def.options) expand(option, out, depth + 1);
   else out.push(schema);

@@ -7,7 +7,7 @@ import { access } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { z } from 'zod';
 import { appendPath, parsePath, toConfigIssues } from '../config-issues.js';
-import { ConfigError, type ConfigIssue, PolicyError } from '../errors.js';
+import { ConfigError, type ConfigIssue } from '../errors.js';
 import type { GatewayConfig } from '../gateway/options.js';
 import {
   type HttpConfig,
@@ -15,10 +15,9 @@ import {
   type NetworkConfig,
   parseServerConfig,
 } from '../interop/config.js';
-import { CapabilitySet } from '../security/capability-set.js';
-import { type Policy, PolicySchema } from '../security/policy.js';
+import { type Policy, policySchemas } from '../security/policy.js';
 import { type ConfigDocument, readConfigDocument } from './document.js';
-import { expandEnv } from './env.js';
+import { expandEnv, expanded } from './env.js';
 import {
   closestKey,
   withoutConsequences as dedupe,
@@ -416,41 +415,32 @@ class Loader {
       }
       const doc = await this.#read(path, 'policy file');
       if (doc === undefined) return { policy: undefined, policyFile: undefined };
-      const issues: ConfigIssue[] = [];
-      const expanded = expandEnv(doc.data, { env: this.env }, '', issues);
-      const policy = issues.length > 0 ? undefined : validatePolicy(expanded, '', issues);
-      if (issues.length > 0 || policy === undefined) {
-        this.#add(issues, doc, PolicySchema);
+      const loaded = loadPolicy(doc.data, this.env, '');
+      if (loaded.policy === undefined) {
+        this.#add(loaded.issues, doc, policySchemas().policy);
         return { policy: undefined, policyFile: undefined };
       }
-      return { policy, policyFile: path };
+      return { policy: loaded.policy, policyFile: path };
     }
-    const issues: ConfigIssue[] = [];
-    const expanded = expandEnv(value, { env: this.env }, 'policy', issues);
-    const policy = issues.length > 0 ? undefined : validatePolicy(expanded, 'policy', issues);
+    const { policy, issues } = loadPolicy(value, this.env, 'policy');
     this.#add(issues);
     return { policy, policyFile: policy === undefined ? undefined : projectFile };
   }
 }
 
-/** Validates a policy with its schema, then with `CapabilitySet.fromPolicy` (patterns, regexes). */
-function validatePolicy(value: unknown, prefix: string, issues: ConfigIssue[]): Policy | undefined {
-  const result = PolicySchema.safeParse(value);
-  if (!result.success) {
-    issues.push(...toConfigIssues(result.error, prefix));
-    return undefined;
-  }
-  try {
-    CapabilitySet.fromPolicy(result.data, { onWarning: () => {} });
-  } catch (err) {
-    if (!(err instanceof PolicyError)) throw err;
-    const match = /^Invalid policy: (rules\[\d+\](?:\.[A-Za-z]+)*): ([\s\S]*)$/.exec(err.message);
-    const at = match?.[1];
-    const path = at === undefined ? prefix : prefix === '' ? at : `${prefix}.${at}`;
-    issues.push({ path: path === '' ? '(root)' : path, message: match?.[2] ?? err.message });
-    return undefined;
-  }
-  return result.data;
+/**
+ * A policy as written, loaded by its schema behind `${VAR}` expansion: the schema checks everything a capability
+ * set would (patterns, actions, regular expressions), so what it accepts loads. Issues start at `prefix`.
+ */
+function loadPolicy(
+  value: unknown,
+  env: Env,
+  prefix: string,
+): { policy: Policy | undefined; issues: ConfigIssue[] } {
+  const result = expanded(policySchemas().policy, { env }).safeParse(value);
+  return result.success
+    ? { policy: result.data, issues: [] }
+    : { policy: undefined, issues: toConfigIssues(result.error, prefix) };
 }
 
 /**
@@ -490,11 +480,9 @@ export async function loadPolicyFile(
   options: { env?: Readonly<Record<string, string | undefined>> } = {},
 ): Promise<Policy> {
   const doc = await readConfigDocument(path, 'policy file');
-  const issues: ConfigIssue[] = [];
-  const expanded = expandEnv(doc.data, { env: options.env ?? process.env }, '', issues);
-  const policy = issues.length > 0 ? undefined : validatePolicy(expanded, '', issues);
-  if (issues.length > 0 || policy === undefined) {
-    const explained = issues.map((i) => explainIssue(i, doc, (p) => keysAt(PolicySchema, p)));
+  const { policy, issues } = loadPolicy(doc.data, options.env ?? process.env, '');
+  if (policy === undefined) {
+    const explained = issues.map((i) => explainIssue(i, doc, (p) => keysAt(policySchemas().policy, p)));
     throw fileError('policy file', doc.file, dedupe(explained));
   }
   return policy;

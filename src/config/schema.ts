@@ -5,9 +5,9 @@
  * The server entries are derived from the interop schemas (`MCPServerConfigSchema`), so a field added there
  * (reconnect, idempotent tools, ...) is accepted and documented here without a change: descriptions live on
  * those schemas (`.describe()`), the one source of the reference pages and the JSON Schema. Validation of server
- * entries goes through `parseMCPConfig`, the same code that reads `mcp.json`; the policy goes through
- * `PolicySchema` and `CapabilitySet.fromPolicy`. {@link InterlockConfigSchema} describes the whole file for
- * editors (the shipped JSON Schema) and for the reference page.
+ * entries goes through `parseMCPConfig`, the same code that reads `mcp.json`; the policy goes through its schema
+ * (`PolicySchema`), which checks everything a capability set would. {@link InterlockConfigSchema} describes the
+ * whole file for editors (the shipped JSON Schema) and for the reference page.
  */
 import { z } from 'zod';
 import { GatewayConfigSchema } from '../gateway/options.js';
@@ -17,7 +17,7 @@ import {
   NetworkConfigSchema,
   ServerNameSchema,
 } from '../interop/config.js';
-import { PolicySchema } from '../security/policy.js';
+import { policySchemas } from '../security/policy.js';
 import { RedisStateStoreOptionsSchema } from '../state/options.js';
 
 /** The project file format version. */
@@ -240,7 +240,7 @@ function projectSchema(
 /** The whole project file, for editors (the JSON Schema) and docs. */
 export const InterlockConfigSchema = projectSchema(
   ServerEntrySchema,
-  z.union([PolicySchema, PolicyFileRefSchema]),
+  z.union([policySchemas().policy, PolicyFileRefSchema]),
   ServerName,
   {
     network: NetworkConfigSchema,

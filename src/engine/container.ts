@@ -7,7 +7,7 @@ import { trace } from '@opentelemetry/api';
 import { Container } from 'inversify';
 import { silentLogger } from '../interop/logger.js';
 import { CLIENT_VERSION, MCPClientManager } from '../interop/manager.js';
-import { createHttpClient, type HttpClient } from '../net/http.js';
+import { type HttpClient, httpClientFrom } from '../net/http.js';
 import { TRACER_NAME } from '../session/telemetry.js';
 import { AgentFactory } from './agent-factory.js';
 import type { FleetBinding } from './fleet.js';
@@ -26,9 +26,8 @@ export interface ComposedEngine {
 /** Binds everything `options` leaves to defaults, and resolves the agent factory. */
 export function composeEngine(options: EngineOptions, fleet?: FleetBinding): ComposedEngine {
   const c = new Container({ defaultScope: 'Singleton' });
-  c.bind(TOKENS.Http).toConstantValue(
-    createHttpClient({ fetch: options.fetch, network: options.network, http: options.http }),
-  );
+  // The engine's own stack (it closes it last); every agent's manager gets it as `httpClient`.
+  c.bind(TOKENS.Http).toConstantValue(httpClientFrom(options).client);
   c.bind(TOKENS.ManagerFactory).toConstantValue(options.createManager ?? defaultManagerFactory);
   c.bind(TOKENS.Tracer).toConstantValue(options.tracer ?? trace.getTracer(TRACER_NAME, CLIENT_VERSION));
   c.bind(TOKENS.Logger).toConstantValue(options.logger ?? silentLogger);

@@ -5,7 +5,7 @@
  * grant more than the policy), how tools are named downstream, and where the HTTP endpoint listens.
  */
 import { z } from 'zod';
-import { PolicyRuleSchema } from '../security/policy.js';
+import { policySchemas } from '../security/policy.js';
 
 /** Where `interlock serve --http` listens when neither the file nor the command line says. */
 export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
@@ -136,7 +136,7 @@ export const PrincipalBindingSchema = z
       'Whom the rules apply to: any listed subject, client, group or scope.',
     ),
     rules: z
-      .array(PolicyRuleSchema)
+      .array(policySchemas().rule)
       .describe(
         "Rules in the policy's format. They are derived from the project policy: a rule that asks for more than the policy allows is refused at start.",
       ),

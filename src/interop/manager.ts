@@ -6,7 +6,7 @@
 
 import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
 import { ClosedError, ConfigError, ToolDefinitionChangedError, ToolNotFoundError } from '../errors.js';
-import { createHttpClient, type HttpClient } from '../net/http.js';
+import { type HttpClient, httpClientFrom } from '../net/http.js';
 import { type Tracer, trace } from '../otel.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { CapabilityGate } from '../security/gate.js';
@@ -130,10 +130,9 @@ export class MCPClientManager implements ToolInvoker {
     });
     this.#logger = options.logger ?? silentLogger;
     this.#identity = options.clientInfo ?? { name: 'interlock', version: CLIENT_VERSION };
-    this.#ownsHttp = options.httpClient === undefined;
-    this.#http =
-      options.httpClient ??
-      createHttpClient({ fetch: options.fetch, network: options.network, http: options.http });
+    const http = httpClientFrom(options);
+    this.#ownsHttp = http.owned;
+    this.#http = http.client;
     this.#serverAuth = options.serverAuth;
     this.#maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
     this.#agent = options.agent;

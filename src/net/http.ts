@@ -548,3 +548,23 @@ export function createHttpClient(options: CreateHttpClientOptions | FetchLike = 
     },
   };
 }
+
+/** Where an HTTP client comes from: one shared with others (`httpClient`), or the settings to build one. */
+export interface HttpClientSource extends CreateHttpClientOptions {
+  /** A client shared with others (an engine's): used as is; its owner closes it. */
+  httpClient?: HttpClient | undefined;
+}
+
+/**
+ * The one place HTTP settings become an HTTP client (issue 15): a manager's options, an engine's and a config's
+ * (through `httpSettingsFromConfig`) all come here. Returns the shared client as is, or a new one built from
+ * `fetch`, `network` and `http`; `owned` says whether the caller made it, and so must close it.
+ */
+export function httpClientFrom(source: HttpClientSource): {
+  readonly client: HttpClient;
+  readonly owned: boolean;
+} {
+  if (source.httpClient !== undefined) return { client: source.httpClient, owned: false };
+  const { fetch, network, http } = source;
+  return { client: createHttpClient({ fetch, network, http }), owned: true };
+}

@@ -6,15 +6,9 @@
  */
 import { PermissionDeniedError, PolicyError } from '../errors.js';
 import { applies, evaluate } from './evaluate.js';
+import { parseWith } from './parse.js';
 import { display, patternCovers, SCHEME_ACTIONS } from './pattern.js';
-import {
-  POLICY_VERSION,
-  type Policy,
-  type PolicyRule,
-  PolicyRuleSchema,
-  parsePolicy,
-  parseWith,
-} from './policy.js';
+import { POLICY_VERSION, type Policy, type PolicyRule, parsePolicy, policySchemas } from './policy.js';
 import { DEFAULT_MATCH_CACHE_SIZE, type Match, RuleIndex } from './rule-index.js';
 import {
   type CompiledRule,
@@ -23,6 +17,7 @@ import {
   isProblem,
   isValidRuleId,
   quotaUsed,
+  RULE_ID_MESSAGE,
   type RuleInfo,
   type RuleOptions,
   type RuleSpec,
@@ -275,7 +270,7 @@ export class CapabilitySet {
     if (typeof rules === 'function') {
       rules(child);
     } else {
-      const parsed = parseWith(policyRulesSchema, rules, 'derived rules', 'rules');
+      const parsed = parseWith(policySchemas().ruleList, rules, 'derived rules', 'rules');
       child.#addPolicyRules(parsed, 'rules');
     }
     return child;
@@ -448,10 +443,7 @@ export class CapabilitySet {
     const seq = ++this.#seq;
     const given = spec.options.id;
     if (given !== undefined && !isValidRuleId(given)) {
-      fail(
-        'id',
-        "an id is 1-128 characters from A-Z a-z 0-9 _ . @ / - (no ':', so it never looks like a pattern)",
-      );
+      fail('id', RULE_ID_MESSAGE);
     }
     if (given !== undefined && this.#index.get(given) !== undefined) {
       fail('id', `a rule with id '${given}' already exists`);
@@ -491,7 +483,6 @@ export class CapabilitySet {
   }
 }
 
-const policyRulesSchema = PolicyRuleSchema.array();
 const ACTION_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 
 /**

@@ -6,6 +6,8 @@
  */
 import { posix } from 'node:path';
 import { z } from 'zod';
+import { memoize, plainData } from './parse.js';
+import { trimStop } from './pattern.js';
 import { compileSafeRegex, MAX_REGEX_INPUT_LENGTH, MAX_REGEX_SOURCE_LENGTH } from './safe-regex.js';
 import type { CheckContext, ToolHints } from './types.js';
 
@@ -29,92 +31,120 @@ export type ConditionResult = typeof HOLDS | typeof FAILS_TO_HOLD | typeof ERROR
 /** A compiled condition. */
 export type Evaluator = (input: ConditionInput) => ConditionResult;
 
-const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
-const Regex = z.string().min(1).max(MAX_REGEX_SOURCE_LENGTH);
+/** The condition schemas, built on first use (importing the security area builds no schema: issue 15). */
+export const conditionSchemas = memoize(buildConditionSchemas);
 
-// Field descriptions live on the schemas (`.describe()`): the API reference, the project file's reference page
-// and its JSON Schema are generated from them.
-
-/** The keys of an argument constraint that test one value. */
-const ValueConstraintShape = {
-  equals: Scalar.optional().describe('The value equals this JSON scalar (same type).'),
-  oneOf: z.array(Scalar).min(1).max(1000).optional().describe('The value is one of these JSON scalars.'),
-  startsWith: z
+function buildConditionSchemas() {
+  const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+  // A regular expression is checked where it is written: an unsafe one names its own field.
+  const Regex = z
     .string()
     .min(1)
-    .max(4096)
-    .optional()
-    .describe('String prefix; a prefix starting with / compares normalized POSIX paths, segment by segment.'),
-  pattern: Regex.optional().describe('A safe regular expression the whole string must match.'),
-  maxLength: z
-    .number()
-    .int()
-    .nonnegative()
-    .optional()
-    .describe('Most characters (UTF-16 units) a string, or items an array, may have.'),
-  min: z.number().finite().optional().describe('Smallest number allowed (inclusive).'),
-  max: z.number().finite().optional().describe('Largest number allowed (inclusive).'),
-};
+    .max(MAX_REGEX_SOURCE_LENGTH)
+    .superRefine((source, ctx) => {
+      try {
+        compileSafeRegex(source);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: trimStop(err instanceof Error ? err.message : String(err)) });
+      }
+    });
 
-const needsAKey = { message: 'an argument constraint needs at least one key' };
+  // Field descriptions live on the schemas (`.describe()`): the API reference, the project file's reference page
+  // and its JSON Schema are generated from them.
 
-/**
- * Constraints on one argument; every key given must hold. `each` applies to every item of an array (an empty
- * array holds): `models: { each: { oneOf: ['small', 'medium'] } }`.
- */
-export const ArgConstraintSchema = z
-  .strictObject({
-    ...ValueConstraintShape,
-    each: z
-      .strictObject(ValueConstraintShape)
-      .refine((c) => Object.keys(c).length > 0, needsAKey)
+  /** The keys of an argument constraint that test one value. */
+  const ValueConstraintShape = {
+    equals: Scalar.optional().describe('The value equals this JSON scalar (same type).'),
+    oneOf: z.array(Scalar).min(1).max(1000).optional().describe('The value is one of these JSON scalars.'),
+    startsWith: z
+      .string()
+      .min(1)
+      .max(4096)
       .optional()
       .describe(
-        'Constraints every item of an array must meet (an empty array meets them): the keys above, one level deep.',
+        'String prefix; a prefix starting with / compares normalized POSIX paths, segment by segment.',
       ),
-  })
-  .refine((c) => Object.keys(c).length > 0, needsAKey)
-  .describe('Constraints on one argument; every key given must hold.');
-
-/** Constraints on the agent name. */
-export const AgentConstraintSchema = z
-  .strictObject({
-    equals: z.string().optional().describe('The agent name equals this.'),
-    oneOf: z.array(z.string()).min(1).max(1000).optional().describe('The agent name is one of these.'),
-    startsWith: z.string().min(1).optional().describe('The agent name starts with this.'),
-    pattern: Regex.optional().describe('A safe regular expression the whole agent name must match.'),
-  })
-  .refine((c) => Object.keys(c).length > 0, { message: 'an agent constraint needs at least one key' })
-  .describe('Constraints on the agent name (equals, oneOf, startsWith, pattern).');
-
-/** Tool annotation values to match (untrusted: accepted on deny and ask rules only). */
-export const AnnotationConstraintSchema = z
-  .strictObject({
-    readOnlyHint: z.boolean().optional().describe('The tool says it does not modify anything.'),
-    destructiveHint: z.boolean().optional().describe('The tool says it may destroy data (default true).'),
-    idempotentHint: z.boolean().optional().describe('The tool says repeated calls have no further effect.'),
-    openWorldHint: z
-      .boolean()
+    pattern: Regex.optional().describe('A safe regular expression the whole string must match.'),
+    maxLength: z
+      .number()
+      .int()
+      .nonnegative()
       .optional()
-      .describe('The tool says it reaches outside systems (default true).'),
-  })
-  .refine((c) => Object.keys(c).length > 0, { message: 'an annotations constraint needs at least one key' })
-  .describe('Tool annotation values to match. Untrusted server hints: deny and ask rules only.');
+      .describe('Most characters (UTF-16 units) a string, or items an array, may have.'),
+    min: z.number().finite().optional().describe('Smallest number allowed (inclusive).'),
+    max: z.number().finite().optional().describe('Largest number allowed (inclusive).'),
+  };
 
-/** A declarative condition: every part given must hold. */
-export const RuleConditionSchema = z
-  .strictObject({
-    args: z
-      .record(z.string().min(1).max(256), ArgConstraintSchema)
-      .optional()
-      .describe('Constraints on the arguments, by argument name.'),
-    agent: AgentConstraintSchema.optional(),
-    annotations: AnnotationConstraintSchema.optional(),
-  })
-  .describe('A condition on the call; every part given must hold.');
+  const needsAKey = { message: 'an argument constraint needs at least one key' };
 
-export type ArgConstraint = z.infer<typeof ArgConstraintSchema>;
-export type RuleCondition = z.infer<typeof RuleConditionSchema>;
+  /**
+   * Constraints on one argument; every key given must hold. `each` applies to every item of an array (an empty
+   * array holds): `models: { each: { oneOf: ['small', 'medium'] } }`.
+   */
+  const argConstraint = z
+    .strictObject({
+      ...ValueConstraintShape,
+      each: z
+        .strictObject(ValueConstraintShape)
+        .refine((c) => Object.keys(c).length > 0, needsAKey)
+        .optional()
+        .describe(
+          'Constraints every item of an array must meet (an empty array meets them): the keys above, one level deep.',
+        ),
+    })
+    .refine((c) => Object.keys(c).length > 0, needsAKey)
+    .describe('Constraints on one argument; every key given must hold.');
+
+  /** Constraints on the agent name. */
+  const agentConstraint = z
+    .strictObject({
+      equals: z.string().optional().describe('The agent name equals this.'),
+      oneOf: z.array(z.string()).min(1).max(1000).optional().describe('The agent name is one of these.'),
+      startsWith: z.string().min(1).optional().describe('The agent name starts with this.'),
+      pattern: Regex.optional().describe('A safe regular expression the whole agent name must match.'),
+    })
+    .refine((c) => Object.keys(c).length > 0, { message: 'an agent constraint needs at least one key' })
+    .describe('Constraints on the agent name (equals, oneOf, startsWith, pattern).');
+
+  /** Tool annotation values to match (untrusted: accepted on deny and ask rules only). */
+  const annotationConstraint = z
+    .strictObject({
+      readOnlyHint: z.boolean().optional().describe('The tool says it does not modify anything.'),
+      destructiveHint: z.boolean().optional().describe('The tool says it may destroy data (default true).'),
+      idempotentHint: z.boolean().optional().describe('The tool says repeated calls have no further effect.'),
+      openWorldHint: z
+        .boolean()
+        .optional()
+        .describe('The tool says it reaches outside systems (default true).'),
+    })
+    .refine((c) => Object.keys(c).length > 0, { message: 'an annotations constraint needs at least one key' })
+    .describe('Tool annotation values to match. Untrusted server hints: deny and ask rules only.');
+
+  /** A declarative condition: every part given must hold. */
+  const ruleCondition = z
+    .strictObject({
+      args: z
+        .record(z.string().min(1).max(256), argConstraint)
+        .optional()
+        .describe('Constraints on the arguments, by argument name.'),
+      agent: agentConstraint.optional(),
+      annotations: annotationConstraint.optional(),
+    })
+    .describe('A condition on the call; every part given must hold.');
+
+  return {
+    argConstraint,
+    agentConstraint,
+    annotationConstraint,
+    ruleCondition,
+    /** A condition written in code (`grant(..., { when })`): refused whole when it is not plain data. */
+    plainRuleCondition: plainData(ruleCondition),
+  };
+}
+
+type ConditionSchemas = ReturnType<typeof buildConditionSchemas>;
+export type ArgConstraint = z.infer<ConditionSchemas['argConstraint']>;
+export type RuleCondition = z.infer<ConditionSchemas['ruleCondition']>;
 
 // MCP 2025-11-25 ToolAnnotations: defaults when a hint is absent.
 const HINT_DEFAULTS: Readonly<Record<keyof ToolHints, boolean>> = {
@@ -376,39 +406,4 @@ export function wrapConditionFunction(fn: ConditionFunction): Evaluator {
       return ERRORED;
     }
   };
-}
-
-const DANGEROUS_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
-
-/**
- * The path of the first `__proto__`, `constructor` or `prototype` key anywhere in `value`, or
- * `undefined`. Policies are data: such keys are refused, never interpreted (zod would drop them
- * silently, and a silently dropped constraint is a security bug).
- */
-export function findDangerousKey(value: unknown, path = ''): string | undefined {
-  const seen = new Set<object>();
-  const walk = (v: unknown, at: string): string | undefined => {
-    if (typeof v !== 'object' || v === null || seen.has(v)) return undefined;
-    seen.add(v);
-    // `{ __proto__: x }` in an object literal sets the prototype instead of a key: refuse non-plain data.
-    const proto = Object.getPrototypeOf(v);
-    if (proto !== null && proto !== Object.prototype && proto !== Array.prototype) {
-      return `${at === '' ? '(value)' : at} (not a plain object)`;
-    }
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) {
-        const hit = walk(v[i], `${at}[${i}]`);
-        if (hit !== undefined) return hit;
-      }
-      return undefined;
-    }
-    for (const key of Object.keys(v)) {
-      const here = at === '' ? key : `${at}.${key}`;
-      if (DANGEROUS_KEYS.has(key)) return here;
-      const hit = walk((v as Record<string, unknown>)[key], here);
-      if (hit !== undefined) return hit;
-    }
-    return undefined;
-  };
-  return walk(value, path);
 }

@@ -25,13 +25,11 @@ export {
   DEFAULT_CLOCK,
   DEFAULT_ON_WARNING,
 } from './capability-set.js';
-export {
-  type ArgConstraint,
-  ArgConstraintSchema,
-  type ConditionFunction,
-  type ConditionInput,
-  type RuleCondition,
-  RuleConditionSchema,
+export type {
+  ArgConstraint,
+  ConditionFunction,
+  ConditionInput,
+  RuleCondition,
 } from './conditions.js';
 export {
   type AuditFailureMode,
@@ -65,8 +63,6 @@ export {
   POLICY_VERSION,
   type Policy,
   type PolicyRule,
-  PolicyRuleSchema,
-  PolicySchema,
   parsePolicy,
 } from './policy.js';
 export { DEFAULT_MATCH_CACHE_SIZE } from './rule-index.js';
@@ -76,6 +72,12 @@ export {
   MAX_REGEX_REPEAT,
   MAX_REGEX_SOURCE_LENGTH,
 } from './safe-regex.js';
+export {
+  ArgConstraintSchema,
+  PolicyRuleSchema,
+  PolicySchema,
+  RuleConditionSchema,
+} from './schemas.js';
 export type {
   AccessRequest,
   Approver,

@@ -6,13 +6,13 @@ import type { DecidingRule } from '../errors.js';
 import {
   type ConditionFunction,
   compileCondition,
+  conditionSchemas,
   type Evaluator,
   type RuleCondition,
-  RuleConditionSchema,
   wrapConditionFunction,
 } from './conditions.js';
+import { parseWith } from './parse.js';
 import { type CompiledPattern, compilePattern, display, schemeActions, trimStop } from './pattern.js';
-import { parseWith, RULE_ID_RE } from './policy.js';
 import type { Decision, RuleEffect } from './types.js';
 
 /** Options of `grant`, `deny` and `ask`. */
@@ -97,6 +97,12 @@ export interface RuleProblem {
   readonly cause?: unknown;
 }
 
+/** A rule id: no ':' (so it can never be mistaken for a pattern by `revoke`), no spaces. */
+export const RULE_ID_RE = /^[A-Za-z0-9_.@/-]{1,128}$/;
+/** What a rule id may be, said the same way by the policy schema and by `grant`. */
+export const RULE_ID_MESSAGE =
+  "an id is 1-128 characters from A-Z a-z 0-9 _ . @ / - (no ':', so it never looks like a pattern)";
+
 const OPTION_KEYS = new Set(['id', 'description', 'when', 'expiresAt', 'ttlMs', 'maxCalls', 'per']);
 const ACTION_RE = /^(?:\*|[A-Za-z][A-Za-z0-9_.-]{0,63})$/;
 
@@ -122,7 +128,10 @@ function problemOf(field: string, err: unknown): RuleProblem {
   return { field, message, cause: err };
 }
 
-/** Compiles a rule, or explains why it is refused. `now` places `ttlMs`; `id` is already unique. */
+/**
+ * Compiles a rule, or explains why it is refused. `now` places `ttlMs`; `id` is already unique. The one check of
+ * a rule's meaning: `grant`/`deny`/`ask` call it, and the policy schema refines each rule with it.
+ */
 export function compileRule(
   spec: RuleSpec,
   seq: number,
@@ -209,7 +218,7 @@ export function compileRule(
     kind = 'function';
   } else if (options.when !== undefined) {
     try {
-      when = deepFreeze(parseWith(RuleConditionSchema, options.when, 'condition', 'when'));
+      when = deepFreeze(parseWith(conditionSchemas().plainRuleCondition, options.when, 'condition', 'when'));
       condition = compileCondition(when);
     } catch (err) {
       return problemOf('when', err);

@@ -6,7 +6,7 @@
  */
 import { PolicyError } from '../errors.js';
 import { CapabilitySet, type CapabilitySetOptions } from '../security/capability-set.js';
-import type { Policy } from '../security/policy.js';
+import { type Policy, parsePolicy } from '../security/policy.js';
 import type { StateStore } from './types.js';
 
 /** How often a process also reads the version, in case it missed a broadcast (a reconnect). */
@@ -93,12 +93,12 @@ export class SharedPolicy implements AsyncDisposable {
    * `PolicyError` and nothing is published. Returns the new version.
    */
   async publish(policy: Policy): Promise<number> {
-    CapabilitySet.fromPolicy(policy); // validates (throws PolicyError naming the field)
+    const checked = parsePolicy(policy); // the schema checks all a set would: throws PolicyError naming the field
     const bundle = await this.#store.withLock(`policy:${this.#name}`, async () => {
       const current = await this.#read();
       // Versions only grow, even when the store lost the bundle (a Redis restart without persistence): a lower
       // version would be ignored by every process that applied a higher one.
-      const next: Bundle = { version: Math.max(current?.version ?? 0, this.#version) + 1, policy };
+      const next: Bundle = { version: Math.max(current?.version ?? 0, this.#version) + 1, policy: checked };
       await this.#store.set(this.#bundleKey, JSON.stringify(next));
       return next;
     });
