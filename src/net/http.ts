@@ -11,6 +11,7 @@ import type { FetchLike } from '@modelcontextprotocol/client';
 import type { buildConnector, Dispatcher, ProxyAgent, Response as UndiciResponse } from 'undici';
 import { ConfigError } from '../errors.js';
 import { SECRET_NAME, SecretRedactor } from '../redact.js';
+import { requestSignal } from './abort-relay.js';
 import { DEFAULT_NETWORK_POLICY, NetworkGuard, type NetworkPolicy } from './network.js';
 import { envProxyRoutes, type ProxyRoutes, proxyFor, tunnelingConnector } from './proxy-tunnel.js';
 
@@ -419,6 +420,8 @@ function guardedFetch(
   return async (url, init) => {
     let target = new URL(String(url));
     let request: RequestInit = { ...init };
+    // Its own signal per request: the SDK passes one signal to every request (see abort-relay.ts).
+    if (init?.signal) request.signal = requestSignal(init.signal);
     const mode = init?.redirect ?? 'follow';
     const authorization = headerValue(init?.headers, 'authorization');
     if (authorization !== undefined && authorization !== lastAuthorization) {
