@@ -9,12 +9,6 @@ import type { z } from 'zod';
 import { appendPath, parsePath, toConfigIssues } from '../config-issues.js';
 import { ConfigError, type ConfigIssue, PolicyError } from '../errors.js';
 import type { GatewayConfig } from '../gateway/options.js';
-import {
-  type HttpConfig,
-  type MCPServerConfig,
-  type NetworkConfig,
-  parseServerConfig,
-} from '../interop/config.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { type Policy, PolicySchema } from '../security/policy.js';
 import { type ConfigDocument, readConfigDocument } from './document.js';
@@ -39,6 +33,7 @@ import {
 } from './schema.js';
 import { collectEntrySecrets } from './secrets.js';
 import { expandHome, sectionSchemas, tlsPaths } from './sections.js';
+import { type HttpConfig, type MCPServerConfig, type NetworkConfig, parseServerConfig } from './servers.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -7,8 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { appendPath, describeIssues, toConfigIssues } from '../config-issues.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import { type MCPServerConfig, MCPServerConfigSchema } from '../interop/config.js';
 import { type ExpandEnvOptions, type ExpansionContext, expanded } from './env.js';
+import { type MCPServerConfig, MCPServerConfigSchema } from './servers.js';
 
 /** Options for {@link loadMCPConfig}. */
 export type LoadMCPConfigOptions = ExpandEnvOptions;

@@ -11,14 +11,9 @@
  */
 import { z } from 'zod';
 import { GatewayConfigSchema } from '../gateway/options.js';
-import {
-  HttpConfigSchema,
-  MCPServerConfigSchema,
-  NetworkConfigSchema,
-  ServerNameSchema,
-} from '../interop/config.js';
 import { PolicySchema } from '../security/policy.js';
 import { RedisStateStoreOptionsSchema } from '../state/options.js';
+import { HttpConfigSchema, MCPServerConfigSchema, NetworkConfigSchema, ServerNameSchema } from './servers.js';
 
 /** The project file format version. */
 export const CONFIG_VERSION = 1;

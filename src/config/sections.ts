@@ -7,10 +7,10 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GatewayConfigSchema, type GatewayTlsConfig } from '../gateway/options.js';
-import { HttpConfigSchema, NetworkConfigSchema, type ServerTlsConfig } from '../interop/config.js';
 import { type ExpansionContext, expanded } from './env.js';
 import { StateConfigSchema } from './schema.js';
 import { collectSecretValues } from './secrets.js';
+import { HttpConfigSchema, NetworkConfigSchema, type ServerTlsConfig } from './servers.js';
 
 /** What loading needs besides the text of a section. */
 export interface LoadContext {

@@ -6,10 +6,10 @@
 import { setMaxListeners } from 'node:events';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { serverHttpOverrides } from '../config/http.js';
+import type { MCPServerConfig } from '../config/servers.js';
 import { ConfigError, ConnectionError, InterlockError, NotConnectedError } from '../errors.js';
 import type { HttpClient } from '../net/http.js';
 import type { Tracer } from '../otel.js';
-import type { MCPServerConfig } from './config.js';
 import { type ConnectionState, ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import type { Logger } from './logger.js';

@@ -14,6 +14,7 @@ import {
   type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/client';
+import type { MCPServerConfig, ReconnectOptions } from '../config/servers.js';
 import {
   ClosedError,
   ConnectionError,
@@ -23,7 +24,6 @@ import {
 } from '../errors.js';
 import { type Span, SpanKind, SpanStatusCode, type Tracer } from '../otel.js';
 import type { SecretRedactor } from '../redact.js';
-import type { MCPServerConfig, ReconnectOptions } from './config.js';
 import { connectReason } from './describe-error.js';
 import { CallLimiter } from './limiter.js';
 import { classifySdkError, isFatalStreamError } from './sdk-errors.js';

@@ -11,32 +11,6 @@ export {
 } from '../config/http.js';
 export { type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from '../config/mcp-json.js';
 export {
-  type CreateHttpClientOptions,
-  createDispatcher,
-  createHttpClient,
-  DEFAULT_CONNECTIONS_PER_ORIGIN,
-  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
-  type HttpClient,
-  type HttpOptions,
-  type HttpProxyOption,
-  type HttpTlsOptions,
-  MAX_REDIRECTS,
-  type ServerHttpOverrides,
-} from '../net/http.js';
-export {
-  type AddressKind,
-  classifyAddress,
-  DEFAULT_NETWORK_POLICY,
-  METADATA_ADDRESSES,
-  NetworkGuard,
-  type NetworkPolicy,
-  NetworkPolicyError,
-  type NetworkRefusal,
-  type Resolver,
-} from '../net/network.js';
-export { envProxyRoutes, type ProxyRoutes, proxyFor } from '../net/proxy-tunnel.js';
-export type { BlockedToolChange } from './catalog-reporter.js';
-export {
   type AutoServerConfig,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_RECONNECT,
@@ -66,7 +40,33 @@ export {
   type ToolFilter,
   ToolFilterSchema,
   type TransportKind,
-} from './config.js';
+} from '../config/servers.js';
+export {
+  type CreateHttpClientOptions,
+  createDispatcher,
+  createHttpClient,
+  DEFAULT_CONNECTIONS_PER_ORIGIN,
+  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+  type HttpClient,
+  type HttpOptions,
+  type HttpProxyOption,
+  type HttpTlsOptions,
+  MAX_REDIRECTS,
+  type ServerHttpOverrides,
+} from '../net/http.js';
+export {
+  type AddressKind,
+  classifyAddress,
+  DEFAULT_NETWORK_POLICY,
+  METADATA_ADDRESSES,
+  NetworkGuard,
+  type NetworkPolicy,
+  NetworkPolicyError,
+  type NetworkRefusal,
+  type Resolver,
+} from '../net/network.js';
+export { envProxyRoutes, type ProxyRoutes, proxyFor } from '../net/proxy-tunnel.js';
+export type { BlockedToolChange } from './catalog-reporter.js';
 export { type ConnectionState, type ServerConnectionInfo, STDERR_LINES_KEPT } from './connection.js';
 export type { ServerHealth } from './connection-registry.js';
 export {

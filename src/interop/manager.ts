@@ -5,6 +5,7 @@
  */
 
 import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
+import { type MCPServerConfigInput, parseServerConfig, parseServerConfigs } from '../config/servers.js';
 import { ClosedError, ConfigError, ToolDefinitionChangedError, ToolNotFoundError } from '../errors.js';
 import { createHttpClient, type HttpClient } from '../net/http.js';
 import { type Tracer, trace } from '../otel.js';
@@ -20,7 +21,6 @@ import type { ToolCallOptions, ToolInvoker, ToolWrapper } from '../tools/tool-wr
 import { type CallPathDeps, runToolCall } from './call-path.js';
 import { ToolCatalog } from './catalog.js';
 import { type BlockedToolChange, CatalogReporter } from './catalog-reporter.js';
-import { type MCPServerConfigInput, parseServerConfig, parseServerConfigs } from './config.js';
 import type { ServerConnectionInfo } from './connection.js';
 import { ConnectionRegistry, type ServerHealth } from './connection-registry.js';
 import { type MCPManagerEvents, TypedEvents } from './events.js';

@@ -15,8 +15,8 @@ import {
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
+import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from '../config/servers.js';
 import { AuthError, ConfigError } from '../errors.js';
-import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from './config.js';
 import { authFailureOf } from './request-errors.js';
 import { httpStatusOf, probeClosedTransport } from './sdk-errors.js';
 import { installServerLogs, type ServerLogSupport } from './server-logs.js';

@@ -525,9 +525,6 @@ export type NetworkConfig = z.output<typeof NetworkConfigSchema>;
 export type HttpConfig = z.output<typeof HttpConfigSchema>;
 export type TransportKind = MCPServerConfig['transport'];
 
-// The path and issue helpers moved to src/config-issues.ts (issue 15); their names stay importable from here.
-export { appendPath, formatPath, joinPath, toConfigIssues } from '../config-issues.js';
-
 function describeServer(input: unknown, index: number | undefined): string {
   const name =
     typeof input === 'object' && input !== null && typeof (input as { name?: unknown }).name === 'string'
