@@ -65,6 +65,61 @@ describe('what importing mcp-interlock/interop loads (issue 15, import time)', (
   });
 });
 
+/**
+ * Runs `code` in a fresh process (ESM, through tsx) after the SDK client is loaded, counting the zod schemas built
+ * from then on: zod gives every schema and check its `_zod` internals with `Object.defineProperty`. Prints the
+ * JSON the code passes to `report(value)`, with `built()` the count so far.
+ */
+async function afterSdkClient(code: string): Promise<Record<string, number>> {
+  const script = [
+    'const define = Object.defineProperty; let count = 0;',
+    "Object.defineProperty = function (o, p, d) { if (p === '_zod') count++; return define.call(this, o, p, d); };",
+    "await import('@modelcontextprotocol/client');",
+    "const { z } = await import('zod');",
+    'const built = () => count;',
+    'const report = (value) => process.stdout.write(JSON.stringify(value));',
+    code,
+  ].join('\n');
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', '--input-type=module', '-e', script],
+    { cwd: root },
+  );
+  return JSON.parse(stdout) as Record<string, number>;
+}
+
+describe('what importing mcp-interlock/interop builds and loads later (issue 15, import time)', () => {
+  it('leaves the tool-call path, tasks, input rounds and the resource path for the first connect or call', async () => {
+    const loaded = await modulesLoadedBy('src/interop/index.ts');
+    for (const late of [
+      'src/interop/call-path.ts',
+      'src/interop/tasks.ts',
+      'src/interop/input-rounds.ts',
+      'src/interop/request-path.ts',
+    ]) {
+      expect(loaded, `${late} is loaded at import`).not.toContain(late);
+    }
+  });
+
+  it('builds the server-config schemas when one is first used, not at import', async () => {
+    const counts = await afterSdkClient(
+      [
+        'let before = built(); z.object({ a: z.string() }); const probe = built() - before;',
+        "before = built(); const interop = await import('./src/interop/index.ts'); const atImport = built() - before;",
+        'before = built(); const variants = interop.MCPServerConfigSchema.options.length; const onUse = built() - before;',
+        'report({ probe, atImport, onUse, variants });',
+      ].join('\n'),
+    );
+    // The probe sees schemas being built, so a zero below means none were.
+    expect(counts.probe).toBeGreaterThan(0);
+    expect(counts.variants).toBe(4);
+    // The server configs alone are some 400 schemas; what import still builds (security's public policy schemas
+    // and the tool-schema format) stays well under it.
+    expect(counts.onUse).toBeGreaterThan(300);
+    expect(counts.atImport).toBeLessThan(counts.onUse as number);
+  });
+});
+
 describe('the default environment of stdio servers', () => {
   it("is the SDK's getDefaultEnvironment, without loading the SDK's stdio module", () => {
     expect(defaultStdioEnvironment()).toEqual(getDefaultEnvironment());
