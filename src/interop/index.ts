@@ -66,8 +66,9 @@ export {
   type Resolver,
 } from '../net/network.js';
 export { envProxyRoutes, type ProxyRoutes, proxyFor } from '../net/proxy-tunnel.js';
+export { MAX_INPUT_ROUNDS, MAX_REQUEST_STATE_CHARS, STDERR_LINES_KEPT } from './bounds.js';
 export type { BlockedToolChange } from './catalog-reporter.js';
-export { type ConnectionState, type ServerConnectionInfo, STDERR_LINES_KEPT } from './connection.js';
+export type { ConnectionState, ServerConnectionInfo } from './connection.js';
 export type { ServerHealth } from './connection-registry.js';
 export {
   checkElicitationUrl,
@@ -105,10 +106,4 @@ export {
   type UrlElicitationResult,
 } from './server-requests.js';
 export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_LINE_BYTES } from './stdio-transport.js';
-export {
-  type ClientIdentity,
-  MAX_INPUT_ROUNDS,
-  MAX_REQUEST_STATE_CHARS,
-  type ServerAuth,
-  type ServerAuthFactory,
-} from './transport.js';
+export type { ClientIdentity, ServerAuth, ServerAuthFactory } from './transport.js';

@@ -5,6 +5,7 @@
  * name), so a check costs the rules of one server plus the rules with a wildcard there, not all rules.
  */
 import { PermissionDeniedError, PolicyError } from '../errors.js';
+import { once } from '../lazy.js';
 import { applies, evaluate } from './evaluate.js';
 import { display, patternCovers, SCHEME_ACTIONS } from './pattern.js';
 import {
@@ -275,7 +276,7 @@ export class CapabilitySet {
     if (typeof rules === 'function') {
       rules(child);
     } else {
-      const parsed = parseWith(policyRulesSchema, rules, 'derived rules', 'rules');
+      const parsed = parseWith(policyRulesSchema(), rules, 'derived rules', 'rules');
       child.#addPolicyRules(parsed, 'rules');
     }
     return child;
@@ -491,7 +492,8 @@ export class CapabilitySet {
   }
 }
 
-const policyRulesSchema = PolicyRuleSchema.array();
+// Built with the first derive from rules (issue 15, import time).
+const policyRulesSchema = once(() => PolicyRuleSchema.array());
 const ACTION_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 
 /**

@@ -6,6 +6,7 @@
  */
 import { posix } from 'node:path';
 import { z } from 'zod';
+import { lazySchema, once } from '../lazy.js';
 import { compileSafeRegex, MAX_REGEX_INPUT_LENGTH, MAX_REGEX_SOURCE_LENGTH } from './safe-regex.js';
 import type { CheckContext, ToolHints } from './types.js';
 
@@ -29,23 +30,25 @@ export type ConditionResult = typeof HOLDS | typeof FAILS_TO_HOLD | typeof ERROR
 /** A compiled condition. */
 export type Evaluator = (input: ConditionInput) => ConditionResult;
 
-const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
-const Regex = z.string().min(1).max(MAX_REGEX_SOURCE_LENGTH);
+// Issue 15, import time: the schemas are built at their first use (a policy parsed, a condition given), not when
+// an entry point that reaches this file is imported.
+const Scalar = once(() => z.union([z.string(), z.number(), z.boolean(), z.null()]));
+const Regex = once(() => z.string().min(1).max(MAX_REGEX_SOURCE_LENGTH));
 
 // Field descriptions live on the schemas (`.describe()`): the API reference, the project file's reference page
 // and its JSON Schema are generated from them.
 
 /** The keys of an argument constraint that test one value. */
-const ValueConstraintShape = {
-  equals: Scalar.optional().describe('The value equals this JSON scalar (same type).'),
-  oneOf: z.array(Scalar).min(1).max(1000).optional().describe('The value is one of these JSON scalars.'),
+const ValueConstraintShape = once(() => ({
+  equals: Scalar().optional().describe('The value equals this JSON scalar (same type).'),
+  oneOf: z.array(Scalar()).min(1).max(1000).optional().describe('The value is one of these JSON scalars.'),
   startsWith: z
     .string()
     .min(1)
     .max(4096)
     .optional()
     .describe('String prefix; a prefix starting with / compares normalized POSIX paths, segment by segment.'),
-  pattern: Regex.optional().describe('A safe regular expression the whole string must match.'),
+  pattern: Regex().optional().describe('A safe regular expression the whole string must match.'),
   maxLength: z
     .number()
     .int()
@@ -54,7 +57,7 @@ const ValueConstraintShape = {
     .describe('Most characters (UTF-16 units) a string, or items an array, may have.'),
   min: z.number().finite().optional().describe('Smallest number allowed (inclusive).'),
   max: z.number().finite().optional().describe('Largest number allowed (inclusive).'),
-};
+}));
 
 const needsAKey = { message: 'an argument constraint needs at least one key' };
 
@@ -62,56 +65,64 @@ const needsAKey = { message: 'an argument constraint needs at least one key' };
  * Constraints on one argument; every key given must hold. `each` applies to every item of an array (an empty
  * array holds): `models: { each: { oneOf: ['small', 'medium'] } }`.
  */
-export const ArgConstraintSchema = z
-  .strictObject({
-    ...ValueConstraintShape,
-    each: z
-      .strictObject(ValueConstraintShape)
-      .refine((c) => Object.keys(c).length > 0, needsAKey)
-      .optional()
-      .describe(
-        'Constraints every item of an array must meet (an empty array meets them): the keys above, one level deep.',
-      ),
-  })
-  .refine((c) => Object.keys(c).length > 0, needsAKey)
-  .describe('Constraints on one argument; every key given must hold.');
+export const ArgConstraintSchema = lazySchema(() =>
+  z
+    .strictObject({
+      ...ValueConstraintShape(),
+      each: z
+        .strictObject(ValueConstraintShape())
+        .refine((c) => Object.keys(c).length > 0, needsAKey)
+        .optional()
+        .describe(
+          'Constraints every item of an array must meet (an empty array meets them): the keys above, one level deep.',
+        ),
+    })
+    .refine((c) => Object.keys(c).length > 0, needsAKey)
+    .describe('Constraints on one argument; every key given must hold.'),
+);
 
 /** Constraints on the agent name. */
-export const AgentConstraintSchema = z
-  .strictObject({
-    equals: z.string().optional().describe('The agent name equals this.'),
-    oneOf: z.array(z.string()).min(1).max(1000).optional().describe('The agent name is one of these.'),
-    startsWith: z.string().min(1).optional().describe('The agent name starts with this.'),
-    pattern: Regex.optional().describe('A safe regular expression the whole agent name must match.'),
-  })
-  .refine((c) => Object.keys(c).length > 0, { message: 'an agent constraint needs at least one key' })
-  .describe('Constraints on the agent name (equals, oneOf, startsWith, pattern).');
+export const AgentConstraintSchema = lazySchema(() =>
+  z
+    .strictObject({
+      equals: z.string().optional().describe('The agent name equals this.'),
+      oneOf: z.array(z.string()).min(1).max(1000).optional().describe('The agent name is one of these.'),
+      startsWith: z.string().min(1).optional().describe('The agent name starts with this.'),
+      pattern: Regex().optional().describe('A safe regular expression the whole agent name must match.'),
+    })
+    .refine((c) => Object.keys(c).length > 0, { message: 'an agent constraint needs at least one key' })
+    .describe('Constraints on the agent name (equals, oneOf, startsWith, pattern).'),
+);
 
 /** Tool annotation values to match (untrusted: accepted on deny and ask rules only). */
-export const AnnotationConstraintSchema = z
-  .strictObject({
-    readOnlyHint: z.boolean().optional().describe('The tool says it does not modify anything.'),
-    destructiveHint: z.boolean().optional().describe('The tool says it may destroy data (default true).'),
-    idempotentHint: z.boolean().optional().describe('The tool says repeated calls have no further effect.'),
-    openWorldHint: z
-      .boolean()
-      .optional()
-      .describe('The tool says it reaches outside systems (default true).'),
-  })
-  .refine((c) => Object.keys(c).length > 0, { message: 'an annotations constraint needs at least one key' })
-  .describe('Tool annotation values to match. Untrusted server hints: deny and ask rules only.');
+export const AnnotationConstraintSchema = lazySchema(() =>
+  z
+    .strictObject({
+      readOnlyHint: z.boolean().optional().describe('The tool says it does not modify anything.'),
+      destructiveHint: z.boolean().optional().describe('The tool says it may destroy data (default true).'),
+      idempotentHint: z.boolean().optional().describe('The tool says repeated calls have no further effect.'),
+      openWorldHint: z
+        .boolean()
+        .optional()
+        .describe('The tool says it reaches outside systems (default true).'),
+    })
+    .refine((c) => Object.keys(c).length > 0, { message: 'an annotations constraint needs at least one key' })
+    .describe('Tool annotation values to match. Untrusted server hints: deny and ask rules only.'),
+);
 
 /** A declarative condition: every part given must hold. */
-export const RuleConditionSchema = z
-  .strictObject({
-    args: z
-      .record(z.string().min(1).max(256), ArgConstraintSchema)
-      .optional()
-      .describe('Constraints on the arguments, by argument name.'),
-    agent: AgentConstraintSchema.optional(),
-    annotations: AnnotationConstraintSchema.optional(),
-  })
-  .describe('A condition on the call; every part given must hold.');
+export const RuleConditionSchema = lazySchema(() =>
+  z
+    .strictObject({
+      args: z
+        .record(z.string().min(1).max(256), ArgConstraintSchema)
+        .optional()
+        .describe('Constraints on the arguments, by argument name.'),
+      agent: AgentConstraintSchema.optional(),
+      annotations: AnnotationConstraintSchema.optional(),
+    })
+    .describe('A condition on the call; every part given must hold.'),
+);
 
 export type ArgConstraint = z.infer<typeof ArgConstraintSchema>;
 export type RuleCondition = z.infer<typeof RuleConditionSchema>;

@@ -89,9 +89,14 @@ async function afterSdkClient(code: string): Promise<Record<string, number>> {
 }
 
 describe('what importing mcp-interlock/interop builds and loads later (issue 15, import time)', () => {
-  it('leaves the tool-call path, tasks, input rounds and the resource path for the first connect or call', async () => {
+  it('leaves the connection stack, the tool-call path and the resource path for the first manager, connect or call', async () => {
     const loaded = await modulesLoadedBy('src/interop/index.ts');
     for (const late of [
+      'src/interop/connection.ts',
+      'src/interop/transport.ts',
+      'src/interop/sdk-errors.ts',
+      'src/interop/request-errors.ts',
+      'src/interop/task-handles.ts',
       'src/interop/call-path.ts',
       'src/interop/tasks.ts',
       'src/interop/input-rounds.ts',
@@ -101,22 +106,27 @@ describe('what importing mcp-interlock/interop builds and loads later (issue 15,
     }
   });
 
-  it('builds the server-config schemas when one is first used, not at import', async () => {
+  it('builds no zod schema at import: server configs, policies and tool schemas are built at first use', async () => {
     const counts = await afterSdkClient(
       [
         'let before = built(); z.object({ a: z.string() }); const probe = built() - before;',
         "before = built(); const interop = await import('./src/interop/index.ts'); const atImport = built() - before;",
         'before = built(); const variants = interop.MCPServerConfigSchema.options.length; const onUse = built() - before;',
-        'report({ probe, atImport, onUse, variants });',
+        "const security = await import('./src/security/index.ts');",
+        'before = built(); security.PolicySchema.parse({ version: 1, rules: [] }); const policy = built() - before;',
+        "const tools = await import('./src/tools/index.ts');",
+        "before = built(); tools.parseToolSchemas('s', [{ name: 't', inputSchema: {} }]); const toolSchemas = built() - before;",
+        'report({ probe, atImport, onUse, variants, policy, toolSchemas });',
       ].join('\n'),
     );
     // The probe sees schemas being built, so a zero below means none were.
     expect(counts.probe).toBeGreaterThan(0);
     expect(counts.variants).toBe(4);
-    // The server configs alone are some 400 schemas; what import still builds (security's public policy schemas
-    // and the tool-schema format) stays well under it.
+    expect(counts.atImport).toBe(0);
+    // Each is built when first used (the server configs are some 400 schemas).
     expect(counts.onUse).toBeGreaterThan(300);
-    expect(counts.atImport).toBeLessThan(counts.onUse as number);
+    expect(counts.policy).toBeGreaterThan(50);
+    expect(counts.toolSchemas).toBeGreaterThan(20);
   });
 });
 
