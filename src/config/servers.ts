@@ -31,7 +31,6 @@ export const DEFAULT_RECONNECT = Object.freeze({
 function buildSchemas() {
   const SERVER_NAME_RE = /^[A-Za-z0-9_-]{1,40}$/;
 
-  /** A server name: 1-40 characters of `[A-Za-z0-9_-]`, no `__`, not starting or ending with `_`. */
   const ServerNameSchema = z
     .string()
     .regex(SERVER_NAME_RE, 'must be 1-40 characters of A-Z, a-z, 0-9, _ and -')
@@ -44,7 +43,6 @@ function buildSchemas() {
   /** A tool-name filter entry: an exact original tool name, or a glob where `*` matches any run of characters. */
   const ToolNamePattern = z.string().min(1, 'must not be empty');
 
-  /** Which tools of a server are exposed at all. Deny wins over allow; no `allow` means all. */
   const ToolFilterSchema = z
     .object({
       allow: z
@@ -64,7 +62,6 @@ function buildSchemas() {
       'Which tools of this server are exposed at all, and which are safe to retry. Deny wins over allow.',
     );
 
-  /** How a server that drops is brought back: exponential backoff with jitter. */
   const ReconnectSchema = z
     .object({
       enabled: z.boolean().default(DEFAULT_RECONNECT.enabled).describe('Reconnect after the server drops.'),
@@ -158,7 +155,6 @@ function buildSchemas() {
 
   const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid environment variable name');
 
-  /** A server run as a child process, speaking JSON-RPC over its stdin and stdout. */
   const StdioServerConfigSchema = z
     .object({
       ...common,
@@ -204,7 +200,6 @@ function buildSchemas() {
 
   const HeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a valid HTTP header name');
 
-  /** The identity provider of a cross-app access grant (RFC 8693 token exchange for an ID-JAG). */
   const IdpConfigSchema = z
     .object({
       issuer: z
@@ -237,7 +232,6 @@ function buildSchemas() {
     })
     .describe('The enterprise identity provider of a cross-app access grant. Secrets are never printed.');
 
-  /** OAuth 2.1 for this server (issue 9); run by the auth area's `createServerAuth`. Secrets are never logged. */
   const OAuthConfigSchema = z
     .object({
       type: z.literal('oauth').describe("Always 'oauth'."),
@@ -330,7 +324,6 @@ function buildSchemas() {
       'OAuth 2.1 for this server: authorization_code (a user signs in), client_credentials (machine to machine), cross_app_access (an enterprise ID token exchanged for an ID-JAG) or jwt_bearer (a workload JWT). Secrets are never printed.',
     );
 
-  /** A command whose stdout is a JSON object of headers, run again when the server answers 401. */
   const HeadersHelperSchema = z
     .object({
       command: z.string().min(1).describe('The program to run (no shell).'),
@@ -343,10 +336,6 @@ function buildSchemas() {
 
   const OneOrMore = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
 
-  /**
-   * TLS for one server, on top of the manager's `http.tls`: PEM text (`ca`, `cert`, `key`, e.g. from `${VAR}`) or
-   * files (`caFile`, `certFile`, `keyFile`, read at connect time). Contents are never logged.
-   */
   const ServerTlsSchema = z
     .object({
       ca: OneOrMore.optional().describe("Extra trusted CA certificates as PEM text, added to Node's roots."),
@@ -388,14 +377,12 @@ function buildSchemas() {
       "TLS for this server on top of the manager's: extra CAs and a client certificate (mTLS), as PEM text or files. Never printed.",
     );
 
-  /** `'env'` (HTTP_PROXY / HTTPS_PROXY / NO_PROXY), `'none'`, or a proxy URL for this server. */
   const ServerProxySchema = z
     .union([z.enum(['env', 'none']), HttpUrl])
     .describe(
       "The proxy for this server: 'env' (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), 'none', or a proxy URL.",
     );
 
-  /** The SSRF guard as written in a file: `network` of the project file (see `NetworkPolicy`). */
   const NetworkConfigSchema = z
     .object({
       allowPrivate: z
@@ -420,7 +407,6 @@ function buildSchemas() {
       'The SSRF guard of every HTTP server, redirect and OAuth endpoint. Without it: loopback and private addresses allowed, link-local (cloud metadata) refused. With it: private, loopback and CGNAT refused unless allowPrivate or allowHosts says otherwise.',
     );
 
-  /** The shared HTTP stack as written in a file: `http` of the project file (see `HttpOptions`). */
   const HttpConfigSchema = z
     .object({
       proxy: z
@@ -482,20 +468,16 @@ function buildSchemas() {
       .object({ ...common, transport: transportField(transport), ...httpFields })
       .strict()
       .describe(description);
-  /** The 2024-11-05 HTTP+SSE transport. */
   const SseServerConfigSchema = remote('sse', 'A remote server speaking the 2024-11-05 HTTP+SSE transport.');
-  /** Streamable HTTP (MCP 2025-03-26 and later). */
   const HttpServerConfigSchema = remote(
     'http',
     'A remote server speaking Streamable HTTP (MCP 2025-03-26 and later).',
   );
-  /** Streamable HTTP first; SSE when the server answers the initialize POST with a 4xx (the spec's fallback). */
   const AutoServerConfigSchema = remote(
     'auto',
     'A remote server: Streamable HTTP first, HTTP+SSE when the server answers the first request with a 4xx.',
   );
 
-  /** Any server config, discriminated by `transport`. */
   const MCPServerConfigSchema = z
     .discriminatedUnion(
       'transport',
