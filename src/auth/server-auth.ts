@@ -7,8 +7,8 @@
 import { execFile } from 'node:child_process';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { DpopSession, extractWWWAuthenticateParams, auth as sdkAuth } from '@modelcontextprotocol/client';
+import type { HeadersHelperConfig, MCPServerConfig } from '../config/servers.js';
 import { AuthError, ClosedError, ConfigError } from '../errors.js';
-import type { HeadersHelperConfig, MCPServerConfig } from '../interop/config.js';
 import { authFailureOf } from '../interop/request-errors.js';
 import type { ServerAuth, ServerAuthFactory } from '../interop/transport.js';
 import { LoopbackReceiver, openBrowser } from './loopback.js';

@@ -5,7 +5,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../errors.js';
-import type { HttpConfig, NetworkConfig, ServerProxyConfig, ServerTlsConfig } from '../interop/config.js';
 import {
   type HttpClient,
   type HttpOptions,
@@ -15,6 +14,7 @@ import {
   type ServerHttpOverrides,
 } from '../net/http.js';
 import type { NetworkPolicy } from '../net/network.js';
+import type { HttpConfig, NetworkConfig, ServerProxyConfig, ServerTlsConfig } from './servers.js';
 
 /**
  * TLS settings as written in a config (PEM text or files) as dispatcher TLS options, files read now (relative paths

@@ -9,12 +9,6 @@ import type { z } from 'zod';
 import { appendPath, parsePath, toConfigIssues } from '../config-issues.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import type { GatewayConfig } from '../gateway/options.js';
-import {
-  type HttpConfig,
-  type MCPServerConfig,
-  type NetworkConfig,
-  parseServerConfig,
-} from '../interop/config.js';
 import { type Policy, policySchemas } from '../security/policy.js';
 import { type ConfigDocument, readConfigDocument } from './document.js';
 import { expandEnv, expanded } from './env.js';
@@ -38,6 +32,7 @@ import {
 } from './schema.js';
 import { collectEntrySecrets } from './secrets.js';
 import { expandHome, sectionSchemas, tlsPaths } from './sections.js';
+import { type HttpConfig, type MCPServerConfig, type NetworkConfig, parseServerConfig } from './servers.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

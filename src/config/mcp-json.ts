@@ -7,8 +7,9 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { appendPath, describeIssues, toConfigIssues } from '../config-issues.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import { type MCPServerConfig, MCPServerConfigSchema } from '../interop/config.js';
+import { once } from '../lazy.js';
 import { type ExpandEnvOptions, type ExpansionContext, expanded } from './env.js';
+import { type MCPServerConfig, serverSchemas } from './servers.js';
 
 /** Options for {@link loadMCPConfig}. */
 export type LoadMCPConfigOptions = ExpandEnvOptions;
@@ -44,7 +45,7 @@ function translateEntry(name: string, entry: unknown, ctx: z.RefinementCtx): unk
   } else {
     // `comand: node` is a typo, not a server without a command: name the unknown field (the project file
     // loader adds the "did you mean").
-    const unknown = Object.keys(rest).filter((key) => !ENTRY_KEYS.has(key));
+    const unknown = Object.keys(rest).filter((key) => !entryKeys().has(key));
     issue(
       unknown.length > 0
         ? `unknown field(s) ${unknown.map((k) => `'${k}'`).join(', ')}`
@@ -55,11 +56,14 @@ function translateEntry(name: string, entry: unknown, ctx: z.RefinementCtx): unk
 }
 
 /** Every field a server entry may have, over all transports. */
-const ENTRY_KEYS: ReadonlySet<string> = new Set([
-  'type',
-  'disabled',
-  ...MCPServerConfigSchema.options.flatMap((o) => Object.keys(o.shape)),
-]);
+const entryKeys = once(
+  (): ReadonlySet<string> =>
+    new Set([
+      'type',
+      'disabled',
+      ...serverSchemas().MCPServerConfigSchema.options.flatMap((o) => Object.keys(o.shape)),
+    ]),
+);
 
 /**
  * One entry of an `mcpServers` / `servers` map as the schema that loads it (issue 15, "config parsed once"):
@@ -71,7 +75,7 @@ export function serverEntrySchema(name: string, ctx: ExpansionContext) {
     z
       .unknown()
       .transform((entry, zod) => translateEntry(name, entry, zod))
-      .pipe(MCPServerConfigSchema),
+      .pipe(serverSchemas().MCPServerConfigSchema),
     ctx,
   );
 }

@@ -11,14 +11,9 @@
  */
 import { z } from 'zod';
 import { GatewayConfigSchema } from '../gateway/options.js';
-import {
-  HttpConfigSchema,
-  MCPServerConfigSchema,
-  NetworkConfigSchema,
-  ServerNameSchema,
-} from '../interop/config.js';
 import { policySchemas } from '../security/policy.js';
 import { RedisStateStoreOptionsSchema } from '../state/options.js';
+import { serverSchemas } from './servers.js';
 
 /** The project file format version. */
 export const CONFIG_VERSION = 1;
@@ -32,6 +27,9 @@ export const DEFAULT_CONFIG_FILES: readonly string[] = Object.freeze([
 export const DEFAULT_PINS_FILE = '.interlock/pins.json';
 /** The agent name put in audit records and policy conditions when the file names none. */
 export const DEFAULT_AGENT = 'interlock-cli';
+
+// The project file's schema is built when this module loads (it is what the config entry is for).
+const { HttpConfigSchema, MCPServerConfigSchema, NetworkConfigSchema, ServerNameSchema } = serverSchemas();
 
 /** `type` values accepted for each transport, as Claude Desktop, `.mcp.json` and VS Code write them. */
 export const TRANSPORT_TYPE_ALIASES: Readonly<Record<string, readonly string[]>> = Object.freeze({

@@ -7,10 +7,10 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GatewayConfigSchema, type GatewayTlsConfig } from '../gateway/options.js';
-import { HttpConfigSchema, NetworkConfigSchema, type ServerTlsConfig } from '../interop/config.js';
 import { type ExpansionContext, expanded } from './env.js';
 import { StateConfigSchema } from './schema.js';
 import { collectSecretValues } from './secrets.js';
+import { type ServerTlsConfig, serverSchemas } from './servers.js';
 
 /** What loading needs besides the text of a section. */
 export interface LoadContext {
@@ -56,6 +56,7 @@ export function sectionSchemas(ctx: LoadContext) {
     env: ctx.env,
     collect: (value) => collectSecretValues(value, ctx.env, ctx.secrets),
   };
+  const { HttpConfigSchema, NetworkConfigSchema } = serverSchemas();
   return {
     network: expanded(NetworkConfigSchema, expansion),
     state: expanded(StateConfigSchema, expansion),

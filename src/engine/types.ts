@@ -3,7 +3,7 @@
 import type { FetchLike } from '@modelcontextprotocol/client';
 import type { Tracer } from '@opentelemetry/api';
 import type { LoadMCPConfigOptions } from '../config/mcp-json.js';
-import type { MCPServerConfigInput } from '../interop/config.js';
+import type { MCPServerConfigInput } from '../config/servers.js';
 import type { Logger } from '../interop/logger.js';
 import type { MCPClientManager, MCPClientManagerOptions } from '../interop/manager.js';
 import type {

@@ -8,6 +8,7 @@
  */
 
 import type { Client, LoggingLevel, Tool } from '@modelcontextprotocol/client';
+import { toolMatchesAny } from '../config/servers.js';
 import {
   AuditError,
   type InterlockError,
@@ -35,7 +36,6 @@ import { type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
 import type { ToolCallOptions } from '../tools/tool-wrapper.js';
 import type { OutputValidator } from '../tools/validate.js';
 import type { CatalogEntry, ToolCatalog } from './catalog.js';
-import { toolMatchesAny } from './config.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import { callToolAnswering } from './input-rounds.js';

@@ -4,6 +4,8 @@
  * (`tools_changed`, `tool_refused`, `tool_definition_changed`, `tool_name_collision`, warnings). It also answers
  * which tools a capability set could allow and which are blocked by a changed pin.
  */
+
+import type { MCPServerConfig } from '../config/servers.js';
 import { InterlockError } from '../errors.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import { resourceFor } from '../security/pattern.js';
@@ -11,7 +13,6 @@ import { type PinnedToolDefinition, type PinStore, toolChangeDiff } from '../sec
 import type { CheckContext } from '../security/types.js';
 import type { ToolWrapper } from '../tools/tool-wrapper.js';
 import type { CatalogChange, RawTool, ToolCatalog } from './catalog.js';
-import type { MCPServerConfig } from './config.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import type { Logger } from './logger.js';

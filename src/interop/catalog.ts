@@ -4,6 +4,8 @@
  * handed out before a reconnect keeps working after it.
  */
 import type { Tool } from '@modelcontextprotocol/client';
+import type { ToolFilter } from '../config/servers.js';
+import { toolPassesFilter } from '../config/servers.js';
 import { ToolDefinitionChangedError } from '../errors.js';
 import {
   type PinnedToolDefinition,
@@ -26,8 +28,6 @@ import {
   normalizeInputSchema,
   type OutputValidator,
 } from '../tools/validate.js';
-import type { ToolFilter } from './config.js';
-import { toolPassesFilter } from './config.js';
 
 /** What the catalog keeps per exposed tool. */
 export interface CatalogEntry {

@@ -6,17 +6,22 @@
 import { setMaxListeners } from 'node:events';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { serverHttpOverrides } from '../config/http.js';
+import type { MCPServerConfig } from '../config/servers.js';
 import { ConfigError, ConnectionError, InterlockError, NotConnectedError } from '../errors.js';
+import { lazyModule } from '../lazy.js';
 import type { HttpClient } from '../net/http.js';
 import type { Tracer } from '../otel.js';
-import type { MCPServerConfig } from './config.js';
-import { type ConnectionState, ServerConnection } from './connection.js';
+import type { ConnectionState, ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import type { Logger } from './logger.js';
 import type { ServerLogSupport } from './server-logs.js';
 import type { ServerRequestSupport } from './server-requests.js';
 import type { CallHealth } from './stats.js';
 import type { ClientIdentity, ServerAuthFactory } from './transport.js';
+
+// Issue 15, import time: the connection stack (connections, transports, SDK error mapping, task handles) loads
+// with the first manager, not with `mcp-interlock/interop`.
+const connectionStack = lazyModule(() => import('./connection.js'));
 
 /** One server's health, from `manager.health()`: its connection, and its calls as {@link CallHealth}. */
 export interface ServerHealth extends CallHealth {
@@ -62,6 +67,8 @@ export class ConnectionRegistry {
 
   constructor(deps: ConnectionRegistryDeps) {
     this.#deps = deps;
+    // Nothing connects before the connection stack is loaded; start loading it now, in the background.
+    connectionStack.preload();
     // Every connect in flight listens on this signal: connectAll of more than 10 servers is no leak.
     setMaxListeners(0, this.#closeController.signal);
   }
@@ -110,9 +117,11 @@ export class ConnectionRegistry {
 
   /** Connects one server; rejects with a coded error when it fails (the connection keeps it). */
   connect(config: MCPServerConfig): Promise<ServerConnection> {
+    const stack = connectionStack.loaded;
+    if (stack === undefined) return this.#connectOnceLoaded(config);
     const { events, logger } = this.#deps;
     this.#registerSecrets(config);
-    const connection = new ServerConnection(config, {
+    const connection = new stack.ServerConnection(config, {
       onLost: (conn, error) => {
         logger.warn(`server '${conn.name}' connection lost: ${error.message}`, { server: conn.name });
         events.emit('disconnected', { server: conn.name, reason: 'lost', error });
@@ -188,6 +197,23 @@ export class ConnectionRegistry {
       })
       .finally(() => this.#pending.delete(config.name));
     this.#pending.set(config.name, promise);
+    return promise;
+  }
+
+  /**
+   * The first connect of a process that has not loaded the connection stack yet: the name is taken at once (a
+   * second connect of it fails as ever), and the connect starts when the stack is loaded.
+   */
+  #connectOnceLoaded(config: MCPServerConfig): Promise<ServerConnection> {
+    const promise = connectionStack.load().then(() => {
+      this.#pending.delete(config.name);
+      this.#closeController.signal.throwIfAborted();
+      return this.connect(config);
+    });
+    this.#pending.set(config.name, promise);
+    promise.catch(() => {
+      if (this.#pending.get(config.name) === promise) this.#pending.delete(config.name);
+    });
     return promise;
   }
 

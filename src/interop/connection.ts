@@ -14,6 +14,7 @@ import {
   type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/client';
+import type { MCPServerConfig, ReconnectOptions } from '../config/servers.js';
 import {
   ClosedError,
   ConnectionError,
@@ -23,7 +24,7 @@ import {
 } from '../errors.js';
 import { type Span, SpanKind, SpanStatusCode, type Tracer } from '../otel.js';
 import type { SecretRedactor } from '../redact.js';
-import type { MCPServerConfig, ReconnectOptions } from './config.js';
+import { STDERR_LINES_KEPT } from './bounds.js';
 import { connectReason } from './describe-error.js';
 import { CallLimiter } from './limiter.js';
 import { classifySdkError, isFatalStreamError } from './sdk-errors.js';
@@ -35,8 +36,6 @@ import { type OpenClient, type OpenClientOptions, openClient } from './transport
 /** Lifecycle of a connection. */
 export type ConnectionState = 'idle' | 'connecting' | 'ready' | 'reconnecting' | 'failed' | 'closed';
 
-/** How many stderr lines a connection keeps. */
-export const STDERR_LINES_KEPT = 50;
 /** Non-JSON stdout lines of a live server reported one by one (per connection); later ones are skipped quietly. */
 export const STDOUT_GARBAGE_WARNINGS = 5;
 /** Upper bound on pages followed in one list request (a server that paginates forever is cut off). */

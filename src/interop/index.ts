@@ -11,32 +11,6 @@ export {
 } from '../config/http.js';
 export { type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from '../config/mcp-json.js';
 export {
-  type CreateHttpClientOptions,
-  createDispatcher,
-  createHttpClient,
-  DEFAULT_CONNECTIONS_PER_ORIGIN,
-  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
-  type HttpClient,
-  type HttpOptions,
-  type HttpProxyOption,
-  type HttpTlsOptions,
-  MAX_REDIRECTS,
-  type ServerHttpOverrides,
-} from '../net/http.js';
-export {
-  type AddressKind,
-  classifyAddress,
-  DEFAULT_NETWORK_POLICY,
-  METADATA_ADDRESSES,
-  NetworkGuard,
-  type NetworkPolicy,
-  NetworkPolicyError,
-  type NetworkRefusal,
-  type Resolver,
-} from '../net/network.js';
-export { envProxyRoutes, type ProxyRoutes, proxyFor } from '../net/proxy-tunnel.js';
-export type { BlockedToolChange } from './catalog-reporter.js';
-export {
   type AutoServerConfig,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_RECONNECT,
@@ -66,8 +40,35 @@ export {
   type ToolFilter,
   ToolFilterSchema,
   type TransportKind,
-} from './config.js';
-export { type ConnectionState, type ServerConnectionInfo, STDERR_LINES_KEPT } from './connection.js';
+} from '../config/servers.js';
+export {
+  type CreateHttpClientOptions,
+  createDispatcher,
+  createHttpClient,
+  DEFAULT_CONNECTIONS_PER_ORIGIN,
+  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+  type HttpClient,
+  type HttpOptions,
+  type HttpProxyOption,
+  type HttpTlsOptions,
+  MAX_REDIRECTS,
+  type ServerHttpOverrides,
+} from '../net/http.js';
+export {
+  type AddressKind,
+  classifyAddress,
+  DEFAULT_NETWORK_POLICY,
+  METADATA_ADDRESSES,
+  NetworkGuard,
+  type NetworkPolicy,
+  NetworkPolicyError,
+  type NetworkRefusal,
+  type Resolver,
+} from '../net/network.js';
+export { envProxyRoutes, type ProxyRoutes, proxyFor } from '../net/proxy-tunnel.js';
+export { MAX_INPUT_ROUNDS, MAX_REQUEST_STATE_CHARS, STDERR_LINES_KEPT } from './bounds.js';
+export type { BlockedToolChange } from './catalog-reporter.js';
+export type { ConnectionState, ServerConnectionInfo } from './connection.js';
 export type { ServerHealth } from './connection-registry.js';
 export {
   checkElicitationUrl,
@@ -112,10 +113,4 @@ export {
 } from './server-requests.js';
 export type { CallHealth } from './stats.js';
 export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_LINE_BYTES } from './stdio-transport.js';
-export {
-  type ClientIdentity,
-  MAX_INPUT_ROUNDS,
-  MAX_REQUEST_STATE_CHARS,
-  type ServerAuth,
-  type ServerAuthFactory,
-} from './transport.js';
+export type { ClientIdentity, ServerAuth, ServerAuthFactory } from './transport.js';

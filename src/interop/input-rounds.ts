@@ -15,7 +15,7 @@ import {
   SdkError,
   SdkErrorCode,
 } from '@modelcontextprotocol/client';
-import { MAX_INPUT_ROUNDS } from './transport.js';
+import { MAX_INPUT_ROUNDS } from './bounds.js';
 
 /** Answers one input request the way a server request is answered: gated, traced, audited. */
 export type InputAnswerer = (

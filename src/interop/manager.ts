@@ -5,7 +5,9 @@
  */
 
 import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
+import { type MCPServerConfigInput, parseServerConfig, parseServerConfigs } from '../config/servers.js';
 import { ClosedError, ConfigError, ToolDefinitionChangedError, ToolNotFoundError } from '../errors.js';
+import { lazyModule } from '../lazy.js';
 import { type HttpClient, httpClientFrom } from '../net/http.js';
 import { type Tracer, trace } from '../otel.js';
 import { CapabilitySet } from '../security/capability-set.js';
@@ -17,17 +19,16 @@ import { DEFAULT_MAX_TOOL_NAME_LENGTH } from '../tools/names.js';
 import { DEFAULT_MAX_RESULT_CHARS, type ToolCallResult } from '../tools/normalize.js';
 import { parseToolSchemas } from '../tools/schema.js';
 import type { ToolCallOptions, ToolInvoker, ToolWrapper } from '../tools/tool-wrapper.js';
-import { type CallPathDeps, runToolCall } from './call-path.js';
+import type { CallPathDeps } from './call-path.js';
 import { ToolCatalog } from './catalog.js';
 import { type BlockedToolChange, CatalogReporter } from './catalog-reporter.js';
-import { type MCPServerConfigInput, parseServerConfig, parseServerConfigs } from './config.js';
 import type { ServerConnectionInfo } from './connection.js';
 import { ConnectionRegistry, type ServerHealth } from './connection-registry.js';
 import { type MCPManagerEvents, TypedEvents } from './events.js';
 import { type Logger, silentLogger } from './logger.js';
 import { checkManagerOptions, type MCPClientManagerOptions } from './manager-options.js';
 import { authorizeInvocation } from './pipeline.js';
-import { getPromptThrough, type RequestPathDeps, readResourceThrough } from './request-path.js';
+import type { RequestPathDeps } from './request-path.js';
 import { logAt, type ServerLogSupport } from './server-logs.js';
 import { InFlightCalls } from './server-request-trace.js';
 import {
@@ -92,6 +93,16 @@ export interface CapabilityView extends ToolInvoker {
 
 /** The package version reported to servers. */
 export const CLIENT_VERSION = '0.1.0';
+
+// Issue 15, import time: the tool-call path (with the task and input-round code it pulls in) and the resource and
+// prompt path load when a server first connects or a call is first made, not with `mcp-interlock/interop`.
+const callPath = lazyModule(() => import('./call-path.js'));
+const requestPath = lazyModule(() => import('./request-path.js'));
+
+function throughRequestPath<T>(run: (path: typeof import('./request-path.js')) => Promise<T>): Promise<T> {
+  const path = requestPath.loaded;
+  return path === undefined ? requestPath.load().then(run) : run(path);
+}
 
 /** Connects MCP servers in parallel and gates, runs and normalizes their tool calls. */
 export class MCPClientManager implements ToolInvoker {
@@ -275,7 +286,9 @@ export class MCPClientManager implements ToolInvoker {
    */
   async connectAll(configs: readonly MCPServerConfigInput[]): Promise<Record<string, boolean>> {
     this.#assertOpen();
-    return this.#connections.connectAll(parseServerConfigs(configs));
+    const parsed = parseServerConfigs(configs);
+    callPath.preload();
+    return this.#connections.connectAll(parsed);
   }
 
   /** Connects one server. Rejects with `ConnectionError` when it fails (the connection keeps the error). */
@@ -288,6 +301,7 @@ export class MCPClientManager implements ToolInvoker {
         server: parsed.name,
       });
     }
+    callPath.preload();
     return this.#connections.connect(parsed);
   }
 
@@ -435,8 +449,11 @@ export class MCPClientManager implements ToolInvoker {
         }),
       );
     }
+    const path = callPath.loaded;
+    // The first call of a manager that never connected: load the path, then decide it afresh.
+    if (path === undefined) return callPath.load().then(() => this.#call(deps, name, args, options));
     const connection = this.#connections.get(entry.wrapper.server);
-    return runToolCall(deps, entry, connection, args ?? {}, options);
+    return path.runToolCall(deps, entry, connection, args ?? {}, options);
   }
 
   /**
@@ -521,7 +538,9 @@ export class MCPClientManager implements ToolInvoker {
       agent: options.agent ?? agent,
       principal: options.principal ?? this.#callPath.principal,
     };
-    return readResourceThrough(this.#requestPath, gate, context, server, uri, options);
+    return throughRequestPath((path) =>
+      path.readResourceThrough(this.#requestPath, gate, context, server, uri, options),
+    );
   }
 
   #getPrompt(
@@ -536,7 +555,9 @@ export class MCPClientManager implements ToolInvoker {
       agent: options.agent ?? agent,
       principal: options.principal ?? this.#callPath.principal,
     };
-    return getPromptThrough(this.#requestPath, gate, context, server, name, args, options);
+    return throughRequestPath((path) =>
+      path.getPromptThrough(this.#requestPath, gate, context, server, name, args, options),
+    );
   }
 
   /** Fetches `server`'s tool list again and merges it; wrappers handed out before stay valid. */

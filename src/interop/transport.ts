@@ -15,9 +15,10 @@ import {
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
+import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from '../config/servers.js';
 import { AuthError, ConfigError } from '../errors.js';
+import { MAX_INPUT_ROUNDS, MAX_REQUEST_STATE_CHARS } from './bounds.js';
 import { InterlockClient } from './client.js';
-import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from './config.js';
 import { authFailureOf } from './request-errors.js';
 import { httpStatusOf, probeClosedTransport } from './sdk-errors.js';
 import { installServerLogs, type ServerLogSupport } from './server-logs.js';
@@ -292,12 +293,6 @@ async function openEra(
   const era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
   return { client, transport, kind, pid, protocolVersion: client.getNegotiatedProtocolVersion(), era };
 }
-
-/** Rounds of `input_required` one request may take before it fails (MCP 2026-07-28 MRTR). */
-export const MAX_INPUT_ROUNDS = 10;
-
-/** The longest `requestState` echoed back to a server (MCP 2026-07-28 MRTR); a longer one fails the call. */
-export const MAX_REQUEST_STATE_CHARS = 1024 * 1024;
 
 /**
  * Stops an `input_required` answer whose opaque `requestState` is larger than {@link MAX_REQUEST_STATE_CHARS}

@@ -6,7 +6,6 @@
  */
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { rootCertificates } from 'node:tls';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import type { buildConnector, Dispatcher, ProxyAgent, Response as UndiciResponse } from 'undici';
 import { ConfigError } from '../errors.js';
@@ -120,7 +119,8 @@ function tlsConnectOptions(tls: HttpTlsOptions | undefined): Record<string, unkn
   if (tls.ca !== undefined) {
     // Extra CAs add to the default roots instead of replacing them.
     const extra = Array.isArray(tls.ca) ? tls.ca : [tls.ca];
-    out.ca = [...rootCertificates, ...extra];
+    // node:tls is loaded here, by the first client given extra CAs, not at import (issue 15, import time).
+    out.ca = [...process.getBuiltinModule('node:tls').rootCertificates, ...extra];
   }
   if (tls.cert !== undefined) out.cert = tls.cert;
   if (tls.key !== undefined) out.key = tls.key;

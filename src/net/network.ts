@@ -4,7 +4,7 @@
  * manager's {@link NetworkPolicy} allows it. The check runs on the resolved addresses inside the socket connector,
  * before the socket opens, so a name that re-resolves to another address (DNS rebinding) is caught too.
  */
-import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
+import type { LookupAddress, LookupAllOptions } from 'node:dns';
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import type ipaddrModule from 'ipaddr.js';
@@ -396,6 +396,9 @@ export class NetworkGuard {
 function defaultResolve(hostname: string): Promise<readonly LookupAddress[]> {
   return new Promise((resolve, reject) => {
     const options: LookupAllOptions = { all: true, order: 'verbatim' };
-    dnsLookup(hostname, options, (err, addresses) => (err ? reject(err) : resolve(addresses)));
+    // node:dns is loaded by the first lookup, not at import (issue 15, import time).
+    process
+      .getBuiltinModule('node:dns')
+      .lookup(hostname, options, (err, addresses) => (err ? reject(err) : resolve(addresses)));
   });
 }

@@ -6,8 +6,8 @@
  */
 
 import { type LoadMCPConfigOptions, loadMCPConfig } from '../config/mcp-json.js';
+import type { MCPServerConfigInput } from '../config/servers.js';
 import { ClosedError } from '../errors.js';
-import type { MCPServerConfigInput } from '../interop/config.js';
 import { MCPClientManager, type MCPClientManagerOptions } from '../interop/manager.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { ToolWrapper } from '../tools/tool-wrapper.js';

@@ -2,8 +2,8 @@
 // format, validate) whose output is the server config type.
 import { describe, expect, it } from 'vitest';
 import { serverEntrySchema } from '../../src/config/mcp-json.js';
+import type { MCPServerConfig } from '../../src/config/servers.js';
 import { toConfigIssues } from '../../src/config-issues.js';
-import type { MCPServerConfig } from '../../src/interop/config.js';
 
 const issuesOf = (name: string, entry: unknown, env: Record<string, string> = {}) => {
   const result = serverEntrySchema(name, { env }).safeParse(entry);

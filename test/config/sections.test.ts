@@ -4,8 +4,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type LoadContext, sectionSchemas } from '../../src/config/sections.js';
+import type { HttpConfig } from '../../src/config/servers.js';
 import { toConfigIssues } from '../../src/config-issues.js';
-import type { HttpConfig } from '../../src/interop/config.js';
 
 const DIR = '/projects/demo';
 

@@ -4,7 +4,7 @@ import { main as calls } from '../../docs/snippets/reliability/calls.js';
 import { server } from '../../docs/snippets/reliability/config.js';
 import { main as reconnect } from '../../docs/snippets/reliability/reconnect.js';
 import { main as tasks } from '../../docs/snippets/reliability/tasks.js';
-import { parseServerConfig } from '../../src/interop/config.js';
+import { parseServerConfig } from '../../src/config/servers.js';
 
 describe('reliability guide snippets', () => {
   it('reconnects after a crash and keeps the same wrapper working', async () => {

@@ -16,7 +16,7 @@ import * as networkPolicy from '../../docs/snippets/remote/network-policy.js';
 import * as proxyAndTls from '../../docs/snippets/remote/proxy-and-tls.js';
 import * as signIn from '../../docs/snippets/remote/sign-in.js';
 import { loadInterlockConfig } from '../../src/config/load.js';
-import { parseServerConfig } from '../../src/interop/config.js';
+import { parseServerConfig } from '../../src/config/servers.js';
 import { startHttpFixture } from '../helpers/index.js';
 import { hasOpenssl, makePki, startCountingProxy, startMtlsMcpServer } from '../remote/net-fixtures.js';
 import { OAuthFixture } from '../remote/oauth-fixture.js';

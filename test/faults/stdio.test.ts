@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { MCPServerConfigInput } from '../../src/interop/config.js';
+import type { MCPServerConfigInput } from '../../src/config/servers.js';
 import type { MCPManagerEvents } from '../../src/interop/events.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';

@@ -3,7 +3,7 @@
  * fixture server (a real process; HTTP ones on a loopback port).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MCPServerConfigInput } from '../../src/interop/config.js';
+import type { MCPServerConfigInput } from '../../src/config/servers.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { nodeFixture } from '../helpers/fixtures.js';

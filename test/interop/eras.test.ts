@@ -6,7 +6,7 @@
  * test/contracts/failures.contract.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import type { MCPServerConfigInput } from '../../src/interop/config.js';
+import type { MCPServerConfigInput } from '../../src/config/servers.js';
 import type { MCPManagerEvents } from '../../src/interop/events.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';

@@ -65,6 +65,75 @@ describe('what importing mcp-interlock/interop loads (issue 15, import time)', (
   });
 });
 
+/**
+ * Runs `code` in a fresh process (ESM, through tsx) after the SDK client is loaded, counting the zod schemas built
+ * from then on: zod gives every schema and check its `_zod` internals with `Object.defineProperty`. Prints the
+ * JSON the code passes to `report(value)`, with `built()` the count so far.
+ */
+async function afterSdkClient(code: string): Promise<Record<string, number>> {
+  const script = [
+    'const define = Object.defineProperty; let count = 0;',
+    "Object.defineProperty = function (o, p, d) { if (p === '_zod') count++; return define.call(this, o, p, d); };",
+    "await import('@modelcontextprotocol/client');",
+    "const { z } = await import('zod');",
+    'const built = () => count;',
+    'const report = (value) => process.stdout.write(JSON.stringify(value));',
+    code,
+  ].join('\n');
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', '--input-type=module', '-e', script],
+    { cwd: root },
+  );
+  return JSON.parse(stdout) as Record<string, number>;
+}
+
+describe('what importing mcp-interlock/interop builds and loads later (issue 15, import time)', () => {
+  it('leaves the connection stack, the tool-call path and the resource path for the first manager, connect or call', async () => {
+    const loaded = await modulesLoadedBy('src/interop/index.ts');
+    for (const late of [
+      'src/interop/connection.ts',
+      'src/interop/transport.ts',
+      'src/interop/sdk-errors.ts',
+      'src/interop/request-errors.ts',
+      'src/interop/task-handles.ts',
+      'src/interop/call-path.ts',
+      'src/interop/tasks.ts',
+      'src/interop/input-rounds.ts',
+      'src/interop/request-path.ts',
+      // Node's TLS and DNS modules: loaded by the first client with extra CAs and the first lookup.
+      'node:tls',
+      'node:dns',
+    ]) {
+      expect(loaded, `${late} is loaded at import`).not.toContain(late);
+    }
+  });
+
+  it('builds no zod schema at import: server configs, policies and tool schemas are built at first use', async () => {
+    const counts = await afterSdkClient(
+      [
+        'let before = built(); z.object({ a: z.string() }); const probe = built() - before;',
+        "before = built(); const interop = await import('./src/interop/index.ts'); const atImport = built() - before;",
+        'before = built(); const variants = interop.MCPServerConfigSchema.options.length; const onUse = built() - before;',
+        // The policy module, not the security entry: that one exports the public PolicySchema, built as it loads.
+        "const policyModule = await import('./src/security/policy.ts');",
+        'before = built(); policyModule.parsePolicy({ version: 1, rules: [] }); const policy = built() - before;',
+        "const tools = await import('./src/tools/index.ts');",
+        "before = built(); tools.parseToolSchemas('s', [{ name: 't', inputSchema: {} }]); const toolSchemas = built() - before;",
+        'report({ probe, atImport, onUse, variants, policy, toolSchemas });',
+      ].join('\n'),
+    );
+    // The probe sees schemas being built, so a zero below means none were.
+    expect(counts.probe).toBeGreaterThan(0);
+    expect(counts.variants).toBe(4);
+    expect(counts.atImport).toBe(0);
+    // Each is built when first used (the server configs are some 400 schemas).
+    expect(counts.onUse).toBeGreaterThan(300);
+    expect(counts.policy).toBeGreaterThan(50);
+    expect(counts.toolSchemas).toBeGreaterThan(20);
+  });
+});
+
 describe('the default environment of stdio servers', () => {
   it("is the SDK's getDefaultEnvironment, without loading the SDK's stdio module", () => {
     expect(defaultStdioEnvironment()).toEqual(getDefaultEnvironment());

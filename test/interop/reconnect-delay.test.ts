@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ReconnectSchema } from '../../src/interop/config.js';
+import { ReconnectSchema } from '../../src/config/servers.js';
 import { reconnectDelay } from '../../src/interop/connection.js';
 
 describe('reconnect backoff', () => {

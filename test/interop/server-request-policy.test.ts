@@ -9,8 +9,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { MCPServerConfigInput } from '../../src/config/servers.js';
 import type { InterlockError } from '../../src/errors.js';
-import type { MCPServerConfigInput } from '../../src/interop/config.js';
 import type { UrlElicitationRequest } from '../../src/interop/elicitation.js';
 import { MCPClientManager, type MCPClientManagerOptions } from '../../src/interop/manager.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';

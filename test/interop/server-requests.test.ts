@@ -5,8 +5,8 @@
  * `request` and audited; a denied one is refused the protocol's way and the app's handler is never asked.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import type { MCPServerConfigInput } from '../../src/config/servers.js';
 import { ConfigError, type InterlockError } from '../../src/errors.js';
-import type { MCPServerConfigInput } from '../../src/interop/config.js';
 import { MCPClientManager, type MCPClientManagerOptions } from '../../src/interop/manager.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';

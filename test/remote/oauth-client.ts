@@ -1,7 +1,7 @@
 // The client side of the OAuth tests: a guarded fetch that allows loopback, an opener that plays the browser, and
 // a connect helper over interop's `openClient` that closes what it opened.
 
-import { parseServerConfig } from '../../src/interop/config.js';
+import { parseServerConfig } from '../../src/config/servers.js';
 import { type OpenClient, openClient, type ServerAuthFactory } from '../../src/interop/transport.js';
 import { createHttpClient, type HttpClient } from '../../src/net/http.js';
 

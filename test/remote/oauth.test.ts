@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServerAuth, FileTokenStore, MemoryTokenStore, OAuthProvider } from '../../src/auth/index.js';
-import { parseServerConfig } from '../../src/interop/config.js';
+import { parseServerConfig } from '../../src/config/servers.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { type OpenClient, openClient, type ServerAuthFactory } from '../../src/interop/transport.js';
 import { createHttpClient, type HttpClient } from '../../src/net/http.js';

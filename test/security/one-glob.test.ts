@@ -3,7 +3,7 @@
 // kept here as the naive references, for every case each of them handled.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { toolMatchesAny, toolPassesFilter } from '../../src/interop/config.js';
+import { toolMatchesAny, toolPassesFilter } from '../../src/config/servers.js';
 import { NetworkGuard, NetworkPolicyError } from '../../src/net/network.js';
 import { matchGlob } from '../../src/security/pattern.js';
 

@@ -5,7 +5,7 @@
 import type { RevokeTokensOptions } from '../../auth/sign-in-state.js';
 import { createHttpClientFromConfig, serverHttpOverrides } from '../../config/http.js';
 import type { InterlockConfig } from '../../config/load.js';
-import type { MCPServerConfig, OAuthConfig, StdioServerConfig } from '../../interop/config.js';
+import type { MCPServerConfig, OAuthConfig, StdioServerConfig } from '../../config/servers.js';
 import { UsageError } from '../exit.js';
 
 /** Names of the tokens in messages. */

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadMCPConfig, parseMCPConfig, stripJsonComments } from '../../src/config/mcp-json.js';
+import { parseServerConfig, parseServerConfigs, toolPassesFilter } from '../../src/config/servers.js';
 import { ConfigError } from '../../src/errors.js';
-import { parseServerConfig, parseServerConfigs, toolPassesFilter } from '../../src/interop/config.js';
 import { stdioEnvironment } from '../../src/interop/transport.js';
 
 function configError(fn: () => unknown): ConfigError {
