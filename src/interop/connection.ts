@@ -22,13 +22,13 @@ import {
   NotConnectedError,
   RequestTimeoutError,
 } from '../errors.js';
+import { requestSignal } from '../net/signals.js';
 import { type Span, SpanKind, SpanStatusCode, type Tracer } from '../otel.js';
 import type { SecretRedactor } from '../redact.js';
 import { STDERR_LINES_KEPT } from './bounds.js';
 import { connectReason } from './describe-error.js';
 import { CallLimiter } from './limiter.js';
 import { classifySdkError, isFatalStreamError } from './sdk-errors.js';
-import { requestSignal } from './signals.js';
 import { CallStats } from './stats.js';
 import { ProcessStdioTransport, StdoutNoiseError } from './stdio-transport.js';
 import { type OpenClient, type OpenClientOptions, openClient } from './transport.js';

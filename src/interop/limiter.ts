@@ -1,6 +1,6 @@
 /** Bounds calls in flight per server, with a bounded wait queue; beyond it calls fail fast with `OVERLOADED`. */
 import { OverloadedError, RequestCancelledError } from '../errors.js';
-import { requestSignal } from './signals.js';
+import { requestSignal } from '../net/signals.js';
 
 /** A counting semaphore with a bounded FIFO queue. `max` undefined means no limit (and no queue). */
 export class CallLimiter {

@@ -19,12 +19,12 @@
  */
 
 import { AuditError, isInterlockError, PermissionDeniedError } from '../errors.js';
+import { requestSignal } from '../net/signals.js';
 import { type Context, type Span, type SpanOptions, SpanStatusCode, type Tracer, trace } from '../otel.js';
 import { AUDIT_SPAN_EVENT, decisionAttributes } from '../security/audit.js';
 import type { CapabilityGate } from '../security/gate.js';
 import type { AccessRequest, Decision } from '../security/types.js';
 import type { ServerConnection } from './connection.js';
-import { requestSignal } from './signals.js';
 
 /** What passes the pipeline. */
 export type InvocationKind = 'tool' | 'native' | 'resource' | 'prompt' | 'server-request';

@@ -10,9 +10,9 @@ import type { FetchLike } from '@modelcontextprotocol/client';
 import type { buildConnector, Dispatcher, ProxyAgent, Response as UndiciResponse } from 'undici';
 import { ConfigError } from '../errors.js';
 import { SECRET_NAME, SecretRedactor } from '../redact.js';
-import { requestSignal } from './abort-relay.js';
 import { DEFAULT_NETWORK_POLICY, NetworkGuard, type NetworkPolicy } from './network.js';
 import { envProxyRoutes, type ProxyRoutes, proxyFor, tunnelingConnector } from './proxy-tunnel.js';
+import { heldWhileUsedSignal } from './signals.js';
 
 const load = createRequire(import.meta.url);
 let undiciModule: typeof import('undici') | undefined;
@@ -420,8 +420,8 @@ function guardedFetch(
   return async (url, init) => {
     let target = new URL(String(url));
     let request: RequestInit = { ...init };
-    // Its own signal per request: the SDK passes one signal to every request (see abort-relay.ts).
-    if (init?.signal) request.signal = requestSignal(init.signal);
+    // Its own signal per request: the SDK passes one signal to every request (see signals.ts).
+    if (init?.signal) request.signal = heldWhileUsedSignal(init.signal);
     const mode = init?.redirect ?? 'follow';
     const authorization = headerValue(init?.headers, 'authorization');
     if (authorization !== undefined && authorization !== lastAuthorization) {

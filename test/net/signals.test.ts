@@ -6,8 +6,8 @@
  */
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { trackedRequestSignals } from '../../src/net/abort-relay.js';
 import { createHttpClient } from '../../src/net/http.js';
+import { weakFollowersOf } from '../../src/net/signals.js';
 import { closesAfterEach } from '../remote/cleanup.js';
 import { startHttp } from '../remote/net-fixtures.js';
 
@@ -33,7 +33,7 @@ describe("one signal shared by a transport's requests", () => {
     }
     expect(getEventListeners(transport.signal, 'abort').length - before).toBe(1);
     // Held weakly and swept as the set grows: never more than twice what is still in use since the last sweep.
-    expect(trackedRequestSignals(transport.signal)).toBeLessThanOrEqual(1000);
+    expect(weakFollowersOf(transport.signal)).toBeLessThanOrEqual(1000);
   });
 
   it('aborts a request waiting for its answer, with the reason given', async () => {
