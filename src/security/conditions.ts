@@ -4,9 +4,11 @@
  * does not hold, or fails (it threw, returned a non-boolean, or met a value of the wrong type). A
  * failed condition fails closed: an allow does not apply, a deny does.
  */
+
 import { posix } from 'node:path';
 import { z } from 'zod';
-import { memoize, plainData } from './parse.js';
+import { once } from '../lazy.js';
+import { plainData } from './parse.js';
 import { trimStop } from './pattern.js';
 import { compileSafeRegex, MAX_REGEX_INPUT_LENGTH, MAX_REGEX_SOURCE_LENGTH } from './safe-regex.js';
 import type { CheckContext, ToolHints } from './types.js';
@@ -32,7 +34,7 @@ export type ConditionResult = typeof HOLDS | typeof FAILS_TO_HOLD | typeof ERROR
 export type Evaluator = (input: ConditionInput) => ConditionResult;
 
 /** The condition schemas, built on first use (importing the security area builds no schema: issue 15). */
-export const conditionSchemas = memoize(buildConditionSchemas);
+export const conditionSchemas = once(buildConditionSchemas);
 
 function buildConditionSchemas() {
   const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);

@@ -7,19 +7,6 @@ import { z } from 'zod';
 import { describeIssues, toConfigIssues } from '../config-issues.js';
 import { PolicyError } from '../errors.js';
 
-/** `build`, called once, on first use: schemas are not built when the module is imported. */
-export function memoize<T>(build: () => T): () => T {
-  let value: T | undefined;
-  let built = false;
-  return () => {
-    if (!built) {
-      value = build();
-      built = true;
-    }
-    return value as T;
-  };
-}
-
 const DANGEROUS_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** Where the first key or object that could pollute a prototype is in `value`, and what it is. */

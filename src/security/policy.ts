@@ -5,9 +5,11 @@
  * each problem at the path to fix. Its output type is {@link Policy}, and what it accepts `CapabilitySet.fromPolicy`
  * loads. The schemas are built on first use.
  */
+
 import { z } from 'zod';
+import { once } from '../lazy.js';
 import { conditionSchemas } from './conditions.js';
-import { memoize, parseWith, plainData } from './parse.js';
+import { parseWith, plainData } from './parse.js';
 import { MAX_PATTERN_LENGTH, trimStop } from './pattern.js';
 import { compileRule, isProblem, RULE_ID_MESSAGE, RULE_ID_RE } from './rules.js';
 
@@ -17,7 +19,7 @@ export const POLICY_VERSION = 1;
 export const MAX_POLICY_RULES = 100_000;
 
 /** The policy schemas, built on first use (importing the security area builds no schema: issue 15). */
-export const policySchemas = memoize(buildPolicySchemas);
+export const policySchemas = once(buildPolicySchemas);
 
 function buildPolicySchemas() {
   /** An action name: `*`, or letters, digits, `_`, `-`, `.`. */
