@@ -38,6 +38,14 @@ const ALLOWED: readonly { text: string; why: string }[] = [
   { text: 'new Error(String(err))', why: 'normalizes a non-Error for a Node callback' },
   { text: 'new Error(reason)', why: 'recorded on a span, never thrown' },
   {
+    text: 'Failed to send cancellation:',
+    why: "InterlockClient's direct tools/call: passed to the client's onerror, worded as the SDK client words it",
+  },
+  {
+    text: 'error instanceof Error ? error : new Error(String(error))',
+    why: "InterlockClient's direct tools/call: normalizes a non-Error a codec threw, as the SDK client does",
+  },
+  {
     text: "'audit sink failed'",
     why: 'stands in for a sink that rejected with nothing; becomes the cause of AUDIT_FAILED',
   },

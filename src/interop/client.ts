@@ -12,12 +12,22 @@
  * It leans on one protected member of the SDK, `_wireCodec()` (documented for role subclasses). If a future SDK
  * drops it, `request()` falls through to the SDK's own path unchanged and `resultChecksReused` stays false, which
  * a test watches.
+ *
+ * `tools/call`, the one request sent per tool call, also gets a direct path (see {@link InterlockClient.callTool}).
  * @internal
  */
-import { Client } from '@modelcontextprotocol/client';
+import {
+  Client,
+  DEFAULT_REQUEST_TIMEOUT_MSEC,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+} from '@modelcontextprotocol/client';
 
 /** What a result check needs from the SDK's era codec (its `WireCodec` type is not exported). */
 interface ResultCodec {
+  readonly era?: string;
+  decodeResult?(method: string, raw: unknown): DecodedResult;
   validateResult(
     method: string,
     raw: unknown,
@@ -31,6 +41,75 @@ interface ResultSchema {
     validate(value: unknown): { value: unknown } | { issues: { message: string }[] };
   };
 }
+
+/** The codec's reading of a raw result: `complete`, `invalid`, or a kind the role class resolves (`input_required`). */
+type DecodedResult =
+  | { kind: 'complete'; result: unknown }
+  | { kind: 'invalid'; error: Error }
+  | { kind: string; inputRequests?: unknown; requestState?: unknown; _meta?: unknown };
+
+/**
+ * The members of the SDK's `Protocol` the direct `tools/call` path shares with the SDK's own requests, so that
+ * progress (and the timeout it resets), `maxTotalTimeout` and the settling of every request when the connection
+ * closes reach a direct call exactly as they reach any other. They are TypeScript-private in the SDK's types,
+ * hence this view; each is checked before use and, if one is missing, calls take the SDK's path.
+ */
+interface ProtocolInternals {
+  _requestMessageId: number;
+  _responseHandlers: Map<number, (response: unknown) => void>;
+  _progressHandlers: Map<number, (progress: unknown) => void>;
+  _setupTimeout(
+    id: number,
+    timeout: number,
+    maxTotalTimeout: number | undefined,
+    onTimeout: () => void,
+    resetTimeoutOnProgress: boolean,
+  ): void;
+  _cleanupTimeout(id: number): void;
+  _envelopeOutbound(message: Record<string, unknown>): Record<string, unknown>;
+  _resolveNonCompleteResult(decoded: DecodedResult, flow: Record<string, unknown>): Promise<unknown>;
+  _requestWithSchemaViaCodec(
+    codec: ResultCodec,
+    request: unknown,
+    schema: ResultSchema,
+    options: unknown,
+  ): Promise<unknown>;
+  _options?: { enforceStrictCapabilities?: boolean };
+}
+
+function hasInternals(value: object): boolean {
+  const v = value as Partial<ProtocolInternals>;
+  return (
+    typeof v._requestMessageId === 'number' &&
+    v._responseHandlers instanceof Map &&
+    v._progressHandlers instanceof Map &&
+    typeof v._setupTimeout === 'function' &&
+    typeof v._cleanupTimeout === 'function' &&
+    typeof v._envelopeOutbound === 'function' &&
+    typeof v._resolveNonCompleteResult === 'function' &&
+    typeof v._requestWithSchemaViaCodec === 'function'
+  );
+}
+
+/** What `callTool` may be given; anything else (resumption tokens, headers, …) takes the SDK's path. */
+interface CallOptions {
+  timeout?: number;
+  maxTotalTimeout?: number;
+  resetTimeoutOnProgress?: boolean;
+  onprogress?: (progress: unknown) => void;
+  signal?: AbortSignal;
+  toolDefinition?: { outputSchema?: unknown };
+  allowInputRequired?: boolean;
+}
+const DIRECT_OPTIONS = new Set([
+  'timeout',
+  'maxTotalTimeout',
+  'resetTimeoutOnProgress',
+  'onprogress',
+  'signal',
+  'toolDefinition',
+  'allowInputRequired',
+]);
 
 /** Per era codec (the SDK keeps one per era), per method: the adapter, or `null` for a method not in the era. */
 const schemas = new WeakMap<ResultCodec, Map<string, ResultSchema | null>>();
@@ -78,10 +157,219 @@ function isStandardSchema(value: unknown): boolean {
 /** @internal */
 export class InterlockClient extends Client {
   #reused = false;
+  #directCalls = 0;
+  /** Ids of `tools/call` requests sent by the direct path and not yet answered. */
+  readonly #direct = new Set<number>();
 
   /** True once a request has gone out with a result check built earlier (false if the SDK changed under us). */
   get resultChecksReused(): boolean {
     return this.#reused;
+  }
+
+  /** How many `tools/call` requests took the direct path (0 if the SDK changed under us). */
+  get directCalls(): number {
+    return this.#directCalls;
+  }
+
+  /**
+   * `tools/call` without the SDK's request funnel, where nothing in that funnel applies. The SDK's `callTool`
+   * wraps `request()` in two async layers (an output-schema lookup and SEP-2243 header mirroring), and its funnel
+   * allocates a promise, five closures and an options object per request, checks the response against the
+   * JSON-RPC result schema a second time and validates the result after one more promise hop. Profiled over
+   * stdio that was more CPU than the SDK's 1.x client spent on a whole call (docs/performance.md).
+   *
+   * Taken only when the caller hands over a tool definition without an `outputSchema` (so the SDK would validate
+   * no structured output and look nothing up) and no header mirroring can apply (2025 era, or a transport
+   * without per-request HTTP streams). The request is registered with the SDK's own response, progress and
+   * timeout tables, so progress resets the timeout, `maxTotalTimeout` ends the call, and a closed connection
+   * settles it as it does every request. The answer is decoded and validated by the era's codec, and an
+   * `input_required` answer (2026-07-28) goes to the SDK's own driver, so results and errors are the SDK's.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: the SDK's signature is passed through unchanged
+  override callTool(params: any, options?: any): any {
+    const codec = this.#directCodec(options as CallOptions | undefined);
+    if (codec === undefined) return super.callTool(params, options);
+    this.#directCalls++;
+    return this.#callDirect(codec, params as Record<string, unknown>, (options ?? {}) as CallOptions);
+  }
+
+  /**
+   * Answers to direct calls go straight to {@link _onresponse}: the SDK's dispatcher would first check each
+   * message against the JSON-RPC result schema again (the transport already parsed it as a JSON-RPC message). A
+   * message with a number id and no method is a response; every other message takes the SDK's dispatch.
+   */
+  override async connect(
+    transport: Parameters<Client['connect']>[0],
+    options?: Parameters<Client['connect']>[1],
+  ) {
+    await super.connect(transport, options);
+    const dispatch = transport.onmessage;
+    if (dispatch === undefined) return;
+    transport.onmessage = (message, extra) => {
+      const id = (message as { id?: unknown }).id;
+      if (typeof id === 'number' && this.#direct.has(id) && !('method' in message)) {
+        this._onresponse(message as Parameters<Client['_onresponse']>[0]);
+        return;
+      }
+      dispatch(message, extra);
+    };
+  }
+
+  protected override _onresponse(response: Parameters<Client['_onresponse']>[0]): void {
+    const id = (response as { id?: unknown }).id;
+    if (typeof id === 'number' && this.#direct.delete(id)) {
+      const self = this as unknown as ProtocolInternals;
+      const handler = self._responseHandlers.get(id);
+      self._responseHandlers.delete(id);
+      self._cleanupTimeout(id);
+      self._progressHandlers.delete(id);
+      handler?.(response);
+      return;
+    }
+    super._onresponse(response);
+  }
+
+  #directCodec(options: CallOptions | undefined): ResultCodec | undefined {
+    if (options?.toolDefinition === undefined || options.toolDefinition.outputSchema !== undefined) return;
+    for (const key in options) if (!DIRECT_OPTIONS.has(key)) return;
+    const transport = this.transport as { hasPerRequestStream?: boolean } | undefined;
+    if (transport === undefined || this.getNegotiatedProtocolVersion() === undefined) return;
+    if (this.getProtocolEra() === 'modern' && transport.hasPerRequestStream === true) return;
+    if (!hasInternals(this)) return;
+    if ((this as unknown as ProtocolInternals)._options?.enforceStrictCapabilities === true) return;
+    const codec = this.#codec();
+    if (codec === undefined || typeof codec.decodeResult !== 'function') return;
+    return resultSchemaFor(codec, 'tools/call') === null ? undefined : codec;
+  }
+
+  #callDirect(codec: ResultCodec, params: Record<string, unknown>, options: CallOptions): Promise<unknown> {
+    const self = this as unknown as ProtocolInternals;
+    const signal = options.signal;
+    if (signal?.aborted) return Promise.reject(asSdkError(signal.reason));
+    const transport = this.transport;
+    if (transport === undefined)
+      return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
+    const id = self._requestMessageId++;
+    const onprogress = options.onprogress;
+    const request = { method: 'tools/call', params };
+    const sent =
+      onprogress === undefined
+        ? params
+        : { ...params, _meta: { ...(params._meta as object | undefined), progressToken: id } };
+    const startedAt = Date.now();
+    return new Promise<unknown>((resolve, reject) => {
+      let done = false;
+      const finish = () => {
+        done = true;
+        this.#direct.delete(id);
+        self._responseHandlers.delete(id);
+        self._progressHandlers.delete(id);
+        self._cleanupTimeout(id);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      // Timeout or the caller's abort: the server is told, as the SDK tells it (2025: notifications/cancelled).
+      const cancel = (reason: unknown) => {
+        if (done) return;
+        finish();
+        const cancelled = {
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: id, reason: String(reason) },
+        };
+        transport
+          .send(self._envelopeOutbound(cancelled) as never)
+          .catch((error: unknown) => this.onerror?.(new Error(`Failed to send cancellation: ${error}`)));
+        reject(asSdkError(reason));
+      };
+      const onAbort = () => cancel(signal?.reason);
+      self._responseHandlers.set(id, (response) => {
+        if (done) return;
+        finish();
+        // An Error: the connection closed, or maxTotalTimeout ran out while progress came in.
+        if (response instanceof Error) return reject(response);
+        const message = response as {
+          result?: unknown;
+          error?: { code: number; message: string; data?: unknown };
+        };
+        if (message.error !== undefined) {
+          return reject(
+            ProtocolError.fromError(message.error.code, message.error.message, message.error.data),
+          );
+        }
+        try {
+          resolve(this.#settle(codec, request, options, startedAt, message.result));
+        } catch (error) {
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+      });
+      this.#direct.add(id);
+      if (onprogress !== undefined) self._progressHandlers.set(id, onprogress);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const timeout = options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC;
+      self._setupTimeout(
+        id,
+        timeout,
+        options.maxTotalTimeout,
+        () => cancel(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout })),
+        options.resetTimeoutOnProgress ?? false,
+      );
+      const outbound = self._envelopeOutbound({ jsonrpc: '2.0', id, method: 'tools/call', params: sent });
+      transport.send(outbound as never).catch((error: unknown) => {
+        if (done) return;
+        finish();
+        reject(error);
+      });
+    });
+  }
+
+  /**
+   * An answer's result, decoded by the era's codec and validated by its result schema; a kind the codec leaves to
+   * the role class (`input_required`) is handed to the SDK's driver, as a promise. Throws what the SDK rejects with.
+   */
+  #settle(
+    codec: ResultCodec,
+    request: { method: string; params: Record<string, unknown> },
+    options: CallOptions,
+    startedAt: number,
+    raw: unknown,
+  ): unknown {
+    const self = this as unknown as ProtocolInternals;
+    const decoded = (codec.decodeResult as NonNullable<ResultCodec['decodeResult']>)(request.method, raw);
+    const schema = resultSchemaFor(codec, request.method) as ResultSchema;
+    if (decoded.kind === 'invalid') throw (decoded as { error: Error }).error;
+    if (decoded.kind !== 'complete') {
+      if (decoded.kind === 'input_required' && options.allowInputRequired === true) {
+        const d = decoded as { inputRequests?: unknown; requestState?: unknown; _meta?: unknown };
+        return {
+          resultType: 'input_required',
+          inputRequests: d.inputRequests,
+          ...(d.requestState !== undefined && { requestState: d.requestState }),
+          ...(d._meta !== undefined && { _meta: d._meta }),
+        };
+      }
+      // Further legs are the SDK's own requests (its multi-round-trip driver, or its error for the kind).
+      return self._resolveNonCompleteResult(decoded, {
+        codec,
+        request,
+        resultSchema: schema,
+        options,
+        flowStartedAt: startedAt,
+        retry: (next: Record<string, unknown> | undefined, legOptions: unknown) =>
+          self._requestWithSchemaViaCodec(
+            codec,
+            next === undefined ? { method: request.method } : { method: request.method, params: next },
+            schema,
+            legOptions,
+          ),
+      });
+    }
+    const outcome = schema['~standard'].validate((decoded as { result: unknown }).result);
+    if ('issues' in outcome) {
+      const why = outcome.issues.map((issue) => issue.message).join(', ');
+      throw new SdkError(SdkErrorCode.InvalidResult, `Invalid result for ${request.method}: ${why}`);
+    }
+    this.#reused = true;
+    return outcome.value;
   }
 
   // biome-ignore lint/suspicious/noExplicitAny: the SDK's overloads are re-dispatched unchanged
@@ -104,4 +392,9 @@ export class InterlockClient extends Client {
     const codec = accessor.call(this) as Partial<ResultCodec> | undefined;
     return typeof codec?.validateResult === 'function' ? (codec as ResultCodec) : undefined;
   }
+}
+
+/** What a cancelled request rejects with, as the SDK words it. */
+function asSdkError(reason: unknown): SdkError {
+  return reason instanceof SdkError ? reason : new SdkError(SdkErrorCode.RequestTimeout, String(reason));
 }

@@ -1,0 +1,203 @@
+/**
+ * Issue 15, the lean hot path: `InterlockClient.callTool` sends `tools/call` itself, outside the SDK's request
+ * funnel, when given a tool definition without an output schema. It must still be the SDK's client in every way a
+ * caller can see: results, progress, the timeout progress resets, `maxTotalTimeout`, the caller's abort (and the
+ * cancellation the server receives), JSON-RPC errors, a connection that closes mid-call, and (2026-07-28) an
+ * `input_required` answer. Every case runs the stock SDK `Client` and `InterlockClient` side by side against the
+ * same real server process, in both protocol eras, and compares what they settle with.
+ */
+import { Client, SdkError } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { InterlockClient } from '../../src/interop/client.js';
+import { createFixtureLog, type FixtureName, nodeFixture } from '../helpers/fixtures.js';
+
+const closers: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+const identity = { name: 'client-direct-test', version: '1.0.0' };
+const clientOptions = { capabilities: {}, versionNegotiation: { mode: 'auto' as const } };
+/** What the call path hands over: a definition without an outputSchema, so the SDK would validate nothing more. */
+const toolDefinition = { name: 'any', inputSchema: { type: 'object' as const } };
+
+async function pair(
+  server: FixtureName,
+  env?: Record<string, string>,
+  options: ConstructorParameters<typeof Client>[1] = clientOptions,
+) {
+  const open = async <C extends Client>(client: C) => {
+    const transport = new StdioClientTransport({
+      ...nodeFixture(server),
+      ...(env === undefined ? {} : { env: { ...(process.env as Record<string, string>), ...env } }),
+    });
+    await client.connect(transport);
+    closers.push(() => client.close());
+    return client;
+  };
+  const stock = await open(new Client(identity, options));
+  const ours = await open(new InterlockClient(identity, options));
+  return { stock, ours };
+}
+
+/** How a call settled, in the terms a caller sees: the value, or the error's class, message, code and data. */
+async function outcome(call: Promise<unknown>) {
+  try {
+    return { value: await call };
+  } catch (err) {
+    const e = err as Error & { code?: unknown; data?: unknown };
+    return { error: { type: e.constructor.name, message: e.message, code: e.code, data: e.data } };
+  }
+}
+
+const eras = [
+  { era: 'legacy', server: 'echo' },
+  { era: 'modern', server: 'modern' },
+] as const;
+
+describe.each(eras)('the direct tools/call path on a $era server', ({ era, server }) => {
+  it('answers as the SDK client does, and is the path taken', async () => {
+    const { stock, ours } = await pair(server);
+    expect(ours.getProtocolEra()).toBe(era);
+    const call = { name: 'echo', arguments: { text: 'hi' } };
+    const expected = await stock.callTool(call, { toolDefinition });
+    for (let i = 0; i < 3; i++) expect(await ours.callTool(call, { toolDefinition })).toEqual(expected);
+    // If a new SDK drops a member the path relies on, calls fall back to the SDK's path and this fails.
+    expect(ours.directCalls).toBe(3);
+    expect(ours.resultChecksReused).toBe(true);
+  });
+
+  it('delivers progress, which resets the timeout, as the SDK client does', async () => {
+    const { stock, ours } = await pair(server);
+    // Six steps 60 ms apart outlast a 200 ms timeout only because each one resets it.
+    const call = { name: 'progress', arguments: { steps: 6, intervalMs: 60 } };
+    const run = async (client: Client) => {
+      const seen: unknown[] = [];
+      const result = await outcome(
+        client.callTool(call, {
+          toolDefinition,
+          timeout: 200,
+          resetTimeoutOnProgress: true,
+          onprogress: (p) => seen.push(p),
+        }),
+      );
+      return { result, seen };
+    };
+    const expected = await run(stock);
+    expect(expected.seen).toHaveLength(6);
+    expect(await run(ours)).toEqual(expected);
+    expect(ours.directCalls).toBe(1);
+  });
+
+  it('ends a call at maxTotalTimeout even while progress keeps coming, with the SDK error', async () => {
+    const { stock, ours } = await pair(server);
+    const call = { name: 'progress', arguments: { steps: 20, intervalMs: 40 } };
+    const options = {
+      toolDefinition,
+      timeout: 5_000,
+      maxTotalTimeout: 150,
+      resetTimeoutOnProgress: true,
+      onprogress() {},
+    };
+    const strip = (o: Awaited<ReturnType<typeof outcome>>) => ({
+      ...o,
+      error: o.error && {
+        ...o.error,
+        data: { maxTotalTimeout: (o.error.data as { maxTotalTimeout: number }).maxTotalTimeout },
+      },
+    });
+    const expected = strip(await outcome(stock.callTool(call, options)));
+    expect(expected.error?.message).toMatch(/Maximum total timeout exceeded/);
+    expect(strip(await outcome(ours.callTool(call, options)))).toEqual(expected);
+    expect(ours.directCalls).toBe(1);
+  });
+
+  it('times out with the SDK error and tells the server to stop', async () => {
+    await using log = createFixtureLog();
+    const { stock, ours } = await pair(server, log.env);
+    const call = { name: 'slow', arguments: { ms: 10_000 } };
+    const expected = await outcome(stock.callTool(call, { toolDefinition, timeout: 100 }));
+    expect(expected.error?.type).toBe('SdkError');
+    expect(await outcome(ours.callTool(call, { toolDefinition, timeout: 100 }))).toEqual(expected);
+    // Both servers saw their request cancelled (both clients share the log file).
+    await vi.waitFor(() => expect(log.entries().filter((e) => e.event === 'aborted')).toHaveLength(2));
+  });
+
+  it("rejects with the caller's abort reason, before sending when already aborted", async () => {
+    const { stock, ours } = await pair(server);
+    const call = { name: 'slow', arguments: { ms: 10_000 } };
+    const abortSoon = (client: Client) => {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(new SdkError(-32001 as never, 'stopped by the caller')), 50);
+      return outcome(client.callTool(call, { toolDefinition, signal: controller.signal }));
+    };
+    const expected = await abortSoon(stock);
+    expect(expected.error?.message).toBe('stopped by the caller');
+    expect(await abortSoon(ours)).toEqual(expected);
+
+    const aborted = AbortSignal.abort('already gone');
+    const before = await outcome(stock.callTool(call, { toolDefinition, signal: aborted }));
+    expect(await outcome(ours.callTool(call, { toolDefinition, signal: aborted }))).toEqual(before);
+    expect(before.error?.message).toBe('already gone');
+  });
+
+  it('settles a call in flight when the connection closes, with the SDK error', async () => {
+    const { stock, ours } = await pair(server);
+    const call = { name: 'slow', arguments: { ms: 10_000 } };
+    const closeSoon = (client: Client) => {
+      setTimeout(() => void client.close(), 50);
+      return outcome(client.callTool(call, { toolDefinition }));
+    };
+    const expected = await closeSoon(stock);
+    expect(expected.error?.message).toMatch(/Connection closed/);
+    expect(await closeSoon(ours)).toEqual(expected);
+  });
+});
+
+describe('the direct tools/call path and what only one era has', () => {
+  it('rejects a JSON-RPC error answer with the SDK ProtocolError (2025-11-25)', async () => {
+    const { stock, ours } = await pair('echo');
+    const call = { name: 'throw', arguments: { message: 'no such row', code: -32602 } };
+    const expected = await outcome(stock.callTool(call, { toolDefinition }));
+    expect(expected.error).toMatchObject({ type: 'ProtocolError', code: -32602 });
+    expect(await outcome(ours.callTool(call, { toolDefinition }))).toEqual(expected);
+    expect(ours.directCalls).toBe(1);
+  });
+
+  it('returns an input_required answer, or lets the SDK driver answer it, as the SDK client does (2026-07-28)', async () => {
+    const { stock, ours } = await pair('modern', undefined, {
+      ...clientOptions,
+      capabilities: { elicitation: { form: {} } },
+    });
+    for (const client of [stock, ours]) {
+      client.setRequestHandler('elicitation/create', async () => ({
+        action: 'accept',
+        content: { name: 'Ada' },
+      }));
+    }
+    const call = { name: 'ask', arguments: {} };
+    const manual = { toolDefinition, allowInputRequired: true };
+    const expected = await outcome(stock.callTool(call, manual));
+    expect(expected.value).toMatchObject({ resultType: 'input_required' });
+    expect(await outcome(ours.callTool(call, manual))).toEqual(expected);
+    // Without allowInputRequired the SDK's driver asks the handler and sends the next leg itself.
+    const driven = await outcome(stock.callTool(call, { toolDefinition }));
+    expect(JSON.stringify(driven.value)).toMatch(/Ada/);
+    expect(await outcome(ours.callTool(call, { toolDefinition }))).toEqual(driven);
+    expect(ours.directCalls).toBe(2);
+  });
+
+  it('leaves to the SDK a call without a definition, with an output schema, or with options it does not know', async () => {
+    const { ours } = await pair('echo');
+    const call = { name: 'echo', arguments: { text: 'hi' } };
+    await ours.callTool(call);
+    // The SDK validates structured output against the schema (here: there is none, so it refuses the answer).
+    const withSchema = { ...toolDefinition, outputSchema: { type: 'object' as const } };
+    expect((await outcome(ours.callTool(call, { toolDefinition: withSchema }))).error?.message).toMatch(
+      /has an output schema but did not return structured content/,
+    );
+    await ours.callTool(call, { toolDefinition, headers: { 'x-extra': '1' } } as never);
+    expect(ours.directCalls).toBe(0);
+  });
+});
