@@ -231,9 +231,11 @@ export class ProcessStdioTransport implements Transport {
     let message: JSONRPCMessage;
     try {
       const value: unknown = JSON.parse(text);
-      // Most lines answer a request: checked against the result-response schema alone, not the four-way union
-      // that tries request and notification first and builds their failures.
-      message = isJSONRPCResultResponse(value) ? value : parseJSONRPCMessage(value);
+      // Most lines answer a request. The plain shape of an answer is recognized without a schema walk (see
+      // isPlainResultResponse); anything else is checked against the result-response schema alone, not the
+      // four-way union that tries request and notification first and builds their failures.
+      message =
+        isPlainResultResponse(value) || isJSONRPCResultResponse(value) ? value : parseJSONRPCMessage(value);
     } catch {
       // Servers that log to stdout corrupt nothing here: the line is reported and skipped. Before the first
       // message it may also mean the process does not speak MCP at all: it gets a grace period to show it does.
@@ -353,4 +355,31 @@ function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
       resolve(true);
     });
   });
+}
+
+/**
+ * The common answer, `{"jsonrpc":"2.0","id":7,"result":{…}}` with no `_meta` in the result, recognized by its
+ * shape: exactly those three keys, the version, a string or integer id, and a result that is a JSON object. That
+ * is all the SDK's `JSONRPCResultResponseSchema` checks of such a message (a strict object whose result is a loose
+ * object with an optional `_meta`), so whatever this accepts the schema accepts too (a property test holds it to
+ * that). A result with `_meta`, and every other message, goes through the schema. The result's own fields are
+ * checked afterwards against the method's result schema by the client, as for every answer. Per answer this saves a
+ * zod walk that cost more than checking the tool result itself (docs/performance.md).
+ * @internal
+ */
+export function isPlainResultResponse(value: unknown): value is JSONRPCMessage {
+  if (typeof value !== 'object' || value === null) return false;
+  const message = value as { jsonrpc?: unknown; id?: unknown; result?: unknown };
+  if (message.jsonrpc !== '2.0') return false;
+  const id = message.id;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return false;
+  const result = message.result;
+  if (typeof result !== 'object' || result === null || Array.isArray(result)) return false;
+  if (Object.hasOwn(result, '_meta')) return false;
+  let keys = 0;
+  for (const key in message) {
+    if (!Object.hasOwn(message, key)) return false;
+    keys++;
+  }
+  return keys === 3;
 }

@@ -127,7 +127,9 @@ export function acceptTaskResults(transport: Transport): void {
                 calls.delete(m.id) &&
                 m.result !== undefined
               ) {
-                return handler({ ...m, result: liftTaskHandle(m.result) } as typeof message, extra);
+                const result = liftTaskHandle(m.result);
+                // A plain result comes back as it was: the message is passed on without a copy.
+                return handler(result === m.result ? message : ({ ...m, result } as typeof message), extra);
               }
               return handler(message, extra);
             };

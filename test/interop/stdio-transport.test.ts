@@ -1,11 +1,13 @@
 /**
  * Issue 15, the lean hot path: messages sent to a stdio server in one tick leave in one write, not one system
- * call each. The server here is a real child process that reports how many reads it took to get each batch.
+ * call each. The server here is a real child process that reports how many reads it took to get each batch. And
+ * the common answer is recognized by its shape, never accepting what the SDK's schema would refuse.
  */
 import { Socket } from 'node:net';
-import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+import { isJSONRPCResultResponse, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { ProcessStdioTransport } from '../../src/interop/stdio-transport.js';
+import { isPlainResultResponse, ProcessStdioTransport } from '../../src/interop/stdio-transport.js';
 
 // Counts stdin reads and lines; after every `expect` lines, reports both as a JSON-RPC notification.
 const COUNTER = `
@@ -74,5 +76,60 @@ describe('ProcessStdioTransport writes', () => {
       await transport.send(note(i));
       expect(await transport.next()).toEqual({ reads: 1, lines: 1 });
     }
+  });
+});
+
+describe('the shape check for a plain answer', () => {
+  const plain = { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'hi' }] } };
+
+  it('recognizes the common answer and leaves everything else to the schema', () => {
+    expect(isPlainResultResponse(plain)).toBe(true);
+    expect(isPlainResultResponse({ ...plain, id: 'a-1' })).toBe(true);
+    // Each of these goes to the SDK's schema instead (which may still accept it: _meta is checked there).
+    for (const other of [
+      { ...plain, result: { ...plain.result, _meta: { progressToken: 1 } } },
+      { ...plain, extra: true },
+      { ...plain, jsonrpc: '1.0' },
+      { ...plain, id: 1.5 },
+      { ...plain, id: null },
+      { ...plain, result: [] },
+      { jsonrpc: '2.0', id: 7, error: { code: 1, message: 'x' } },
+      { jsonrpc: '2.0', method: 'notifications/progress', params: {} },
+      null,
+      'text',
+    ]) {
+      expect(isPlainResultResponse(other)).toBe(false);
+    }
+  });
+
+  it("accepts nothing the SDK's result-response schema refuses", () => {
+    const id = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.constant(null), fc.boolean());
+    const result = fc.oneof(
+      fc.dictionary(fc.string(), fc.jsonValue()),
+      fc.jsonValue(),
+      fc.record({ content: fc.jsonValue(), _meta: fc.jsonValue() }),
+    );
+    const version = fc.oneof(fc.constant('2.0'), fc.string(), fc.integer());
+    // Mostly answers with the three keys, some with one more, to reach both sides of the check.
+    const message = fc.oneof(
+      fc.record({ jsonrpc: version, id, result }),
+      fc.record(
+        { jsonrpc: version, id, result, error: fc.jsonValue(), method: fc.string(), extra: fc.jsonValue() },
+        { requiredKeys: [] },
+      ),
+    );
+    let plainSeen = 0;
+    fc.assert(
+      fc.property(message, (value) => {
+        // Through JSON, as the transport sees lines.
+        const parsed: unknown = JSON.parse(JSON.stringify(value));
+        if (isPlainResultResponse(parsed)) {
+          plainSeen++;
+          expect(isJSONRPCResultResponse(parsed)).toBe(true);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+    expect(plainSeen).toBeGreaterThan(50);
   });
 });
