@@ -236,9 +236,11 @@ async function resendStage(
   const connection = ctx.connection as ServerConnection;
   const { name, server, tool } = ctx.entry.wrapper;
   for (let attempt = 1; ; attempt++) {
-    ctx.client = await connection.acquireClient(ctx.timeoutMs, options.signal);
+    // A ready connection's client is taken as is: no promise, no extra turn.
+    ctx.client = connection.client ?? (await connection.acquireClient(ctx.timeoutMs, options.signal));
     // A revoke or policy change while the call waited for its slot or a reconnect still stops it.
-    await recheckIfChanged(ctx);
+    const rechecking = recheckIfChanged(ctx);
+    if (rechecking !== undefined) await rechecking;
     const callId = deps.nextCallId();
     const started = performance.now();
     ctx.followingTask = false;

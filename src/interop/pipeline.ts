@@ -194,11 +194,18 @@ export function authorizeInvocation(invocation: {
   });
 }
 
-/** Decides again, right before sending, when the set changed since the call was authorized. */
-export async function recheckIfChanged(ctx: Invocation): Promise<void> {
+/**
+ * Decides again, right before sending, when the set changed since the call was authorized. Nothing to wait for
+ * (`undefined`, no promise) when it did not change, the case of nearly every call.
+ */
+export function recheckIfChanged(ctx: Invocation): Promise<void> | undefined {
   const revision = ctx.gate.capabilities.revision;
-  if (revision === ctx.revision) return;
+  if (revision === ctx.revision) return undefined;
   ctx.revision = revision;
+  return recheck(ctx);
+}
+
+async function recheck(ctx: Invocation): Promise<void> {
   try {
     ctx.decision = await ctx.gate.recheck(ctx.request);
   } catch (err) {

@@ -162,8 +162,9 @@ async function sendStage(
   next: Terminal<RequestInvocation<unknown>, unknown>,
 ): Promise<unknown> {
   const connection = ctx.connection as ServerConnection;
-  ctx.client = await connection.acquireClient(ctx.timeoutMs, ctx.signal);
-  await recheckIfChanged(ctx);
+  ctx.client = connection.client ?? (await connection.acquireClient(ctx.timeoutMs, ctx.signal));
+  const rechecking = recheckIfChanged(ctx);
+  if (rechecking !== undefined) await rechecking;
   const { deps, server, method, target } = ctx;
   const callId = deps.nextCallId();
   const started = performance.now();
