@@ -17,6 +17,8 @@ import {
 
 /** How long a server gets after stdin ends, and again after SIGTERM. @default 2 000 ms */
 export const DEFAULT_KILL_GRACE_MS = 2_000;
+/** What `send` returns when the message was handed to the pipe: one settled promise for every such send. */
+const SENT: Promise<void> = Promise.resolve();
 /** The longest stdout line accepted from a server (one JSON-RPC message). @default 128 MiB */
 export const DEFAULT_MAX_LINE_BYTES = 128 * 1024 * 1024;
 /**
@@ -199,10 +201,14 @@ export class ProcessStdioTransport implements Transport {
     let start = 0;
     let nl = chunk.indexOf(10, start);
     while (nl !== -1) {
-      const piece = chunk.subarray(start, nl);
-      const line = this.#chunks.length === 0 ? piece : Buffer.concat([...this.#chunks, piece]);
-      this.#chunks = [];
-      this.#pendingBytes = 0;
+      // The common case, a line whole in this chunk, is decoded in place: no Buffer view, no copy.
+      let line: string;
+      if (this.#chunks.length === 0) line = chunk.toString('utf8', start, nl);
+      else {
+        line = Buffer.concat([...this.#chunks, chunk.subarray(start, nl)]).toString('utf8');
+        this.#chunks = [];
+        this.#pendingBytes = 0;
+      }
       this.#onLine(line);
       if (this.#closed) return;
       start = nl + 1;
@@ -224,10 +230,10 @@ export class ProcessStdioTransport implements Transport {
     }
   }
 
-  #onLine(raw: Buffer): void {
-    let text = raw.toString('utf8');
-    if (text.endsWith('\r')) text = text.slice(0, -1);
-    if (text.trim() === '') return;
+  #onLine(line: string): void {
+    const text = line.endsWith('\r') ? line.slice(0, -1) : line;
+    // A JSON-RPC line starts with '{'; only a line that does not is looked at for being blank.
+    if (text.charCodeAt(0) !== 123 && text.trim() === '') return;
     let message: JSONRPCMessage;
     try {
       const value: unknown = JSON.parse(text);
@@ -303,12 +309,25 @@ export class ProcessStdioTransport implements Transport {
         stdin.uncork();
       });
     }
+    // No callback per write: a write error reaches onerror through stdin's 'error' listener (and the close path).
+    if (stdin.write(`${JSON.stringify(message)}\n`)) return SENT;
+    // Backpressure: the message is queued; the caller waits until the pipe drains, or learns that it closed.
     return new Promise((resolve, reject) => {
-      const ok = stdin.write(`${JSON.stringify(message)}\n`, (err) => {
-        if (err && !ok) reject(err);
-      });
-      if (ok) resolve();
-      else stdin.once('drain', () => resolve());
+      const settle = (error?: Error) => {
+        stdin.off('drain', onDrain);
+        stdin.off('close', onClose);
+        stdin.off('error', settle);
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      const onDrain = () => settle();
+      const onClose = () =>
+        settle(
+          new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed: the server process stdin closed'),
+        );
+      stdin.once('drain', onDrain);
+      stdin.once('close', onClose);
+      stdin.once('error', settle);
     });
   }
 

@@ -79,6 +79,53 @@ describe('ProcessStdioTransport writes', () => {
   });
 });
 
+describe('ProcessStdioTransport under backpressure', () => {
+  // 4 MiB: far more than a pipe holds, so the write is queued and send waits for the pipe to drain.
+  const big: JSONRPCMessage = {
+    jsonrpc: '2.0',
+    method: 'notifications/big',
+    params: { text: 'x'.repeat(4 << 20) },
+  };
+
+  async function child(script: string) {
+    const transport = new ProcessStdioTransport({
+      command: process.execPath,
+      args: ['-e', script],
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    await transport.start();
+    return Object.assign(transport, { [Symbol.asyncDispose]: () => transport.close() });
+  }
+
+  it('resolves a send once a slow reader has taken the message', async () => {
+    // Reads nothing for 200 ms, then all of stdin, and says how much it got.
+    await using transport = await child(`
+      let bytes = 0;
+      setTimeout(() => process.stdin.on('data', (c) => {
+        bytes += c.length;
+        if (c.includes(10)) process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'got', params: { bytes } }) + '\\n');
+      }), 200);
+    `);
+    const got = new Promise<unknown>((resolve) => {
+      transport.onmessage = (message) => resolve((message as { params?: unknown }).params);
+    });
+    let sent = false;
+    const sending = transport.send(big).then(() => {
+      sent = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(sent).toBe(false);
+    await sending;
+    expect(await got).toEqual({ bytes: JSON.stringify(big).length + 1 });
+  });
+
+  it('rejects a waiting send when the server exits without reading', async () => {
+    await using transport = await child('setTimeout(() => process.exit(0), 200)');
+    transport.onerror = () => {};
+    await expect(transport.send(big)).rejects.toBeInstanceOf(Error);
+  });
+});
+
 describe('the shape check for a plain answer', () => {
   const plain = { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'hi' }] } };
 
