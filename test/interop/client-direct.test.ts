@@ -129,7 +129,8 @@ describe.each(eras)('the direct tools/call path on a $era server', ({ era, serve
     const call = { name: 'slow', arguments: { ms: 10_000 } };
     const abortSoon = (client: Client) => {
       const controller = new AbortController();
-      setTimeout(() => controller.abort(new SdkError(-32001 as never, 'stopped by the caller')), 50);
+      // Once the request is on its way (the next turn of the event loop), not after a fixed delay.
+      setImmediate(() => controller.abort(new SdkError(-32001 as never, 'stopped by the caller')));
       return outcome(client.callTool(call, { toolDefinition, signal: controller.signal }));
     };
     const expected = await abortSoon(stock);
@@ -146,7 +147,7 @@ describe.each(eras)('the direct tools/call path on a $era server', ({ era, serve
     const { stock, ours } = await pair(server);
     const call = { name: 'slow', arguments: { ms: 10_000 } };
     const closeSoon = (client: Client) => {
-      setTimeout(() => void client.close(), 50);
+      setImmediate(() => void client.close());
       return outcome(client.callTool(call, { toolDefinition }));
     };
     const expected = await closeSoon(stock);

@@ -113,7 +113,8 @@ describe('ProcessStdioTransport under backpressure', () => {
     const sending = transport.send(big).then(() => {
       sent = true;
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // One turn of the event loop: the message has gone to the pipe as far as it can, and the reader is not reading.
+    await new Promise((resolve) => setImmediate(resolve));
     expect(sent).toBe(false);
     await sending;
     expect(await got).toEqual({ bytes: JSON.stringify(big).length + 1 });
