@@ -36,6 +36,7 @@ import { type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
 import type { ToolCallOptions } from '../tools/tool-wrapper.js';
 import type { OutputValidator } from '../tools/validate.js';
 import type { CatalogEntry, ToolCatalog } from './catalog.js';
+import { mirrorsHeaders } from './client.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import { callToolAnswering } from './input-rounds.js';
@@ -320,7 +321,7 @@ async function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
     // and retry by itself on a HEADER_MISMATCH answer, so over 2026-07-28 HTTP a tool without an outputSchema
     // goes without it. Everywhere else the client could never retry (no headers: stdio, or a 2025 era), and the
     // definition spares it a lookup in its response cache on every call.
-    ...(outputValidator !== undefined || !mirrorsHeaders(connection, client)
+    ...(outputValidator !== undefined || !mirrorsHeaders(client)
       ? { toolDefinition: toolDefinitionOf(entry) }
       : {}),
     onprogress: onProgress ?? noop,
@@ -370,11 +371,6 @@ async function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
   // The final result is checked, a task's included (the handle itself is no result).
   if (outputValidator !== undefined) checkOutput(name, server, outputValidator, raw);
   return toToolCallResult(raw, { maxResultChars: deps.maxResultChars });
-}
-
-/** Whether the SDK mirrors arguments into `Mcp-Param-*` headers (SEP-2243) and so may answer HEADER_MISMATCH. */
-function mirrorsHeaders(connection: ServerConnection, client: Client): boolean {
-  return connection.transport !== 'stdio' && client.getProtocolEra() === 'modern';
 }
 
 /** The definition handed to the SDK: the same for every call, so built once. */

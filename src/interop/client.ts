@@ -26,7 +26,6 @@ import {
 
 /** What a result check needs from the SDK's era codec (its `WireCodec` type is not exported). */
 interface ResultCodec {
-  readonly era?: string;
   decodeResult?(method: string, raw: unknown): DecodedResult;
   validateResult(
     method: string,
@@ -232,9 +231,8 @@ export class InterlockClient extends Client {
   #directCodec(options: CallOptions | undefined): ResultCodec | undefined {
     if (options?.toolDefinition === undefined || options.toolDefinition.outputSchema !== undefined) return;
     for (const key in options) if (!DIRECT_OPTIONS.has(key)) return;
-    const transport = this.transport as { hasPerRequestStream?: boolean } | undefined;
-    if (transport === undefined || this.getNegotiatedProtocolVersion() === undefined) return;
-    if (this.getProtocolEra() === 'modern' && transport.hasPerRequestStream === true) return;
+    if (this.transport === undefined || this.getNegotiatedProtocolVersion() === undefined) return;
+    if (mirrorsHeaders(this)) return;
     if (!hasInternals(this)) return;
     if ((this as unknown as ProtocolInternals)._options?.enforceStrictCapabilities === true) return;
     const codec = this.#codec();
@@ -392,6 +390,16 @@ export class InterlockClient extends Client {
     const codec = accessor.call(this) as Partial<ResultCodec> | undefined;
     return typeof codec?.validateResult === 'function' ? (codec as ResultCodec) : undefined;
   }
+}
+
+/**
+ * Whether `client` mirrors tool arguments into `Mcp-Param-*` headers (SEP-2243), and so may be answered
+ * `HEADER_MISMATCH`: a 2026-07-28 connection over a transport with a stream per request (Streamable HTTP). Over
+ * stdio, SSE or a 2025 era there are no such headers.
+ */
+export function mirrorsHeaders(client: Client): boolean {
+  const transport = client.transport as { hasPerRequestStream?: boolean } | undefined;
+  return client.getProtocolEra() === 'modern' && transport?.hasPerRequestStream === true;
 }
 
 /** What a cancelled request rejects with, as the SDK words it. */
