@@ -26,6 +26,8 @@ import {
 
 /** What a result check needs from the SDK's era codec (its `WireCodec` type is not exported). */
 interface ResultCodec {
+  /** The protocol revision the codec speaks (`2025-11-25`, `2026-07-28`). */
+  era?: string;
   decodeResult?(method: string, raw: unknown): DecodedResult;
   validateResult(
     method: string,
@@ -331,6 +333,11 @@ export class InterlockClient extends Client {
     startedAt: number,
     raw: unknown,
   ): unknown {
+    const plain = plainTextResult(codec, raw);
+    if (plain !== undefined) {
+      this.#reused = true;
+      return plain;
+    }
     const self = this as unknown as ProtocolInternals;
     const decoded = (codec.decodeResult as NonNullable<ResultCodec['decodeResult']>)(request.method, raw);
     const schema = resultSchemaFor(codec, request.method) as ResultSchema;
@@ -400,6 +407,42 @@ export class InterlockClient extends Client {
 export function mirrorsHeaders(client: Client): boolean {
   const transport = client.transport as { hasPerRequestStream?: boolean } | undefined;
   return client.getProtocolEra() === 'modern' && transport?.hasPerRequestStream === true;
+}
+
+/**
+ * A `tools/call` result made of text blocks alone, read by its shape: `content` (text blocks with exactly `type`
+ * and `text`) and an optional boolean `isError`, plus `resultType: "complete"` on 2026-07-28 and nothing else. For
+ * such a result the era's codec and its zod result schema return the same value (less `resultType`), at a cost
+ * that profiled over stdio above the rest of the SDK's work on an answer; anything else, a task handle, structured
+ * content, `_meta`, a block of another type or one extra key, returns undefined and takes the codec's path. A
+ * property test (test/interop/client-direct.test.ts) checks the two agree on every value this accepts.
+ * @internal
+ */
+export function plainTextResult(codec: { era?: unknown }, raw: unknown): unknown {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  const modern = codec.era === '2026-07-28';
+  if (!modern && codec.era !== '2025-11-25') return undefined;
+  const record = raw as { content?: unknown; isError?: unknown; resultType?: unknown };
+  for (const key in record) {
+    if (key === 'content' || key === 'isError' || (modern && key === 'resultType')) continue;
+    return undefined;
+  }
+  if (modern && record.resultType !== 'complete') return undefined;
+  if (record.isError !== undefined && typeof record.isError !== 'boolean') return undefined;
+  const content = record.content;
+  if (!Array.isArray(content)) return undefined;
+  for (const block of content as unknown[]) {
+    if (typeof block !== 'object' || block === null || Array.isArray(block)) return undefined;
+    let keys = 0;
+    for (const key in block) {
+      if (key !== 'type' && key !== 'text') return undefined;
+      keys++;
+    }
+    const text = block as { type?: unknown; text?: unknown };
+    if (keys !== 2 || text.type !== 'text' || typeof text.text !== 'string') return undefined;
+  }
+  if (!modern) return record;
+  return record.isError === undefined ? { content } : { content, isError: record.isError };
 }
 
 /** What a cancelled request rejects with, as the SDK words it. */

@@ -8,8 +8,9 @@
  */
 import { Client, SdkError } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InterlockClient } from '../../src/interop/client.js';
+import { InterlockClient, plainTextResult } from '../../src/interop/client.js';
 import { createFixtureLog, type FixtureName, nodeFixture } from '../helpers/fixtures.js';
 
 const closers: (() => Promise<unknown>)[] = [];
@@ -206,5 +207,123 @@ describe('the direct tools/call path and what only one era has', () => {
     );
     await ours.callTool(call, { toolDefinition, headers: { 'x-extra': '1' } } as never);
     expect(ours.directCalls).toBe(0);
+  });
+});
+
+describe('the shape check for plain text results', () => {
+  /** The era codec a connected client reads answers with: `decodeResult` then `validateResult`, as the SDK does. */
+  interface Codec {
+    era: string;
+    decodeResult(method: string, raw: unknown): { kind: string; result?: unknown };
+    validateResult(method: string, raw: unknown): { ok: boolean; value?: unknown };
+  }
+  const codecOf = (client: Client) => (client as unknown as { _wireCodec(): Codec })._wireCodec();
+
+  it.each(eras)(
+    "returns, on a $era server, only what the era's codec returns for the same answer",
+    async ({ era, server }) => {
+      const { ours } = await pair(server);
+      const codec = codecOf(ours);
+      expect(ours.getProtocolEra()).toBe(era);
+      const text = fc.record({ type: fc.constant('text'), text: fc.string() });
+      const block = fc.oneof(
+        text,
+        fc.record(
+          { type: fc.constantFrom('text', 'image', 'resource'), text: fc.jsonValue() },
+          { requiredKeys: [] },
+        ),
+        fc.record(
+          {
+            type: fc.constant('text'),
+            text: fc.string(),
+            annotations: fc.jsonValue(),
+            _meta: fc.jsonValue(),
+          },
+          { requiredKeys: ['type'] },
+        ),
+        fc.jsonValue(),
+      );
+      const resultType = fc.constantFrom('complete', 'input_required', 'task', undefined);
+      // Blocks one step off a text block: another type, a text that is not a string, a key swapped.
+      const nearText = fc.oneof(
+        text,
+        fc.record({ type: fc.constantFrom('image', 'audio', 'resource', 'Text', ''), text: fc.string() }),
+        fc.record({ type: fc.constant('text'), text: fc.jsonValue() }),
+        fc.record({ type: fc.constant('text'), data: fc.string() }),
+      );
+      // A quarter are plain text results (the check's yes side on the era's terms), a quarter are one step off
+      // one (a block, `isError` or `resultType`), half have anything off.
+      const answer = fc.oneof(
+        fc.record(
+          {
+            content: fc.array(nearText, { maxLength: 3 }),
+            isError: fc.oneof(fc.boolean(), fc.jsonValue()),
+            resultType: fc.oneof(fc.constant('complete'), resultType),
+          },
+          { requiredKeys: ['content'] },
+        ),
+        fc.record(
+          {
+            content: fc.array(text, { maxLength: 4 }),
+            isError: fc.boolean(),
+            ...(era === 'modern' ? { resultType: fc.constant('complete') } : {}),
+          },
+          { requiredKeys: era === 'modern' ? ['content', 'resultType'] : ['content'] },
+        ),
+        fc.record(
+          {
+            content: fc.oneof(fc.array(block, { maxLength: 4 }), fc.jsonValue()),
+            isError: fc.jsonValue(),
+            resultType,
+            structuredContent: fc.jsonValue(),
+            _meta: fc.jsonValue(),
+            task: fc.jsonValue(),
+          },
+          { requiredKeys: [] },
+        ),
+        fc.jsonValue(),
+      );
+      let plainSeen = 0;
+      fc.assert(
+        fc.property(answer, (value) => {
+          const raw: unknown = JSON.parse(JSON.stringify(value) ?? 'null');
+          const plain = plainTextResult(codec, raw);
+          if (plain === undefined) return;
+          plainSeen++;
+          const decoded = codec.decodeResult('tools/call', JSON.parse(JSON.stringify(raw)));
+          expect(decoded.kind).toBe('complete');
+          const validated = codec.validateResult('tools/call', decoded.result);
+          expect(validated.ok).toBe(true);
+          expect(plain).toStrictEqual(validated.value);
+        }),
+        { numRuns: 2000 },
+      );
+      // About 500 expected: the property is not checked on a handful only.
+      expect(plainSeen).toBeGreaterThan(200);
+    },
+  );
+
+  it('refuses what it cannot vouch for, and an unknown era', () => {
+    const legacy = { era: '2025-11-25' };
+    const modern = { era: '2026-07-28' };
+    const plain = { content: [{ type: 'text', text: 'hi' }] };
+    expect(plainTextResult(legacy, plain)).toBe(plain);
+    expect(plainTextResult(modern, { ...plain, resultType: 'complete' })).toEqual(plain);
+    for (const other of [
+      { ...plain, resultType: 'complete' },
+      { ...plain, structuredContent: {} },
+      { ...plain, _meta: {} },
+      { content: [{ type: 'text', text: 'hi', annotations: {} }] },
+      { content: [{ type: 'image', data: 'x', mimeType: 'image/png' }] },
+      { content: [{ type: 'text', text: 1 }] },
+      { ...plain, isError: 'yes' },
+      { task: { taskId: 't', status: 'working' } },
+      [plain],
+      null,
+    ]) {
+      expect(plainTextResult(legacy, other)).toBeUndefined();
+    }
+    expect(plainTextResult(modern, plain)).toBeUndefined();
+    expect(plainTextResult({ era: '2099-01-01' }, plain)).toBeUndefined();
   });
 });
