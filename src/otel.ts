@@ -32,11 +32,15 @@ export const SpanStatusCode = {
 } as const;
 
 /** The API's `trace`, loaded on first use. */
-export const trace: Pick<Api.TraceAPI, 'getTracer' | 'setSpan' | 'getSpan' | 'getActiveSpan'> = {
+export const trace: Pick<
+  Api.TraceAPI,
+  'getTracer' | 'setSpan' | 'getSpan' | 'getActiveSpan' | 'isSpanContextValid'
+> = {
   getTracer: (name, version) => otel().trace.getTracer(name, version),
   setSpan: (context, span) => otel().trace.setSpan(context, span),
   getSpan: (context) => otel().trace.getSpan(context),
   getActiveSpan: () => otel().trace.getActiveSpan(),
+  isSpanContextValid: (spanContext) => otel().trace.isSpanContextValid(spanContext),
 };
 
 /** The API's `context`, loaded on first use. */

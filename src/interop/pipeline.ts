@@ -43,7 +43,10 @@ export interface Invocation {
   readonly signal?: AbortSignal | undefined;
   /** The invocation's span: set by the trace stage, or by whoever made the span (the agent's `execute_tool`). */
   span: Span | undefined;
-  /** The span's context, for propagation and the server requests made meanwhile. */
+  /**
+   * The context the request propagates (W3C `traceparent`, baggage): the span's, or the parent's when the span
+   * adds nothing to it (see `addsNothing`).
+   */
   spanContext: Context | undefined;
   /** The gate's decision, once authorize ran. */
   decision: Decision | undefined;
@@ -106,7 +109,7 @@ export function traceStage<C extends Invocation, R>(spec: TraceSpec<C, R>): Stag
     const start = spec.start(ctx);
     const span = spec.tracer(ctx).startSpan(start.name, start.options, parent);
     ctx.span = span;
-    ctx.spanContext = trace.setSpan(parent, span);
+    ctx.spanContext = addsNothing(span, parent) ? parent : trace.setSpan(parent, span);
     try {
       const result = await next(ctx);
       spec.onResult?.(span, result);
@@ -118,6 +121,19 @@ export function traceStage<C extends Invocation, R>(spec: TraceSpec<C, R>): Stag
       span.end();
     }
   };
+}
+
+/**
+ * Whether a context holding `span` would propagate exactly what `parent` does: the span records nothing and
+ * carries the parent span's own span context (what the API's no-op tracer returns when no SDK is registered), or
+ * neither holds a valid trace. The invocation then runs in `parent` itself, and no context is built per call for a
+ * span nobody sees. A span an SDK sampled out has a span id of its own, so it still gets its context.
+ */
+function addsNothing(span: Span, parent: Context): boolean {
+  if (span.isRecording()) return false;
+  const own = span.spanContext();
+  const parentSpan = trace.getSpan(parent);
+  return parentSpan === undefined ? !trace.isSpanContextValid(own) : parentSpan.spanContext() === own;
 }
 
 /** Marks `span` failed with the error's code. */
