@@ -94,7 +94,9 @@ for (const node of profile.nodes) {
   byFunction.set(name, (byFunction.get(name) ?? 0) + t);
   byOwner.set(owner(f.url), (byOwner.get(owner(f.url)) ?? 0) + t);
 }
-// Inclusive time of our own functions (src/ and bench/): what each costs with everything it calls.
+// Inclusive time of Interlock's own functions: what each costs with everything it calls. The contender runs the
+// compiled package (bench/.build, or the BENCH_INTERLOCK_BUILD override), so its files are matched by what
+// follows the build directory: a path as in src/.
 const parent = new Map<number, number>();
 for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -104,8 +106,9 @@ for (const [id, t] of self) {
   for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
     const f = byId.get(cur)!.callFrame;
     const where = owner(f.url);
-    if (!where.startsWith('src/')) continue;
-    const name = `${f.functionName || '(anonymous)'} ${where}`;
+    const own = /(?:^|\/)(?:src|\.build)\/(.+)$/.exec(where);
+    if (own === null || where.includes('node_modules')) continue;
+    const name = `${f.functionName || '(anonymous)'} src/${own[1]}`;
     if (seen.has(name)) continue;
     seen.add(name);
     inclusive.set(name, (inclusive.get(name) ?? 0) + t);
@@ -122,5 +125,5 @@ const show = (title: string, map: Map<string, number>) => {
 };
 show('Self time by package or file', byOwner);
 show('Self time by function', byFunction);
-show('Inclusive time of functions in src/', inclusive);
+show("Inclusive time of Interlock's functions", inclusive);
 process.stdout.write(`\nprofile: ${join(dir, file)}\n`);

@@ -1,0 +1,118 @@
+/**
+ * What Interlock's own work costs per tool call, with the protocol taken out (issue 15): the manager connects to
+ * the bench's echo server as usual, then its MCP client's `callTool` is replaced by one that answers at once with
+ * the result the server would send. What is left is the pipeline: the span, argument validation, the gate among
+ * the rules, the audit records, the call slot, statistics, events and normalization. Without pipes, a server
+ * process or the SDK's protocol work, the figure is steadier than the `calls` figures of `npm run bench`, so it
+ * can show a change of a fraction of a µs.
+ *
+ *   node --import tsx bench/pipeline-cost.ts [--calls 200000] [--rounds 5]
+ *
+ * Runs on the compiled package (bench/.build), as the `interlock` contender does. Prints CPU µs per call, the
+ * median over rounds, for each setup, sequentially and with 16 calls in flight.
+ */
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { trace } from '@opentelemetry/api';
+import type * as Interlock from '../src/index.js';
+import type * as Client from '../src/interop/client.js';
+import type * as Security from '../src/security/index.js';
+import { ECHO_RAW } from './lib/paths.js';
+import { benchCapabilities } from './lib/policy.js';
+import { ensureInterlockBuild } from './lib/processes.js';
+import { median } from './lib/stats.js';
+
+const { values } = parseArgs({
+  options: { calls: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '5' } },
+});
+const calls = Number(values.calls);
+const rounds = Number(values.rounds);
+
+const entry = ensureInterlockBuild();
+const load = async <T>(path: string) => (await import(pathToFileURL(join(dirname(entry), path)).href)) as T;
+const { MCPClientManager } = await load<typeof Interlock>('index.js');
+const security = await load<typeof Security>('security/index.js');
+const { InterlockClient } = await load<typeof Client>('interop/client.js');
+
+// Every client of this process answers `tools/call` at once, as the echo server would.
+InterlockClient.prototype.callTool = function callTool(params: { arguments?: { text?: string } }) {
+  return Promise.resolve({ content: [{ type: 'text', text: params.arguments?.text ?? '' }] });
+} as never;
+
+interface Setup {
+  name: string;
+  options(): Interlock.MCPClientManagerOptions;
+}
+
+const SERVER = 'bench';
+const setups: Setup[] = [
+  {
+    name: 'one grant, no audit, no tracer',
+    options: () => {
+      const capabilities = new security.CapabilitySet();
+      capabilities.grant(`mcp:${SERVER}:echo`, 'execute');
+      return { capabilities };
+    },
+  },
+  {
+    name: '1 000 rules, audit to memory and OpenTelemetry, tracer (the contender)',
+    options: () => ({
+      capabilities: benchCapabilities(security.CapabilitySet, SERVER),
+      audit: security.combineAuditSinks(
+        new security.MemoryAuditSink(),
+        new security.OpenTelemetryAuditSink(),
+      ),
+      tracer: trace.getTracer('bench'),
+    }),
+  },
+];
+
+async function cpuPerCall(run: () => Promise<unknown>): Promise<number> {
+  const before = process.cpuUsage();
+  await run();
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / calls;
+}
+
+const rows: string[] = [];
+for (const setup of setups) {
+  const manager = new MCPClientManager(setup.options());
+  await manager.connectServer({
+    name: SERVER,
+    transport: 'stdio',
+    command: process.execPath,
+    args: [ECHO_RAW],
+  });
+  const call = () => manager.executeTool(`mcp__${SERVER}__echo`, { text: 'hello' });
+  const sequential = async () => {
+    for (let i = 0; i < calls; i++) await call();
+  };
+  const concurrent = async () => {
+    let left = calls;
+    const lane = async () => {
+      while (left-- > 0) await call();
+    };
+    await Promise.all(Array.from({ length: 16 }, lane));
+  };
+  await sequential(); // warm-up: V8 optimizes the path before anything is counted
+  const seq: number[] = [];
+  const c16: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    seq.push(await cpuPerCall(sequential));
+    c16.push(await cpuPerCall(concurrent));
+  }
+  await manager.close();
+  rows.push(`| ${setup.name} | ${median(seq).toFixed(2)} | ${median(c16).toFixed(2)} |`);
+}
+
+process.stdout.write(
+  [
+    `Interlock's own work per tool call, CPU µs (median of ${rounds} rounds of ${calls} calls, Node ${process.version})`,
+    '',
+    '| Setup | sequential | 16 in flight |',
+    '| --- | ---: | ---: |',
+    ...rows,
+    '',
+  ].join('\n'),
+);
