@@ -9,8 +9,10 @@
  *   node --import tsx bench/pipeline-cost.ts [--calls 200000] [--rounds 5]
  *
  * Runs on the compiled package (bench/.build), as the `interlock` contender does. Prints CPU µs per call, the
- * median over rounds, for each setup, sequentially and with 16 calls in flight.
+ * median over rounds, for each setup, sequentially and with 16 calls in flight, and the bytes a call allocates
+ * (V8's sampling heap profiler, counting objects the GC has already collected, over one more run with 16 in flight).
  */
+import { Session } from 'node:inspector/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -75,6 +77,31 @@ async function cpuPerCall(run: () => Promise<unknown>): Promise<number> {
   return (used.user + used.system) / calls;
 }
 
+interface SamplingNode {
+  selfSize: number;
+  children: SamplingNode[];
+}
+
+/** Bytes allocated per call over `run`, garbage included (a sample every 256 bytes on average). */
+async function bytesPerCall(run: () => Promise<unknown>): Promise<number> {
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 256,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    } as never);
+    await run();
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    const total = (node: SamplingNode): number =>
+      node.children.reduce((sum, child) => sum + total(child), node.selfSize);
+    return total(profile.head as unknown as SamplingNode) / calls;
+  } finally {
+    session.disconnect();
+  }
+}
+
 const rows: string[] = [];
 for (const setup of setups) {
   const manager = new MCPClientManager(setup.options());
@@ -102,16 +129,19 @@ for (const setup of setups) {
     seq.push(await cpuPerCall(sequential));
     c16.push(await cpuPerCall(concurrent));
   }
+  const bytes = await bytesPerCall(concurrent);
   await manager.close();
-  rows.push(`| ${setup.name} | ${median(seq).toFixed(2)} | ${median(c16).toFixed(2)} |`);
+  rows.push(
+    `| ${setup.name} | ${median(seq).toFixed(2)} | ${median(c16).toFixed(2)} | ${bytes.toFixed(0)} |`,
+  );
 }
 
 process.stdout.write(
   [
-    `Interlock's own work per tool call, CPU µs (median of ${rounds} rounds of ${calls} calls, Node ${process.version})`,
+    `Interlock's own work per tool call (CPU: median of ${rounds} rounds of ${calls} calls; Node ${process.version})`,
     '',
-    '| Setup | sequential | 16 in flight |',
-    '| --- | ---: | ---: |',
+    '| Setup | CPU µs, sequential | CPU µs, 16 in flight | bytes allocated per call |',
+    '| --- | ---: | ---: | ---: |',
     ...rows,
     '',
   ].join('\n'),

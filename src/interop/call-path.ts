@@ -45,6 +45,7 @@ import {
   type ConnectedInvocation,
   compose,
   limitStage,
+  proceed,
   recheckIfChanged,
   type Terminal,
   traceStage,
@@ -195,33 +196,39 @@ function requireConnection(ctx: ToolInvocation): ServerConnection {
  * Counts and reports (`tool_call_denied`) a call the gate refused: at authorize, or at the re-check before it is
  * sent when the policy changed while it waited. Such a call never started, so it has no `tool_call_started`.
  */
-async function denialStage(
+function denialStage(
   ctx: ToolInvocation,
   next: Terminal<ToolInvocation, ToolCallResult>,
 ): Promise<ToolCallResult> {
   const started = performance.now();
-  try {
-    return await next(ctx);
-  } catch (err) {
+  // Not an async function: only a refusal needs handling, so the one handler is all this stage allocates.
+  return proceed(next, ctx).then(undefined, (err: unknown) => {
     if (err instanceof PermissionDeniedError || err instanceof AuditError) {
-      const durationMs = performance.now() - started;
-      const { name, server, tool } = ctx.entry.wrapper;
-      ctx.connection?.stats.refused();
-      const { deps } = ctx;
-      deps.events.emit('tool_call_denied', () => ({
-        callId: deps.nextCallId(),
-        name,
-        server,
-        tool,
-        durationMs,
-        code: err.code,
-        reason: err instanceof PermissionDeniedError ? err.reason : err.message,
-        ruleId: err instanceof PermissionDeniedError ? err.rule?.id : err.decision?.ruleId,
-        error: err,
-      }));
+      reportDenial(ctx, err, performance.now() - started);
     }
     throw err;
-  }
+  });
+}
+
+function reportDenial(
+  ctx: ToolInvocation,
+  err: PermissionDeniedError | AuditError,
+  durationMs: number,
+): void {
+  const { name, server, tool } = ctx.entry.wrapper;
+  ctx.connection?.stats.refused();
+  const { deps } = ctx;
+  deps.events.emit('tool_call_denied', () => ({
+    callId: deps.nextCallId(),
+    name,
+    server,
+    tool,
+    durationMs,
+    code: err.code,
+    reason: err instanceof PermissionDeniedError ? err.reason : err.message,
+    ruleId: err instanceof PermissionDeniedError ? err.rule?.id : err.decision?.ruleId,
+    error: err,
+  }));
 }
 
 /**
@@ -229,90 +236,154 @@ async function denialStage(
  * the policy changed while the call waited, statistics and events per attempt, and one re-send only when the
  * call was lost with its connection and provably never reached the server, or the tool is marked idempotent.
  */
-async function resendStage(
+function resendStage(
   ctx: ToolInvocation,
   next: Terminal<ToolInvocation, ToolCallResult>,
 ): Promise<ToolCallResult> {
+  return attempt(ctx, next, 1);
+}
+
+/*
+ * The resend stage is written as plain functions chained with `then`, not one async loop: an async function keeps
+ * its suspended frame (every local) on the heap for the whole call, which profiled as the largest allocation per
+ * call (see docs/performance.md). What each step does is unchanged.
+ */
+
+/** One attempt: a live client (a ready connection's is taken as is: no promise, no turn), then the re-check. */
+function attempt(
+  ctx: ToolInvocation,
+  next: Terminal<ToolInvocation, ToolCallResult>,
+  n: number,
+): Promise<ToolCallResult> {
+  const connection = ctx.connection as ServerConnection;
+  const client = connection.client;
+  if (client !== undefined) return withClient(ctx, next, n, client);
+  return connection
+    .acquireClient(ctx.timeoutMs, ctx.options.signal)
+    .then((acquired) => withClient(ctx, next, n, acquired));
+}
+
+function withClient(
+  ctx: ToolInvocation,
+  next: Terminal<ToolInvocation, ToolCallResult>,
+  n: number,
+  client: Client,
+): Promise<ToolCallResult> {
+  ctx.client = client;
+  // A revoke or policy change while the call waited for its slot or a reconnect still stops it.
+  const rechecking = recheckIfChanged(ctx);
+  if (rechecking === undefined) return send(ctx, next, n);
+  return rechecking.then(() => send(ctx, next, n));
+}
+
+/** Sends the attempt, with its statistics and events; a failure is mapped, and re-sent when that is safe. */
+function send(
+  ctx: ToolInvocation,
+  next: Terminal<ToolInvocation, ToolCallResult>,
+  n: number,
+): Promise<ToolCallResult> {
+  const { deps } = ctx;
+  const connection = ctx.connection as ServerConnection;
+  const { name, server, tool } = ctx.entry.wrapper;
+  const callId = deps.nextCallId();
+  const started = performance.now();
+  ctx.followingTask = false;
+  connection.stats.started();
+  deps.events.emit('tool_call_started', () => ({ callId, name, server, tool, attempt: n }));
+  return proceed(next, ctx).then(
+    (result) => {
+      try {
+        const durationMs = performance.now() - started;
+        connection.stats.record(durationMs, !result.isError);
+        deps.events.emit('tool_call_completed', () => ({
+          callId,
+          name,
+          server,
+          tool,
+          durationMs,
+          isError: result.isError,
+          resultChars: result.text.length,
+        }));
+        return result;
+      } finally {
+        connection.stats.settled();
+      }
+    },
+    (err: unknown) => {
+      let error: InterlockError | undefined;
+      try {
+        error = failed(ctx, n, callId, started, err);
+      } finally {
+        connection.stats.settled();
+      }
+      if (error !== undefined) throw error;
+      return attempt(ctx, next, n + 1);
+    },
+  );
+}
+
+/**
+ * Records a failed attempt (statistics, `tool_call_failed`, a lost connection marked) and returns the error the
+ * caller gets, or undefined to re-send it: only when the call was lost with its connection and provably never
+ * reached the server, or the tool is marked idempotent, and only once.
+ */
+function failed(
+  ctx: ToolInvocation,
+  n: number,
+  callId: number,
+  started: number,
+  err: unknown,
+): InterlockError | undefined {
   const { deps, options } = ctx;
   const connection = ctx.connection as ServerConnection;
   const { name, server, tool } = ctx.entry.wrapper;
-  for (let attempt = 1; ; attempt++) {
-    // A ready connection's client is taken as is: no promise, no extra turn.
-    ctx.client = connection.client ?? (await connection.acquireClient(ctx.timeoutMs, options.signal));
-    // A revoke or policy change while the call waited for its slot or a reconnect still stops it.
-    const rechecking = recheckIfChanged(ctx);
-    if (rechecking !== undefined) await rechecking;
-    const callId = deps.nextCallId();
-    const started = performance.now();
-    ctx.followingTask = false;
-    connection.stats.started();
-    deps.events.emit('tool_call_started', () => ({ callId, name, server, tool, attempt }));
-    try {
-      const result = await next(ctx);
-      const durationMs = performance.now() - started;
-      connection.stats.record(durationMs, !result.isError);
-      deps.events.emit('tool_call_completed', () => ({
-        callId,
-        name,
-        server,
-        tool,
-        durationMs,
-        isError: result.isError,
-        resultChars: result.text.length,
-      }));
-      return result;
-    } catch (err) {
-      const error = mapRequestError(err, {
-        server,
-        what: `tool '${name}'`,
-        timeoutMs: ctx.timeoutMs,
-        signal: options.signal,
-        redactor: deps.redactor,
-      });
-      const durationMs = performance.now() - started;
-      connection.stats.record(durationMs, false);
-      deps.events.emit('tool_call_failed', () => ({
-        callId,
-        name,
-        server,
-        tool,
-        durationMs,
-        code: error.code,
-        error,
-      }));
-      const lost = isConnectionFailure(err, error);
-      if (lost) connection.markLost(error);
-      // Only a lost connection can re-send; the idempotent list is looked at then, not on every call.
-      const idempotent = lost && toolMatchesAny(connection.config.tools?.idempotent, tool);
-      const resend =
-        lost &&
-        attempt === 1 &&
-        !options.signal?.aborted &&
-        (idempotent || (!ctx.followingTask && neverReachedServer(err)));
-      if (resend && connection.recoverable) {
-        ctx.span?.addEvent('interlock.call.resend', { reason: idempotent ? 'idempotent' : 'never_sent' });
-        continue;
-      }
-      throw error;
-    } finally {
-      connection.stats.settled();
-    }
+  const error = mapRequestError(err, {
+    server,
+    what: `tool '${name}'`,
+    timeoutMs: ctx.timeoutMs,
+    signal: options.signal,
+    redactor: deps.redactor,
+  });
+  const durationMs = performance.now() - started;
+  connection.stats.record(durationMs, false);
+  deps.events.emit('tool_call_failed', () => ({
+    callId,
+    name,
+    server,
+    tool,
+    durationMs,
+    code: error.code,
+    error,
+  }));
+  const lost = isConnectionFailure(err, error);
+  if (lost) connection.markLost(error);
+  // Only a lost connection can re-send; the idempotent list is looked at then, not on every call.
+  const idempotent = lost && toolMatchesAny(connection.config.tools?.idempotent, tool);
+  const resend =
+    lost &&
+    n === 1 &&
+    !options.signal?.aborted &&
+    (idempotent || (!ctx.followingTask && neverReachedServer(err)));
+  if (resend && connection.recoverable) {
+    ctx.span?.addEvent('interlock.call.resend', { reason: idempotent ? 'idempotent' : 'never_sent' });
+    return undefined;
   }
+  return error;
 }
 
-/** The terminal of a tool call: `tools/call` (a task followed to its end), the output checked, normalized. */
-async function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
+/**
+ * The terminal of a tool call: `tools/call` (a task followed to its end), the output checked, normalized. Chained
+ * with `then` rather than async, for the reason given at the resend stage.
+ */
+function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
   const { deps, entry, options, input } = ctx;
   const connection = ctx.connection as ServerConnection;
   const client = ctx.client as Client;
   const span = ctx.span as Span;
-  const { name, server, tool } = entry.wrapper;
+  const { server, tool } = entry.wrapper;
   const outputValidator = deps.catalog.outputValidatorOf(entry);
   const maxTotal = options.maxTotalTimeoutMs ?? connection.config.maxTotalTimeoutMs;
   const onProgress = options.onProgress;
-  // The SDK asks for progress (a progressToken and a handler per request) only when onprogress is set, and only
-  // then can progress reset the timeout. It is always set: a server reporting progress on a long call keeps the
-  // call alive whether or not the caller listens (about 5 µs a call at concurrency 16; see performance.md).
   const requestOptions = {
     timeout: ctx.timeoutMs,
     // The client checks structuredContent itself when its cached tool list has an outputSchema; we check it
@@ -331,26 +402,36 @@ async function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
   };
   const params = callParams(ctx, tool, input);
   // Requests the server makes meanwhile (elicitation, sampling, roots, a task's input) find their parent span here.
-  deps.inFlight?.enter(server, span);
-  let raw: unknown;
+  const inFlight = deps.inFlight;
+  inFlight?.enter(server, span);
+  const leave = inFlight === undefined ? noop : () => inFlight.leave(server, span);
+  let pending: Promise<unknown>;
   try {
     const sent = taskCallParams(client, connection, params);
     // With handlers for server requests, input rounds are answered inside this call (see input-rounds.ts).
-    raw =
+    pending =
       deps.answerServerRequest === undefined
-        ? await client.callTool(sent, requestOptions)
-        : await callToolAnswering(client, sent, requestOptions, {
+        ? client.callTool(sent, requestOptions)
+        : callToolAnswering(client, sent, requestOptions, {
             server,
             answer: deps.answerServerRequest,
             signal: ctx.perCallSignal,
           });
-    // Issue 13: a task handle is followed to its end here; the call's promise stays the one the caller holds.
-    const task = taskHandleOf(raw);
-    if (task !== undefined) {
+  } catch (err) {
+    pending = Promise.reject(err);
+  }
+  return pending.then(
+    (raw) => {
+      // Issue 13: a task handle is followed to its end here; the call's promise stays the one the caller holds.
+      const task = taskHandleOf(raw);
+      if (task === undefined) {
+        leave();
+        return finishCall(ctx, outputValidator, raw);
+      }
       ctx.followingTask = true;
-      raw = await followTask(client, task, {
+      return followTask(client, task, {
         server,
-        tool: name,
+        tool: entry.wrapper.name,
         era: client.getProtocolEra() === 'modern' ? 'modern' : 'legacy',
         timeoutMs: ctx.timeoutMs,
         maxTotalTimeoutMs: maxTotal,
@@ -363,14 +444,33 @@ async function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
             'interlock.task.status': t.status,
           }),
         redactor: deps.redactor,
-      });
-    }
-  } finally {
-    deps.inFlight?.leave(server, span);
-  }
-  // The final result is checked, a task's included (the handle itself is no result).
+      }).then(
+        (result) => {
+          leave();
+          return finishCall(ctx, outputValidator, result);
+        },
+        (err: unknown) => {
+          leave();
+          throw err;
+        },
+      );
+    },
+    (err: unknown) => {
+      leave();
+      throw err;
+    },
+  );
+}
+
+/** The final result (a task's included: the handle itself is no result) checked and normalized. */
+function finishCall(
+  ctx: ToolInvocation,
+  outputValidator: OutputValidator | undefined,
+  raw: unknown,
+): ToolCallResult {
+  const { name, server } = ctx.entry.wrapper;
   if (outputValidator !== undefined) checkOutput(name, server, outputValidator, raw);
-  return toToolCallResult(raw, { maxResultChars: deps.maxResultChars });
+  return toToolCallResult(raw, { maxResultChars: ctx.deps.maxResultChars });
 }
 
 /** The definition handed to the SDK: the same for every call, so built once. */

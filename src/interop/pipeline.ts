@@ -104,22 +104,32 @@ export interface TraceSpec<C extends Invocation, R> {
 
 /** The trace stage: one span per invocation, with the error code of a failure, always ended. */
 export function traceStage<C extends Invocation, R>(spec: TraceSpec<C, R>): Stage<C, R> {
-  return async (ctx, next) => {
+  // Not an async function: what suspends is the rest of the chain, and a suspended async frame per call (its
+  // registers kept on the heap) allocates more than the two small handlers below.
+  return (ctx, next) => {
     const parent = spec.parent(ctx);
     const start = spec.start(ctx);
     const span = spec.tracer(ctx).startSpan(start.name, start.options, parent);
     ctx.span = span;
     ctx.spanContext = addsNothing(span, parent) ? parent : trace.setSpan(parent, span);
-    try {
-      const result = await next(ctx);
-      spec.onResult?.(span, result);
-      return result;
-    } catch (err) {
-      failSpan(span, err);
-      throw err;
-    } finally {
-      span.end();
-    }
+    return proceed(next, ctx).then(
+      (result) => {
+        try {
+          spec.onResult?.(span, result);
+        } finally {
+          span.end();
+        }
+        return result;
+      },
+      (err: unknown) => {
+        try {
+          failSpan(span, err);
+        } finally {
+          span.end();
+        }
+        throw err;
+      },
+    );
   };
 }
 
@@ -170,19 +180,47 @@ function deniedWhatever(gate: CapabilityGate, request: AccessRequest): boolean {
 }
 
 /** The authorize stage: the gate decides, the decision goes on the span once, a denial stops the call. */
-export async function authorizeStage<C extends Invocation, R>(ctx: C, next: Terminal<C, R>): Promise<R> {
+export function authorizeStage<C extends Invocation, R>(ctx: C, next: Terminal<C, R>): Promise<R> {
   // Read before deciding: any change from here on makes the call decide again right before it is sent.
   ctx.revision = ctx.gate.capabilities.revision;
+  let decided: Decision | Promise<Decision>;
   try {
-    ctx.decision = await ctx.gate.authorize(ctx.request);
+    decided = ctx.gate.decide(ctx.request);
   } catch (err) {
     recordRefusal(ctx, err);
-    throw err;
+    return Promise.reject(err);
   }
-  recordDecision(ctx.span, ctx.request, ctx.decision);
+  // Nearly every call is decided at once: no promise, no turn, until the request itself.
+  if (typeof (decided as Partial<Promise<Decision>>).then !== 'function')
+    return proceedDecided(ctx, decided as Decision, next);
+  return (decided as Promise<Decision>).then(
+    (decision) => proceedDecided(ctx, decision, next),
+    (err: unknown) => {
+      recordRefusal(ctx, err);
+      throw err;
+    },
+  );
+}
+
+function proceedDecided<C extends Invocation, R>(
+  ctx: C,
+  decision: Decision,
+  next: Terminal<C, R>,
+): Promise<R> {
+  ctx.decision = decision;
+  recordDecision(ctx.span, ctx.request, decision);
   // The policy changed between the two looks and now allows it: the arguments are still wrong.
-  if (ctx.invalid !== undefined) throw ctx.invalid;
-  return next(ctx);
+  if (ctx.invalid !== undefined) return Promise.reject(ctx.invalid);
+  return proceed(next, ctx);
+}
+
+/** `next(ctx)`, with a synchronous throw turned into a rejection: a stage that is not async still only rejects. */
+export function proceed<C, R>(next: Terminal<C, R>, ctx: C): Promise<R> {
+  try {
+    return next(ctx);
+  } catch (err) {
+    return Promise.reject(err);
+  }
 }
 
 /** Authorize alone, composed once: for invocations whose answer is made elsewhere (a server's request). */
@@ -283,20 +321,42 @@ export function recordDecision(
 export function limitStage<C extends ConnectedInvocation, R>(
   requireConnection: (ctx: C) => ServerConnection,
 ): Stage<C, R> {
-  return async (ctx, next) => {
-    const connection = requireConnection(ctx);
-    ctx.connection = connection;
-    const acquired = connection.limiter.acquire(ctx.signal);
-    // Without a limit the slot is taken at once: no promise, no extra turn.
-    const release = typeof acquired === 'function' ? acquired : await acquired;
-    // The SDK leaves a listener on the signal it gets: give it one of this call's own (see signals.ts).
-    const perCall = ctx.signal === undefined ? undefined : requestSignal(ctx.signal);
-    ctx.perCallSignal = perCall?.signal;
+  return (ctx, next) => {
+    let acquired: ReturnType<ServerConnection['limiter']['acquire']>;
     try {
-      return await next(ctx);
-    } finally {
-      perCall?.dispose();
-      release();
+      const connection = requireConnection(ctx);
+      ctx.connection = connection;
+      acquired = connection.limiter.acquire(ctx.signal);
+    } catch (err) {
+      return Promise.reject(err);
     }
+    // Without a limit the slot is taken at once: no promise, no extra turn.
+    if (typeof acquired === 'function') return holdingSlot(ctx, next, acquired);
+    return acquired.then((release) => holdingSlot(ctx, next, release));
   };
+}
+
+/** Runs the rest of the chain holding a call slot, with a signal of the call's own; both let go however it ends. */
+function holdingSlot<C extends ConnectedInvocation, R>(
+  ctx: C,
+  next: Terminal<C, R>,
+  release: () => void,
+): Promise<R> {
+  // The SDK leaves a listener on the signal it gets: give it one of this call's own (see signals.ts).
+  const perCall = ctx.signal === undefined ? undefined : requestSignal(ctx.signal);
+  ctx.perCallSignal = perCall?.signal;
+  const done = () => {
+    perCall?.dispose();
+    release();
+  };
+  return proceed(next, ctx).then(
+    (result) => {
+      done();
+      return result;
+    },
+    (err: unknown) => {
+      done();
+      throw err;
+    },
+  );
 }

@@ -89,32 +89,74 @@ export class CapabilityGate {
    * when it may not, or `AuditError` when the audit sink failed and `auditFailure` is `block`. Either error
    * carries the `decision` that was audited, so no caller rebuilds it from the error (issue 15).
    */
-  async authorize(request: AccessRequest): Promise<Decision> {
-    const { resource, action, context } = request;
-    let decision = this.#caps.authorize(resource, action, context);
-    let approved: boolean | undefined;
+  authorize(request: AccessRequest): Promise<Decision> {
+    try {
+      return Promise.resolve(this.decide(request));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /**
+   * {@link authorize} without a promise where none is needed: the decision itself when nothing had to be waited
+   * for (no approver asked, no shared quota, a synchronous audit sink), which is nearly every call; a promise of
+   * it otherwise. A refusal is thrown, or rejects the promise. The invocation pipeline decides through this.
+   * @internal
+   */
+  decide(request: AccessRequest): Decision | Promise<Decision> {
+    const decision = this.#caps.authorize(request.resource, request.action, request.context);
     if (decision.effect === 'ask') {
-      [decision, approved] = await this.#approve(request, decision);
+      return this.#approve(request, decision).then(([decided, approved]) =>
+        this.#charge(request, decided, approved),
+      );
     }
-    if (decision.allowed) {
-      const charged = chargeSharedQuotas(decision, resource, action);
-      decision = isPromise(charged) ? await charged : charged;
-    }
-    if (this.#audit !== undefined) {
-      const written = this.#write(request, decision, approved);
-      // A synchronous sink costs no promise and no extra turn.
-      const failure = isPromise(written) ? await written : written;
-      // A failing sink never turns a deny into an allow: the deny below wins either way.
-      if (failure !== undefined && decision.allowed && this.#block) {
-        throw new AuditError(
-          `The audit sink failed, so the call to '${resource}' was blocked (auditFailure is 'block'). Fix the sink, or set auditFailure: 'continue'.`,
-          { cause: failure, server: request.server, decision },
-        );
-      }
+    return this.#charge(request, decision, undefined);
+  }
+
+  /** An allowed decision uses its shared quotas (which may turn it into a deny); then it is audited. */
+  #charge(
+    request: AccessRequest,
+    decision: Decision,
+    approved: boolean | undefined,
+  ): Decision | Promise<Decision> {
+    if (!decision.allowed) return this.#record(request, decision, approved);
+    const charged = chargeSharedQuotas(decision, request.resource, request.action);
+    return isPromise(charged)
+      ? charged.then((d) => this.#record(request, d, approved))
+      : this.#record(request, charged, approved);
+  }
+
+  /** Audits `decision` (a synchronous sink costs no promise and no extra turn), then concludes. */
+  #record(
+    request: AccessRequest,
+    decision: Decision,
+    approved: boolean | undefined,
+  ): Decision | Promise<Decision> {
+    if (this.#audit === undefined) return this.#conclude(request, decision, undefined);
+    const written = this.#write(request, decision, approved);
+    return isPromise(written)
+      ? written.then((failure) => this.#conclude(request, decision, failure))
+      : this.#conclude(request, decision, written);
+  }
+
+  /** The decision, or the error a refusal or a blocking audit failure throws. */
+  #conclude(request: AccessRequest, decision: Decision, failure: unknown): Decision {
+    // A failing sink never turns a deny into an allow: the deny below wins either way.
+    if (failure !== undefined && decision.allowed && this.#block) {
+      throw new AuditError(
+        `The audit sink failed, so the call to '${request.resource}' was blocked (auditFailure is 'block'). Fix the sink, or set auditFailure: 'continue'.`,
+        { cause: failure, server: request.server, decision },
+      );
     }
     if (!decision.allowed) {
       throw new PermissionDeniedError(
-        { resource, action, reason: decision.reason, rule: decision.rule, decision },
+        {
+          resource: request.resource,
+          action: request.action,
+          reason: decision.reason,
+          rule: decision.rule,
+          decision,
+        },
         { server: request.server },
       );
     }
