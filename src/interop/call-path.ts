@@ -404,7 +404,15 @@ function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
   // Requests the server makes meanwhile (elicitation, sampling, roots, a task's input) find their parent span here.
   const inFlight = deps.inFlight;
   inFlight?.enter(server, span);
-  const leave = inFlight === undefined ? noop : () => inFlight.leave(server, span);
+  // However the call ends, it leaves the in-flight set; its result (a task's, once followed) is then checked.
+  const done = (raw: unknown) => {
+    inFlight?.leave(server, span);
+    return finishCall(ctx, outputValidator, raw);
+  };
+  const fail = (err: unknown) => {
+    inFlight?.leave(server, span);
+    throw err;
+  };
   let pending: Promise<unknown>;
   try {
     const sent = taskCallParams(client, connection, params);
@@ -420,46 +428,28 @@ function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
   } catch (err) {
     pending = Promise.reject(err);
   }
-  return pending.then(
-    (raw) => {
-      // Issue 13: a task handle is followed to its end here; the call's promise stays the one the caller holds.
-      const task = taskHandleOf(raw);
-      if (task === undefined) {
-        leave();
-        return finishCall(ctx, outputValidator, raw);
-      }
-      ctx.followingTask = true;
-      return followTask(client, task, {
-        server,
-        tool: entry.wrapper.name,
-        era: client.getProtocolEra() === 'modern' ? 'modern' : 'legacy',
-        timeoutMs: ctx.timeoutMs,
-        maxTotalTimeoutMs: maxTotal,
-        signal: ctx.perCallSignal,
-        onProgress,
-        answer: deps.answerServerRequest ?? answerNoRequest,
-        onStatus: (t) =>
-          span.addEvent('interlock.task.status', {
-            'interlock.task.id': t.taskId,
-            'interlock.task.status': t.status,
-          }),
-        redactor: deps.redactor,
-      }).then(
-        (result) => {
-          leave();
-          return finishCall(ctx, outputValidator, result);
-        },
-        (err: unknown) => {
-          leave();
-          throw err;
-        },
-      );
-    },
-    (err: unknown) => {
-      leave();
-      throw err;
-    },
-  );
+  return pending.then((raw) => {
+    // Issue 13: a task handle is followed to its end here; the call's promise stays the one the caller holds.
+    const task = taskHandleOf(raw);
+    if (task === undefined) return done(raw);
+    ctx.followingTask = true;
+    return followTask(client, task, {
+      server,
+      tool: entry.wrapper.name,
+      era: client.getProtocolEra() === 'modern' ? 'modern' : 'legacy',
+      timeoutMs: ctx.timeoutMs,
+      maxTotalTimeoutMs: maxTotal,
+      signal: ctx.perCallSignal,
+      onProgress,
+      answer: deps.answerServerRequest ?? answerNoRequest,
+      onStatus: (t) =>
+        span.addEvent('interlock.task.status', {
+          'interlock.task.id': t.taskId,
+          'interlock.task.status': t.status,
+        }),
+      redactor: deps.redactor,
+    }).then(done, fail);
+  }, fail);
 }
 
 /** The final result (a task's included: the handle itself is no result) checked and normalized. */

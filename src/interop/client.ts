@@ -27,7 +27,7 @@ import {
 /** What a result check needs from the SDK's era codec (its `WireCodec` type is not exported). */
 interface ResultCodec {
   /** The protocol revision the codec speaks (`2025-11-25`, `2026-07-28`). */
-  era?: string;
+  readonly era?: string;
   decodeResult?(method: string, raw: unknown): DecodedResult;
   validateResult(
     method: string,

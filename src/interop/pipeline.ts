@@ -22,7 +22,7 @@ import { AuditError, isInterlockError, PermissionDeniedError } from '../errors.j
 import { requestSignal } from '../net/signals.js';
 import { type Context, type Span, type SpanOptions, SpanStatusCode, type Tracer, trace } from '../otel.js';
 import { AUDIT_SPAN_EVENT, decisionAttributes } from '../security/audit.js';
-import type { CapabilityGate } from '../security/gate.js';
+import { type CapabilityGate, isPromise } from '../security/gate.js';
 import type { AccessRequest, Decision } from '../security/types.js';
 import type { ServerConnection } from './connection.js';
 
@@ -191,9 +191,8 @@ export function authorizeStage<C extends Invocation, R>(ctx: C, next: Terminal<C
     return Promise.reject(err);
   }
   // Nearly every call is decided at once: no promise, no turn, until the request itself.
-  if (typeof (decided as Partial<Promise<Decision>>).then !== 'function')
-    return proceedDecided(ctx, decided as Decision, next);
-  return (decided as Promise<Decision>).then(
+  if (!isPromise(decided)) return proceedDecided(ctx, decided, next);
+  return decided.then(
     (decision) => proceedDecided(ctx, decision, next),
     (err: unknown) => {
       recordRefusal(ctx, err);

@@ -55,7 +55,8 @@ function isoTime(ms: number): string {
   return lastIso;
 }
 
-function isPromise(value: unknown): value is Promise<unknown> {
+/** Whether `value` is a promise (or any thenable): what a sink, a quota or {@link CapabilityGate.decide} may return. */
+export function isPromise(value: unknown): value is Promise<unknown> {
   return typeof (value as { then?: unknown } | undefined)?.then === 'function';
 }
 
