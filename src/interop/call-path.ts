@@ -392,13 +392,13 @@ function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
     // and retry by itself on a HEADER_MISMATCH answer, so over 2026-07-28 HTTP a tool without an outputSchema
     // goes without it. Everywhere else the client could never retry (no headers: stdio, or a 2025 era), and the
     // definition spares it a lookup in its response cache on every call.
-    ...(outputValidator !== undefined || !mirrorsHeaders(client)
-      ? { toolDefinition: toolDefinitionOf(entry) }
-      : {}),
+    toolDefinition:
+      outputValidator !== undefined || !mirrorsHeaders(client) ? toolDefinitionOf(entry) : undefined,
     onprogress: onProgress ?? noop,
     resetTimeoutOnProgress: true,
-    ...(maxTotal === undefined ? {} : { maxTotalTimeout: maxTotal }),
-    ...(ctx.perCallSignal === undefined ? {} : { signal: ctx.perCallSignal }),
+    // Unset options are undefined rather than absent, as the SDK reads them: one shape for every call, no spread.
+    maxTotalTimeout: maxTotal,
+    signal: ctx.perCallSignal,
   };
   const params = callParams(ctx, tool, input);
   // Requests the server makes meanwhile (elicitation, sampling, roots, a task's input) find their parent span here.

@@ -161,6 +161,8 @@ export class InterlockClient extends Client {
   #directCalls = 0;
   /** Ids of `tools/call` requests sent by the direct path and not yet answered. */
   readonly #direct = new Set<number>();
+  /** {@link #directCodec}'s answer for the transport and negotiated version it was worked out for. */
+  #directPath: { transport: object; version: string; codec: ResultCodec | undefined } | undefined;
 
   /** True once a request has gone out with a result check built earlier (false if the SDK changed under us). */
   get resultChecksReused(): boolean {
@@ -233,7 +235,19 @@ export class InterlockClient extends Client {
   #directCodec(options: CallOptions | undefined): ResultCodec | undefined {
     if (options?.toolDefinition === undefined || options.toolDefinition.outputSchema !== undefined) return;
     for (const key in options) if (!DIRECT_OPTIONS.has(key)) return;
-    if (this.transport === undefined || this.getNegotiatedProtocolVersion() === undefined) return;
+    const transport = this.transport;
+    const version = this.getNegotiatedProtocolVersion();
+    if (transport === undefined || version === undefined) return;
+    // The rest depends only on the transport and the negotiated version: worked out once for them, not per call.
+    const known = this.#directPath;
+    if (known !== undefined && known.transport === transport && known.version === version) return known.codec;
+    const codec = this.#directCodecOf();
+    this.#directPath = { transport, version, codec };
+    return codec;
+  }
+
+  /** The codec of the direct path for this connection, or undefined when the SDK's path must be taken. */
+  #directCodecOf(): ResultCodec | undefined {
     if (mirrorsHeaders(this)) return;
     if (!hasInternals(this)) return;
     if ((this as unknown as ProtocolInternals)._options?.enforceStrictCapabilities === true) return;

@@ -216,7 +216,8 @@ export class CapabilityGate {
       record = Object.freeze({
         time: isoTime(request.context?.now ?? this.#clock()),
         agent: request.context?.agent,
-        ...(request.context?.principal === undefined ? {} : { principal: request.context.principal }),
+        // Every key always present (undefined when not set), so every record has one shape: no spread per call.
+        principal: request.context?.principal,
         policyRevision: this.#caps.policyRevision ?? String(this.#caps.revision),
         resource: request.resource,
         action: request.action,
@@ -227,7 +228,7 @@ export class CapabilityGate {
         server: request.server,
         tool: request.tool,
         argumentKeys: args === undefined || args === null ? NO_KEYS : Object.freeze(Object.keys(args).sort()),
-        ...(this.#redact !== undefined && args !== undefined ? { arguments: this.#redact(args) } : {}),
+        arguments: this.#redact !== undefined && args !== undefined ? this.#redact(args) : undefined,
         definitionHash: request.definitionHash,
         approved,
       });

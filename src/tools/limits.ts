@@ -32,9 +32,12 @@ export function argumentLimitIssue(args: unknown, limits: ArgumentLimits = {}): 
   const maxNodes = limits.maxNodes ?? DEFAULT_MAX_ARGUMENT_NODES;
   let bytes = 0;
   let nodes = 0;
-  const stack: [unknown, number][] = [[args, 0]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop() as [unknown, number];
+  // Two parallel stacks, values and their depths: no pair allocated per value walked.
+  const values: unknown[] = [args];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const value = values.pop();
+    const depth = depths.pop() as number;
     if (++nodes > maxNodes) {
       return issue(`hold more than ${maxNodes} values`, 'argumentLimits.maxNodes');
     }
@@ -43,11 +46,17 @@ export function argumentLimitIssue(args: unknown, limits: ArgumentLimits = {}): 
       if (depth >= maxDepth)
         return issue(`are nested deeper than ${maxDepth} levels`, 'argumentLimits.maxDepth');
       if (Array.isArray(value)) {
-        for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], depth + 1]);
+        for (let i = value.length - 1; i >= 0; i--) {
+          values.push(value[i]);
+          depths.push(depth + 1);
+        }
       } else {
-        for (const key of Object.keys(value)) {
+        // Own enumerable keys, as Object.keys gives them, without the array it allocates.
+        for (const key in value) {
+          if (!Object.hasOwn(value, key)) continue;
           bytes += key.length;
-          stack.push([(value as Record<string, unknown>)[key], depth + 1]);
+          values.push((value as Record<string, unknown>)[key]);
+          depths.push(depth + 1);
         }
       }
     } else bytes += 8;

@@ -133,11 +133,22 @@ function partToString(part: unknown): string {
 }
 
 function contentToString(content: readonly unknown[], structured: unknown): string {
-  const lines = content.map(partToString);
-  const hasText = content.some((p) => typeof p === 'string' || (isRecord(p) && p.type === 'text'));
+  // One pass building the string: no array of lines, no closure, and nothing built for the usual single block.
+  let out = '';
+  let hasText = false;
+  for (let i = 0; i < content.length; i++) {
+    const part = content[i];
+    // A hole in a sparse array is an empty line, as join would make it.
+    const line = part === undefined && !(i in content) ? '' : partToString(part);
+    if (typeof part === 'string' || (isRecord(part) && part.type === 'text')) hasText = true;
+    out = i === 0 ? line : `${out}\n${line}`;
+  }
   // MCP 2025-11-25 tools: structuredContent is the result's JSON; show it when no text part carries it.
-  if (!hasText && structured !== undefined) lines.push(safeJson(structured));
-  return lines.join('\n');
+  if (!hasText && structured !== undefined) {
+    const json = safeJson(structured);
+    out = content.length === 0 ? json : `${out}\n${json}`;
+  }
+  return out;
 }
 
 /** The body of a result, before the error prefix and truncation. */

@@ -183,6 +183,37 @@ describe('mcpResultToString', () => {
     expect(mcpResultToString('x'.repeat(10), { maxResultChars: 10 })).toBe('x'.repeat(10));
   });
 
+  it('joins text parts and plain strings with newlines, holes as empty lines, structured content only without text', () => {
+    const part = fc.oneof(
+      fc.string(),
+      fc.record({ type: fc.constant('text' as const), text: fc.string() }),
+      fc.constant(undefined),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.option(part, { nil: null }), { maxLength: 6 }),
+        fc.option(fc.dictionary(fc.string({ maxLength: 4 }), fc.integer()), { nil: undefined }),
+        (drawn, structured) => {
+          // null marks a hole: the array is sparse there, as a native tool could return it.
+          const content: unknown[] = [];
+          content.length = drawn.length;
+          drawn.forEach((p, i) => {
+            if (p !== null) content[i] = p;
+          });
+          const lines = drawn.map((p) =>
+            p === null ? '' : p === undefined ? 'undefined' : typeof p === 'string' ? p : p.text,
+          );
+          const hasText = drawn.some((p) => typeof p === 'string' || (p !== null && p !== undefined));
+          if (!hasText && structured !== undefined) lines.push(JSON.stringify(structured));
+          const text = mcpResultToString({ content, structuredContent: structured }, { maxResultChars: 1e9 });
+          // An undefined part is shown by the unknown-part rule; only its position and the separators matter here.
+          expect(text.split('\n').length).toBe(lines.join('\n').split('\n').length);
+          if (!drawn.includes(undefined)) expect(text).toBe(lines.join('\n'));
+        },
+      ),
+    );
+  });
+
   it('never splits a surrogate pair when cutting', () => {
     fc.assert(
       fc.property(
