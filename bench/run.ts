@@ -202,6 +202,7 @@ async function main(): Promise<void> {
     delayMs: options.delayMs,
     reps: options.reps,
     kills: killsPerRound,
+    blocks: 1,
   };
   const jobs: WorkerArgs[] = [];
   if (has('latency') || has('throughput')) {
@@ -360,6 +361,8 @@ function record(
       recorder.record('reconnect', contender, r, round(median(result.samplesMs), 1));
       recorder.pool('reconnect', contender, result.samplesMs);
       return;
+    case 'warmup': // bench/warmup.ts runs this job, not the harness
+      return;
   }
 }
 
@@ -378,6 +381,8 @@ function figureIds(job: WorkerArgs, has: (f: Figure) => boolean): string[] {
       return ['memory.rss', 'memory.heap'];
     case 'reconnect':
       return ['reconnect'];
+    case 'warmup':
+      return [];
   }
 }
 
@@ -394,6 +399,8 @@ function brief(result: WorkerResult): string {
       return `${result.rssPerServerKiB} KiB RSS, ${result.heapPerServerKiB} KiB heap per server`;
     case 'reconnect':
       return `median ${median(result.samplesMs).toFixed(1)} ms of ${result.samplesMs.length}`;
+    case 'warmup':
+      return `${result.cpuUsPerCall.join(', ')} µs per call by block of ${result.blockCalls}`;
   }
 }
 

@@ -5,7 +5,7 @@
 import type { ServerKind } from './contender.js';
 
 /** The jobs a contender process can run. */
-export type Job = 'calls' | 'connect' | 'memory' | 'reconnect';
+export type Job = 'calls' | 'connect' | 'memory' | 'reconnect' | 'warmup';
 
 /** Arguments of a contender process (passed as `--job calls --server stdio-raw ...`). */
 export interface WorkerArgs {
@@ -14,7 +14,7 @@ export interface WorkerArgs {
   server: ServerKind;
   /** URL of the Streamable HTTP server (server `http`). */
   url?: string | undefined;
-  /** Measured sequential calls. */
+  /** Measured sequential calls (the `warmup` job: calls per block). */
   calls: number;
   /** Unmeasured calls first. */
   warmup: number;
@@ -28,6 +28,8 @@ export interface WorkerArgs {
   reps: number;
   /** How many kills the `reconnect` job makes. */
   kills: number;
+  /** How many blocks of `calls` calls the `warmup` job measures. */
+  blocks: number;
 }
 
 /** Latency of sequential calls, in microseconds. */
@@ -61,6 +63,8 @@ export type WorkerResult =
       notes: Notes;
     }
   | { ok: true; job: 'reconnect'; samplesMs: number[]; notes: Notes }
+  /** The `warmup` job: CPU per call of each block of `calls` sequential calls, from the first call on. */
+  | { ok: true; job: 'warmup'; blockCalls: number; cpuUsPerCall: number[]; notes: Notes }
   | { ok: false; job: Job; error: string; unsupported?: boolean };
 
 export type Notes = Record<string, string | number | boolean>;

@@ -20,7 +20,7 @@ export const RECONNECT_BUDGET_MS = 5_000;
 /** Name of the one server of the `calls` and `reconnect` jobs. */
 export const BENCH_SERVER = 'bench';
 
-const JOBS: readonly Job[] = ['calls', 'connect', 'memory', 'reconnect'];
+const JOBS: readonly Job[] = ['calls', 'connect', 'memory', 'reconnect', 'warmup'];
 const KINDS: readonly ServerKind[] = ['stdio-raw', 'stdio-sdk', 'http'];
 
 /** Parses a contender process's flags (the harness passes all of them). */
@@ -38,6 +38,7 @@ export function parseWorkerArgs(argv: readonly string[]): WorkerArgs {
       'delay-ms': { type: 'string', default: '300' },
       reps: { type: 'string', default: '3' },
       kills: { type: 'string', default: '20' },
+      blocks: { type: 'string', default: '8' },
     },
   });
   const int = (name: string, raw: string, min: number): number => {
@@ -66,6 +67,7 @@ export function parseWorkerArgs(argv: readonly string[]): WorkerArgs {
     delayMs: int('delay-ms', values['delay-ms'], 0),
     reps: int('reps', values.reps, 1),
     kills: int('kills', values.kills, 1),
+    blocks: int('blocks', values.blocks, 1),
   };
 }
 
@@ -313,11 +315,43 @@ async function jobReconnect(adapter: ContenderAdapter, args: WorkerArgs): Promis
   }
 }
 
+/**
+ * Warm-up: `blocks` blocks of `calls` sequential calls each, from the first call after connecting, and the CPU per
+ * call of each block. Shows how long a contender's path takes to become cheap (V8 compiles hot functions after
+ * some hundreds of calls, on a background thread whose CPU this process pays). With BENCH_BLOCK_MARKERS set, a line
+ * `@@block N` goes to stdout after each block, so a `--trace-opt` log can be cut by block (bench/warmup.ts).
+ */
+async function jobWarmup(adapter: ContenderAdapter, args: WorkerArgs): Promise<WorkerResult> {
+  const session = await adapter.connect([serverFor(args)]);
+  const markers = process.env.BENCH_BLOCK_MARKERS !== undefined;
+  try {
+    const cpuUsPerCall: number[] = [];
+    for (let block = 0; block < args.blocks; block++) {
+      const c0 = process.cpuUsage();
+      for (let i = 0; i < args.calls; i++) await session.call(BENCH_SERVER, ECHO_TEXT);
+      const c = process.cpuUsage(c0);
+      cpuUsPerCall.push(round((c.user + c.system) / args.calls, 2));
+      if (markers) process.stdout.write(`@@block ${block}\n`);
+    }
+    await checkedCall(session, BENCH_SERVER);
+    return {
+      ok: true,
+      job: 'warmup',
+      blockCalls: args.calls,
+      cpuUsPerCall,
+      notes: adapter.notes?.(session) ?? {},
+    };
+  } finally {
+    await session.close();
+  }
+}
+
 const RUNNERS: Record<Job, (adapter: ContenderAdapter, args: WorkerArgs) => Promise<WorkerResult>> = {
   calls: jobCalls,
   connect: jobConnect,
   memory: jobMemory,
   reconnect: jobReconnect,
+  warmup: jobWarmup,
 };
 
 /** Runs the job the flags name with `adapter`, reports the result, and exits the process. */
