@@ -15,6 +15,7 @@ import {
   isInterlockError,
   NotConnectedError,
   PermissionDeniedError,
+  ToolDefinitionChangedError,
   ToolInputError,
   type ToolInputIssue,
   ToolOutputError,
@@ -36,7 +37,6 @@ import { type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
 import type { ToolCallOptions } from '../tools/tool-wrapper.js';
 import type { OutputValidator } from '../tools/validate.js';
 import type { CatalogEntry, ToolCatalog } from './catalog.js';
-import { mirrorsHeaders } from './client.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import { callToolAnswering } from './input-rounds.js';
@@ -52,7 +52,7 @@ import {
   validateStage,
 } from './pipeline.js';
 import { mapRequestError } from './request-errors.js';
-import { isConnectionFailure, neverReachedServer } from './sdk-errors.js';
+import { isConnectionFailure, isHeaderMismatch, neverReachedServer } from './sdk-errors.js';
 import { logLevelMeta } from './server-logs.js';
 import type { InFlightCalls } from './server-request-trace.js';
 import { answerNoRequest, type ServerRequestSupport } from './server-requests.js';
@@ -78,13 +78,16 @@ export interface CallPathDeps {
   logLevel?: LoggingLevel | undefined;
   /** The spans of the calls in flight per server, for the spans of the requests servers make meanwhile. */
   inFlight?: InFlightCalls | undefined;
+  /** Lists a server's tools again into the catalog (pins checked as on any refresh); none: never done by a call. */
+  relistTools?: ((server: string) => Promise<void>) | undefined;
   nextCallId(): number;
 }
 
 /** One tool call as it passes the pipeline. */
 interface ToolInvocation extends ConnectedInvocation {
   readonly deps: CallPathDeps;
-  readonly entry: CatalogEntry;
+  /** The tool's catalog entry; replaced only when a HEADER_MISMATCH answer made the catalog learn it again. */
+  entry: CatalogEntry;
   readonly input: Record<string, unknown>;
   readonly options: ToolCallOptions;
   /** The client of the current attempt, set by the resend stage. */
@@ -316,8 +319,46 @@ function send(
       } finally {
         connection.stats.settled();
       }
-      if (error !== undefined) throw error;
-      return attempt(ctx, next, n + 1);
+      if (error === undefined) return attempt(ctx, next, n + 1);
+      if (n === 1 && isHeaderMismatch(err)) {
+        return relearnDefinition(ctx, error).then(() => attempt(ctx, next, n + 1));
+      }
+      throw error;
+    },
+  );
+}
+
+/**
+ * The server answered HEADER_MISMATCH (SEP-2243, 2026-07-28 over HTTP): the headers the call mirrored from the
+ * catalog's definition of the tool are not the ones the server's definition declares, so the server's definition
+ * changed since it was listed. The server rejects such a request before running the tool. The catalog lists the
+ * tools again, under the server's `onToolChange` (a changed definition is blocked until approved by default,
+ * warned about or accepted), and the call is sent once more only when the tool is still there, not blocked, has a
+ * new definition, and its arguments fit that definition. Otherwise the caller gets `error` (or why not).
+ */
+function relearnDefinition(ctx: ToolInvocation, error: InterlockError): Promise<void> {
+  const { deps, entry } = ctx;
+  const { name, server } = entry.wrapper;
+  if (deps.relistTools === undefined) return Promise.reject(error);
+  // The catalog updates entries in place: the hash the call was made with is kept before it lists again.
+  const sentWith = entry.hash;
+  return deps.relistTools(server).then(
+    () => {
+      const fresh = deps.catalog.get(name);
+      if (fresh === undefined || fresh.hash === sentWith) throw error;
+      if (fresh.blocked !== undefined) {
+        throw new ToolDefinitionChangedError(name, fresh.blocked.pinned, fresh.blocked.current, { server });
+      }
+      const invalid = checkInput(deps, fresh, ctx.input);
+      if (invalid !== undefined) throw invalid;
+      ctx.entry = fresh;
+      ctx.span?.addEvent('interlock.call.resend', {
+        reason: 'definition_changed',
+        'interlock.tool.definition_hash': fresh.hash,
+      });
+    },
+    () => {
+      throw error;
     },
   );
 }
@@ -386,14 +427,12 @@ function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
   const onProgress = options.onProgress;
   const requestOptions = {
     timeout: ctx.timeoutMs,
-    // The client checks structuredContent itself when its cached tool list has an outputSchema; we check it
-    // here instead (once, with bounded $refs, with our error). A definition without outputSchema turns its check
-    // off and keeps the inputSchema for SEP-2243 header mirroring; the client then does not refresh its list
-    // and retry by itself on a HEADER_MISMATCH answer, so over 2026-07-28 HTTP a tool without an outputSchema
-    // goes without it. Everywhere else the client could never retry (no headers: stdio, or a 2025 era), and the
-    // definition spares it a lookup in its response cache on every call.
-    toolDefinition:
-      outputValidator !== undefined || !mirrorsHeaders(client) ? toolDefinitionOf(entry) : undefined,
+    // The definition in the catalog, the one pinned and approved, is the one the call is made with: the client
+    // mirrors SEP-2243 headers from its inputSchema, and without an outputSchema leaves the output check to us
+    // (once, with bounded $refs, with our error). Given a definition, the client never lists the tools behind the
+    // catalog's back to retry a HEADER_MISMATCH answer; the resend stage does that through the catalog (see
+    // relearnDefinition). It also spares the client a lookup in its response cache on every call.
+    toolDefinition: toolDefinitionOf(entry),
     onprogress: onProgress ?? noop,
     resetTimeoutOnProgress: true,
     // Unset options are undefined rather than absent, as the SDK reads them: one shape for every call, no spread.
@@ -467,8 +506,10 @@ function finishCall(
 const toolDefinitions = new WeakMap<CatalogEntry, { name: string; inputSchema: Tool['inputSchema'] }>();
 function toolDefinitionOf(entry: CatalogEntry) {
   let definition = toolDefinitions.get(entry);
-  if (definition === undefined) {
-    definition = { name: entry.wrapper.tool, inputSchema: entry.wrapper.inputSchema as Tool['inputSchema'] };
+  const inputSchema = entry.wrapper.inputSchema as Tool['inputSchema'];
+  // A refresh updates the entry in place: a definition built before it is built again from the new schema.
+  if (definition === undefined || definition.inputSchema !== inputSchema) {
+    definition = { name: entry.wrapper.tool, inputSchema };
     toolDefinitions.set(entry, definition);
   }
   return definition;

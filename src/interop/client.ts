@@ -418,7 +418,7 @@ export class InterlockClient extends Client {
  * `HEADER_MISMATCH`: a 2026-07-28 connection over a transport with a stream per request (Streamable HTTP). Over
  * stdio, SSE or a 2025 era there are no such headers.
  */
-export function mirrorsHeaders(client: Client): boolean {
+function mirrorsHeaders(client: Client): boolean {
   const transport = client.transport as { hasPerRequestStream?: boolean } | undefined;
   return client.getProtocolEra() === 'modern' && transport?.hasPerRequestStream === true;
 }

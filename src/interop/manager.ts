@@ -204,6 +204,7 @@ export class MCPClientManager implements ToolInvoker {
       ...(this.#serverRequests !== undefined && { inFlight }),
       logLevel: options.logLevel,
       nextCallId: () => ++this.#callIds,
+      relistTools: (server) => this.#reporter.refresh(server),
     };
     this.#reporter = new CatalogReporter({
       catalog: this.#catalog,

@@ -205,6 +205,17 @@ export function neverReachedServer(err: unknown): boolean {
   return kind === 'session_gone' || kind === 'not_connected' || kind === 'connect_refused';
 }
 
+/** JSON-RPC error code of a request whose `Mcp-Param-*` headers do not match its arguments (SEP-2243). */
+export const HEADER_MISMATCH_CODE = -32020;
+
+/**
+ * The server refused a request because the headers mirrored from the tool's definition do not match the ones its
+ * own definition declares (SEP-2243 `HEADER_MISMATCH`): it was rejected before the tool ran.
+ */
+export function isHeaderMismatch(err: unknown): boolean {
+  return err instanceof ProtocolError && err.code === HEADER_MISMATCH_CODE;
+}
+
 /**
  * The connection itself failed (as opposed to the server answering with an error): `mapped` is what the raw
  * error became for the caller (`CONNECTION_LOST`), or the server said our session is gone.
