@@ -203,3 +203,53 @@ describe('ratios', () => {
     expect(chart).not.toMatch(/NaN|undefined/);
   });
 });
+
+describe('bench/warmup.ts', () => {
+  it(
+    'prints the CPU per call and the compile time of every block for each contender',
+    async () => {
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          join(BENCH_DIR, 'warmup.ts'),
+          '--contenders',
+          'sdk,interlock',
+          '--block',
+          '40',
+          '--blocks',
+          '3',
+          '--rounds',
+          '1',
+        ],
+        { cwd: ROOT_DIR, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (c: string) => {
+        stdout += c;
+      });
+      child.stderr.setEncoding('utf8').on('data', (c: string) => {
+        stderr += c;
+      });
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      expect(code, stderr.slice(-3000)).toBe(0);
+      expect(stdout).toContain('| Contender | 1–40 | 41–80 | 81–120 |');
+      // Two tables (CPU, compile time), each with a row per contender and a number in every block.
+      for (const id of ['sdk', 'interlock']) {
+        const rows = stdout.split('\n').filter((line) => line.startsWith(`| ${id} |`));
+        expect(rows, id).toHaveLength(2);
+        for (const row of rows) {
+          const cells = row
+            .split('|')
+            .slice(2, -1)
+            .map((c) => Number(c.trim()));
+          expect(cells, row).toHaveLength(3);
+          for (const cell of cells) expect(cell, row).toBeGreaterThanOrEqual(0);
+        }
+      }
+    },
+    RUN_TIMEOUT_MS,
+  );
+});
