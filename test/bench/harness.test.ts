@@ -16,9 +16,13 @@ import { ratioChart } from '../../bench/lib/svg.js';
 
 const RUN_TIMEOUT_MS = 600_000;
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs a bench script (the harness, `run.ts`, by default) to its end. */
+function run(
+  args: string[],
+  script = 'run.ts',
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(BENCH_DIR, 'run.ts'), ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(BENCH_DIR, script), ...args], {
       cwd: ROOT_DIR,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -208,32 +212,10 @@ describe('bench/warmup.ts', () => {
   it(
     'prints the CPU per call and the compile time of every block for each contender',
     async () => {
-      const child = spawn(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          join(BENCH_DIR, 'warmup.ts'),
-          '--contenders',
-          'sdk,interlock',
-          '--block',
-          '40',
-          '--blocks',
-          '3',
-          '--rounds',
-          '1',
-        ],
-        { cwd: ROOT_DIR, stdio: ['ignore', 'pipe', 'pipe'] },
+      const { code, stdout, stderr } = await run(
+        ['--contenders', 'sdk,interlock', '--block', '40', '--blocks', '3', '--rounds', '1'],
+        'warmup.ts',
       );
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (c: string) => {
-        stdout += c;
-      });
-      child.stderr.setEncoding('utf8').on('data', (c: string) => {
-        stderr += c;
-      });
-      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
       expect(code, stderr.slice(-3000)).toBe(0);
       expect(stdout).toContain('| Contender | 1–40 | 41–80 | 81–120 |');
       // Two tables (CPU, compile time), each with a row per contender and a number in every block.
