@@ -13,8 +13,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
  * require.cache), as paths relative to the repository.
  */
 async function modulesLoadedBy(entry: string): Promise<string[]> {
+  // The hook runs on the loader thread: its console output reaches stdout asynchronously and can be lost when the
+  // process exits first (seen once on Node 22 under load), so it writes each line to fd 1 itself, synchronously.
   const hook = `data:text/javascript,${encodeURIComponent(
-    'export async function load(url, context, next) { console.log("LOADED " + url); return next(url, context); }',
+    'import { writeSync } from "node:fs"; export async function load(url, context, next) { writeSync(1, "LOADED " + url + "\\n"); return next(url, context); }',
   )}`;
   const code = [
     "import { register, createRequire } from 'node:module';",
