@@ -12,7 +12,6 @@
  * median over rounds, for each setup, sequentially and with 16 calls in flight, and the bytes a call allocates
  * (V8's sampling heap profiler, counting objects the GC has already collected, over one more run with 16 in flight).
  */
-import { Session } from 'node:inspector/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -21,9 +20,9 @@ import type * as Interlock from '../src/index.js';
 import type * as Client from '../src/interop/client.js';
 import type * as Security from '../src/security/index.js';
 import { ECHO_RAW } from './lib/paths.js';
+import { measurePerCall, perCallRow } from './lib/per-call.js';
 import { benchCapabilities } from './lib/policy.js';
 import { ensureInterlockBuild } from './lib/processes.js';
-import { median } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: { calls: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '5' } },
@@ -70,38 +69,6 @@ const setups: Setup[] = [
   },
 ];
 
-async function cpuPerCall(run: () => Promise<unknown>): Promise<number> {
-  const before = process.cpuUsage();
-  await run();
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / calls;
-}
-
-interface SamplingNode {
-  selfSize: number;
-  children: SamplingNode[];
-}
-
-/** Bytes allocated per call over `run`, garbage included (a sample every 256 bytes on average). */
-async function bytesPerCall(run: () => Promise<unknown>): Promise<number> {
-  const session = new Session();
-  session.connect();
-  try {
-    await session.post('HeapProfiler.startSampling', {
-      samplingInterval: 256,
-      includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
-    } as never);
-    await run();
-    const { profile } = await session.post('HeapProfiler.stopSampling');
-    const total = (node: SamplingNode): number =>
-      node.children.reduce((sum, child) => sum + total(child), node.selfSize);
-    return total(profile.head as unknown as SamplingNode) / calls;
-  } finally {
-    session.disconnect();
-  }
-}
-
 const rows: string[] = [];
 for (const setup of setups) {
   const manager = new MCPClientManager(setup.options());
@@ -112,28 +79,9 @@ for (const setup of setups) {
     args: [ECHO_RAW],
   });
   const call = () => manager.executeTool(`mcp__${SERVER}__echo`, { text: 'hello' });
-  const sequential = async () => {
-    for (let i = 0; i < calls; i++) await call();
-  };
-  const concurrent = async () => {
-    let left = calls;
-    const lane = async () => {
-      while (left-- > 0) await call();
-    };
-    await Promise.all(Array.from({ length: 16 }, lane));
-  };
-  await sequential(); // warm-up: V8 optimizes the path before anything is counted
-  const seq: number[] = [];
-  const c16: number[] = [];
-  for (let r = 0; r < rounds; r++) {
-    seq.push(await cpuPerCall(sequential));
-    c16.push(await cpuPerCall(concurrent));
-  }
-  const bytes = await bytesPerCall(concurrent);
+  const cost = await measurePerCall(call, { calls, rounds });
   await manager.close();
-  rows.push(
-    `| ${setup.name} | ${median(seq).toFixed(2)} | ${median(c16).toFixed(2)} | ${bytes.toFixed(0)} |`,
-  );
+  rows.push(perCallRow(setup.name, cost));
 }
 
 process.stdout.write(

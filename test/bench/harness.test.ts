@@ -208,6 +208,19 @@ describe('ratios', () => {
   });
 });
 
+/** The numbers of the Markdown table row of `stdout` that starts with `name`, one array per such row. */
+function rowsOf(stdout: string, name: string): number[][] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith(`| ${name} |`))
+    .map((line) =>
+      line
+        .split('|')
+        .slice(2, -1)
+        .map((cell) => Number(cell.trim())),
+    );
+}
+
 describe('bench/warmup.ts', () => {
   it(
     'prints the CPU per call and the compile time of every block for each contender',
@@ -220,16 +233,33 @@ describe('bench/warmup.ts', () => {
       expect(stdout).toContain('| Contender | 1–40 | 41–80 | 81–120 |');
       // Two tables (CPU, compile time), each with a row per contender and a number in every block.
       for (const id of ['sdk', 'interlock']) {
-        const rows = stdout.split('\n').filter((line) => line.startsWith(`| ${id} |`));
+        const rows = rowsOf(stdout, id);
         expect(rows, id).toHaveLength(2);
-        for (const row of rows) {
-          const cells = row
-            .split('|')
-            .slice(2, -1)
-            .map((c) => Number(c.trim()));
-          expect(cells, row).toHaveLength(3);
-          for (const cell of cells) expect(cell, row).toBeGreaterThanOrEqual(0);
+        for (const cells of rows) {
+          expect(cells, id).toHaveLength(3);
+          for (const cell of cells) expect(cell, id).toBeGreaterThanOrEqual(0);
         }
+      }
+    },
+    RUN_TIMEOUT_MS,
+  );
+});
+
+describe('bench/client-cost.ts', () => {
+  it(
+    'prints CPU per call and bytes per call for each client class',
+    async () => {
+      const { code, stdout, stderr } = await run(['--calls', '200', '--rounds', '1'], 'client-cost.ts');
+      expect(code, stderr.slice(-3000)).toBe(0);
+      for (const name of [
+        'raw SDK Client (1.x)',
+        'raw SDK v2 Client',
+        'InterlockClient, as the call path calls it',
+      ]) {
+        const rows = rowsOf(stdout, name);
+        expect(rows, name).toHaveLength(1);
+        expect(rows[0], name).toHaveLength(3);
+        for (const cell of rows[0]!) expect(cell, name).toBeGreaterThan(0);
       }
     },
     RUN_TIMEOUT_MS,

@@ -1,0 +1,191 @@
+/**
+ * What each MCP client class costs per `tools/call`, with the transport and the server taken out (issue 15): the
+ * raw 1.x `Client`, the v2 `Client`, and Interlock's `InterlockClient` (called as Interlock's call path calls it:
+ * a tool definition, a progress handler, the timeout reset on progress) each talk to the same in-process echo
+ * server through the same transport, which serializes every message to JSON and parses every answer as a pipe
+ * would, and answers on the next turn. No process, no pipe and no system call: what is left is the client's own
+ * request, response and result work, steady enough to show a fraction of a µs. Interlock's pipeline around the
+ * client is measured apart by bench/pipeline-cost.ts.
+ *
+ *   node --import tsx bench/client-cost.ts [--calls 100000] [--rounds 5]
+ *
+ * Prints CPU µs per call (the median over rounds) sequentially and with 16 calls in flight, and the bytes a call
+ * allocates (V8's sampling heap profiler, counting what the GC has already collected, over one more run at 16).
+ */
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
+import type * as InterlockClientModule from '../src/interop/client.js';
+import { measurePerCall, perCallRow } from './lib/per-call.js';
+import { ensureInterlockBuild } from './lib/processes.js';
+
+const { values } = parseArgs({
+  options: { calls: { type: 'string', default: '100000' }, rounds: { type: 'string', default: '5' } },
+});
+const calls = Number(values.calls);
+const rounds = Number(values.rounds);
+if (!Number.isInteger(calls) || calls < 1) throw new Error('--calls must be a positive integer');
+if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer');
+
+const entry = ensureInterlockBuild();
+const { InterlockClient } = (await import(
+  pathToFileURL(join(dirname(entry), 'interop', 'client.js')).href
+)) as typeof InterlockClientModule;
+
+type Message = { jsonrpc: '2.0'; id?: string | number; method?: string; params?: Record<string, unknown> };
+
+const ECHO_TOOL = {
+  name: 'echo',
+  description: 'Returns its text argument.',
+  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+};
+
+/** The echo server's answer to one request, as the line it would write (2025-era: it refuses `server/discover`). */
+function answer(message: Message): string | undefined {
+  if (message.id === undefined) return undefined;
+  const reply = (result: unknown) => JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
+  switch (message.method) {
+    case 'initialize':
+      return reply({
+        protocolVersion: message.params?.protocolVersion,
+        capabilities: { tools: { listChanged: false } },
+        serverInfo: { name: 'client-cost-echo', version: '1.0.0' },
+      });
+    case 'tools/list':
+      return reply({ tools: [ECHO_TOOL] });
+    case 'tools/call': {
+      const text = (message.params?.arguments as { text?: string } | undefined)?.text ?? '';
+      return reply({ content: [{ type: 'text', text }] });
+    }
+    default:
+      return JSON.stringify({
+        jsonrpc: '2.0',
+        id: message.id,
+        error: { code: -32601, message: `Method not found: ${message.method}` },
+      });
+  }
+}
+
+/**
+ * An in-process transport to the echo server: each message sent is serialized and handed over, and each answer is
+ * parsed and delivered on a later turn (`setImmediate`, as a pipe's data would arrive), several per turn when many
+ * are in flight. Looks like a stdio transport to the v2 client's era probe (it has `stderr`).
+ */
+class EchoTransport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: unknown, extra?: unknown) => void;
+  #pending: string[] = [];
+  #scheduled = false;
+  readonly stderr = null;
+
+  async start(): Promise<void> {}
+
+  send(message: unknown): Promise<void> {
+    const line = answer(JSON.parse(JSON.stringify(message)) as Message);
+    if (line !== undefined) {
+      this.#pending.push(line);
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => this.#deliver());
+      }
+    }
+    return Promise.resolve();
+  }
+
+  #deliver(): void {
+    this.#scheduled = false;
+    const lines = this.#pending;
+    this.#pending = [];
+    for (const line of lines) this.onmessage?.(JSON.parse(line));
+  }
+
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+}
+
+interface Contender {
+  name: string;
+  open(): Promise<{ call(): Promise<unknown>; close(): Promise<void> }>;
+}
+
+const ARGS = { text: 'The quick brown fox jumps over the lazy dog' };
+
+/** What the harness needs of either SDK's `Client`. */
+interface SdkClient {
+  connect(transport: never): Promise<void>;
+  listTools(): Promise<unknown>;
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** A raw SDK client, called as its documentation shows. */
+function sdkContender(name: string, create: () => SdkClient): Contender {
+  return {
+    name,
+    async open() {
+      const client = create();
+      await client.connect(new EchoTransport() as never);
+      await client.listTools();
+      return { call: () => client.callTool({ name: 'echo', arguments: ARGS }), close: () => client.close() };
+    },
+  };
+}
+
+const contenders: Contender[] = [
+  sdkContender('raw SDK Client (1.x)', () => new Client1({ name: 'client-cost', version: '1.0.0' }) as never),
+  sdkContender('raw SDK v2 Client', () => new ClientV2({ name: 'client-cost', version: '1.0.0' }) as never),
+  {
+    name: 'InterlockClient, as the call path calls it',
+    async open() {
+      const client = new InterlockClient(
+        { name: 'client-cost', version: '1.0.0' },
+        { capabilities: {}, versionNegotiation: { mode: 'auto' } },
+      );
+      await client.connect(new EchoTransport() as never);
+      await client.listTools();
+      const options = {
+        timeout: 60_000,
+        toolDefinition: { name: 'echo', inputSchema: ECHO_TOOL.inputSchema },
+        onprogress: () => {},
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: undefined,
+        signal: undefined,
+      };
+      // The call path's options take the direct tools/call path: checked, or the figure would be the SDK's path.
+      await client.callTool({ name: 'echo', arguments: ARGS }, options);
+      if (client.directCalls !== 1)
+        throw new Error('InterlockClient did not take its direct tools/call path');
+      return {
+        call: () => client.callTool({ name: 'echo', arguments: ARGS }, options),
+        close: () => client.close(),
+      };
+    },
+  },
+];
+
+const rows: string[] = [];
+for (const contender of contenders) {
+  const client = await contender.open();
+  const answered = (await client.call()) as { content?: { text?: string }[] };
+  if (answered.content?.[0]?.text !== ARGS.text) {
+    throw new Error(`${contender.name}: the echo answered ${JSON.stringify(answered)}`);
+  }
+  const cost = await measurePerCall(client.call, { calls, rounds });
+  await client.close();
+  rows.push(perCallRow(contender.name, cost));
+}
+
+process.stdout.write(
+  [
+    `Each client's own work per tools/call, in-process echo server (CPU: median of ${rounds} rounds of ${calls} calls; Node ${process.version})`,
+    '',
+    '| Client | CPU µs, sequential | CPU µs, 16 in flight | bytes allocated per call |',
+    '| --- | ---: | ---: | ---: |',
+    ...rows,
+    '',
+  ].join('\n'),
+);
