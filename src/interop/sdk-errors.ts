@@ -206,7 +206,7 @@ export function neverReachedServer(err: unknown): boolean {
 }
 
 /** JSON-RPC error code of a request whose `Mcp-Param-*` headers do not match its arguments (SEP-2243). */
-export const HEADER_MISMATCH_CODE = -32020;
+const HEADER_MISMATCH_CODE = -32020;
 
 /**
  * The server refused a request because the headers mirrored from the tool's definition do not match the ones its
