@@ -119,8 +119,6 @@ export class ProcessStdioTransport implements Transport {
   #closing: Promise<void> | undefined;
   /** A JSON-RPC message has arrived: from then on a bad line is only skipped. */
   #spoken = false;
-  /** Messages sent in this tick are held and written together when it ends (see send). */
-  #corked = false;
   #noiseTimer: NodeJS.Timeout | undefined;
   #noise: StdoutNoiseError | undefined;
 
@@ -299,16 +297,10 @@ export class ProcessStdioTransport implements Transport {
         new SdkError(SdkErrorCode.NotConnected, 'Not connected: the server process is not running'),
       );
     }
-    // Concurrent calls send many messages in one tick: corked, they leave in one write (writev) at the end of
-    // the tick instead of one system call each. A lone message waits only for the current tick to finish.
-    if (!this.#corked) {
-      this.#corked = true;
-      stdin.cork();
-      process.nextTick(() => {
-        this.#corked = false;
-        stdin.uncork();
-      });
-    }
+    // Written at once, one system call per message, as the SDK's own transport does. Holding a tick's messages
+    // back to write them together (cork, uncork at the end of the tick) was measured and undone: it added about
+    // 2.5 µs to every lone call, and with 16 calls in flight against a fast server it bunched the requests and
+    // cut throughput by a third (docs/performance.md, "sixth pass").
     // No callback per write: a write error reaches onerror through stdin's 'error' listener (and the close path).
     if (stdin.write(`${JSON.stringify(message)}\n`)) return SENT;
     // Backpressure: the message is queued; the caller waits until the pipe drains, or learns that it closed.
