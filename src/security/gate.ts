@@ -44,6 +44,26 @@ export interface CapabilityGateOptions {
 
 const NO_KEYS: readonly string[] = Object.freeze([]);
 
+// Calls to one tool name the same arguments again and again, and every record keeps its list of names as long as the
+// record lives (a memory sink holds a thousand). Records whose names match the last list share that one frozen array.
+let lastKeys: readonly string[] = NO_KEYS;
+function argumentKeysOf(args: object): readonly string[] {
+  const keys = Object.keys(args).sort();
+  const last = lastKeys;
+  if (keys.length === last.length) {
+    let same = true;
+    for (let i = 0; i < keys.length; i++) {
+      if (keys[i] !== last[i]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return last;
+  }
+  lastKeys = Object.freeze(keys);
+  return lastKeys;
+}
+
 // Audit records of calls in the same millisecond share one ISO string (toISOString is the costliest part).
 let lastMs = Number.NaN;
 let lastIso = '';
@@ -227,7 +247,7 @@ export class CapabilityGate {
         reason: decision.reason,
         server: request.server,
         tool: request.tool,
-        argumentKeys: args === undefined || args === null ? NO_KEYS : Object.freeze(Object.keys(args).sort()),
+        argumentKeys: args === undefined || args === null ? NO_KEYS : argumentKeysOf(args),
         arguments: this.#redact !== undefined && args !== undefined ? this.#redact(args) : undefined,
         definitionHash: request.definitionHash,
         approved,

@@ -62,6 +62,33 @@ describe('CapabilityGate', () => {
     expect(JSON.stringify(audit.records)).not.toContain('secret text');
   });
 
+  it('records the sorted argument names of each call, one shared frozen list while they repeat', async () => {
+    const caps = new CapabilitySet();
+    caps.grant('mcp:fs:*', 'execute');
+    const audit = new MemoryAuditSink();
+    const gate = new CapabilityGate({ capabilities: caps, audit });
+    const call = (args: Record<string, unknown>) => gate.authorize({ ...request, context: { args } });
+    await call({ path: '/a', content: 'x' });
+    await call({ content: 'y', path: '/b' });
+    await call({ mode: 'w', path: '/e' });
+    await call({ path: '/c' });
+    await call({ path: '/d', content: 'z', mode: 'w' });
+    await call({});
+    const lists = audit.records.map((r) => r.argumentKeys);
+    expect(lists).toEqual([
+      ['content', 'path'],
+      ['content', 'path'],
+      ['mode', 'path'],
+      ['path'],
+      ['content', 'mode', 'path'],
+      [],
+    ]);
+    expect(lists.every((keys) => Object.isFrozen(keys))).toBe(true);
+    // Same names in any order: the second record holds the first one's list, not a copy of it.
+    expect(lists[1]).toBe(lists[0]);
+    expect(lists[3]).not.toBe(lists[0]);
+  });
+
   it('throws PermissionDeniedError for a deny and records the deny too', async () => {
     const audit = new MemoryAuditSink();
     const gate = new CapabilityGate({ capabilities: new CapabilitySet(), audit });
