@@ -46,9 +46,9 @@ export const CONTENDERS: Record<ContenderId, ContenderInfo> = {
   interlock: {
     id: 'interlock',
     label: 'Interlock',
-    pkg: 'interlock',
+    pkg: 'mcp-interlock',
     from: 'root',
-    importSpecifiers: ['interlock'],
+    importSpecifiers: ['mcp-interlock'],
   },
   langchain: {
     id: 'langchain',
@@ -76,7 +76,7 @@ export const CONTENDERS: Record<ContenderId, ContenderInfo> = {
 /** The installed version of `pkg`, or undefined when it is not installed where the contender expects it. */
 export function installedVersion(info: ContenderInfo): string | undefined {
   const file =
-    info.pkg === 'interlock'
+    info.pkg === 'mcp-interlock'
       ? join(ROOT_DIR, 'package.json')
       : join(
           info.from === 'bench' ? BENCH_MODULES : join(ROOT_DIR, 'node_modules'),
