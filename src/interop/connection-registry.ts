@@ -11,6 +11,7 @@ import { ConfigError, ConnectionError, InterlockError, NotConnectedError } from 
 import { lazyModule } from '../lazy.js';
 import type { HttpClient } from '../net/http.js';
 import type { Tracer } from '../otel.js';
+import { prepareValidationSoon } from '../tools/validate.js';
 import type { ConnectionState, ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import type { Logger } from './logger.js';
@@ -197,6 +198,9 @@ export class ConnectionRegistry {
       })
       .finally(() => this.#pending.delete(config.name));
     this.#pending.set(config.name, promise);
+    // The server is starting (a process spawned, a request on its way): the one-time part of argument checking
+    // runs in that wait, not in the first tool call.
+    prepareValidationSoon();
     return promise;
   }
 
