@@ -53,7 +53,8 @@ let compiled = 0;
 const engines = new Map<Engine, { ajv: AjvInstance; compilations: number }>();
 
 // Ajv, its formats and RE2 take about a third of the interop entry's import time, and many apps never validate
-// (no tool called yet, or only offline tools listed): loaded at the first compilation (issue 15, import time).
+// (no tool called yet, or only offline tools listed): loaded at the first compilation (issue 15, import time), which
+// the first connect brings forward to while its server starts (prepareValidationSoon).
 const load = createRequire(import.meta.url);
 let ajvModules:
   | {
