@@ -76,6 +76,10 @@ function ajvClasses(): NonNullable<typeof ajvModules> {
   return ajvModules;
 }
 
+/** Whether the default engine and its meta-schema are ready, and the turn scheduled to make them so. */
+let prepared = false;
+let preparing: NodeJS.Immediate | undefined;
+
 /**
  * Builds the default dialect's engine and compiles its meta-schema: the part of checking a tool call's arguments that
  * no tool's schema changes (loading Ajv and its formats, compiling the 2020-12 meta-schema), tens of milliseconds of
@@ -95,9 +99,6 @@ export function prepareValidation(): void {
 export function validationPrepared(): boolean {
   return prepared;
 }
-
-let prepared = false;
-let preparing: NodeJS.Immediate | undefined;
 
 /**
  * Runs {@link prepareValidation} once per process on a later turn of the event loop: called as a server starts, it

@@ -32,25 +32,28 @@ process.stdin.on('data', (chunk) => {
 });
 `;
 
+/** What the counter reports after every batch. */
+type Report = { reads: number; lines: number; order: number[] };
+
 async function counter(batch: number) {
   const transport = new ProcessStdioTransport({
     command: process.execPath,
     args: ['-e', COUNTER, String(batch)],
     env: { PATH: process.env.PATH ?? '' },
   });
-  const reports: { reads: number; lines: number; order: number[] }[] = [];
+  const reports: Report[] = [];
   const waiters: (() => void)[] = [];
   transport.onmessage = (message: JSONRPCMessage) => {
     if ('method' in message && message.method === 'counted') {
-      reports.push(message.params as { reads: number; lines: number; order: number[] });
+      reports.push(message.params as Report);
       waiters.shift()?.();
     }
   };
   await transport.start();
   const next = () =>
-    new Promise<{ reads: number; lines: number; order: number[] }>((resolve) => {
-      if (reports.length > 0) resolve(reports.shift() as { reads: number; lines: number; order: number[] });
-      else waiters.push(() => resolve(reports.shift() as { reads: number; lines: number; order: number[] }));
+    new Promise<Report>((resolve) => {
+      if (reports.length > 0) resolve(reports.shift() as Report);
+      else waiters.push(() => resolve(reports.shift() as Report));
     });
   return Object.assign(transport, { next, [Symbol.asyncDispose]: () => transport.close() });
 }
