@@ -137,9 +137,10 @@ function newest(dir: string, ext: string): number {
 export const BUILD_OVERRIDE_ENV = 'BENCH_INTERLOCK_BUILD';
 
 /**
- * Compiles `src/` to `bench/.build/` (what `npm run build` puts in `dist/`, without declarations) unless that
- * build is newer than every source file. Returns the entry point, or throws with tsc's output. With
- * BENCH_INTERLOCK_BUILD set, returns that build's entry point instead and builds nothing.
+ * Builds `src/` into `bench/.build/` the way `npm run build` builds `dist/` (scripts/build.mjs: tsc, then the
+ * modules linked into one file per entry point and shared chunks) unless that build is newer than every source
+ * file. Returns the entry point, or throws with the build's output. With BENCH_INTERLOCK_BUILD set, returns that
+ * build's entry point instead and builds nothing.
  */
 export function ensureInterlockBuild(): string {
   const override = process.env[BUILD_OVERRIDE_ENV];
@@ -149,27 +150,16 @@ export function ensureInterlockBuild(): string {
     return given;
   }
   const entry = join(BUILD_DIR, 'index.js');
-  if (existsSync(entry) && statSync(entry).mtimeMs >= newest(join(ROOT_DIR, 'src'), '.ts')) return entry;
-  const tsc = join(ROOT_DIR, 'node_modules', 'typescript', 'bin', 'tsc');
-  const run = spawnSync(
-    process.execPath,
-    [
-      tsc,
-      '-p',
-      'tsconfig.build.json',
-      '--outDir',
-      BUILD_DIR,
-      '--declaration',
-      'false',
-      '--declarationMap',
-      'false',
-      '--sourceMap',
-      'false',
-    ],
-    { cwd: ROOT_DIR, encoding: 'utf8', timeout: 180_000 },
-  );
-  // tsc emits despite type errors elsewhere in the tree (others may be mid-edit): only a missing entry fails.
-  if (!existsSync(entry)) throw new Error(`building Interlock failed:\n${run.stdout}${run.stderr}`);
+  const script = join(ROOT_DIR, 'scripts', 'build.mjs');
+  const sources = Math.max(newest(join(ROOT_DIR, 'src'), '.ts'), statSync(script).mtimeMs);
+  if (existsSync(entry) && statSync(entry).mtimeMs >= sources) return entry;
+  const run = spawnSync(process.execPath, [script, '--out', BUILD_DIR], {
+    cwd: ROOT_DIR,
+    encoding: 'utf8',
+    timeout: 180_000,
+  });
+  if (run.status !== 0 || !existsSync(entry))
+    throw new Error(`building Interlock failed:\n${run.stdout}${run.stderr}`);
   return entry;
 }
 

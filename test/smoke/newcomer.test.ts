@@ -15,12 +15,12 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
-  statSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../cli/helpers.js';
+import { ensureBuilt } from '../helpers/build.js';
 
 const SNIPPETS = join(ROOT, 'docs/snippets/getting-started/own-project');
 const GUIDE = readFileSync(join(ROOT, 'docs/getting-started.md'), 'utf8');
@@ -80,23 +80,6 @@ function leftovers(dir: string): string[] {
     }
   }
   return out;
-}
-
-function newestMtime(dir: string, suffix: string): number {
-  let newest = 0;
-  for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
-    if (file.endsWith(suffix)) newest = Math.max(newest, statSync(join(dir, file)).mtimeMs);
-  }
-  return newest;
-}
-
-/** `dist/` as `npm run build` leaves it; built here only when missing or older than `src/` (CI builds first). */
-async function ensureBuilt(): Promise<void> {
-  const marker = join(ROOT, 'dist/index.js');
-  if (existsSync(marker) && statSync(marker).mtimeMs >= newestMtime(join(ROOT, 'src'), '.ts')) return;
-  const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-  const built = await run(process.execPath, [tsc, '-p', 'tsconfig.build.json'], ROOT);
-  if (built.code !== 0) throw new Error(`npm run build failed: ${show(built)}`);
 }
 
 const versionOf = (name: string): string =>

@@ -1,18 +1,16 @@
 /**
- * The bundled example servers (`examples/servers/*.mjs`, shipped in the package), found relative to this
- * module so the demo runs from `src/cli/demo/*.ts` under tsx and from `dist/cli/demo/*.js` alike.
+ * The bundled example servers (`examples/servers/*.mjs`, shipped in the package), found under the package's root
+ * so the demo runs from `src/cli/demo/*.ts` under tsx and from the linked build in `dist/` alike.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { ConnectionError } from '../../errors.js';
-
-/** `examples/servers/` of the package: three levels up from `src/cli/demo/` or `dist/cli/demo/`. */
-export const EXAMPLE_SERVERS_DIR = fileURLToPath(new URL('../../../examples/servers/', import.meta.url));
+import { packageRoot } from '../package-root.js';
 
 /** The path of a bundled example server; throws when the package does not hold it. */
 export function exampleServer(file: 'notes-server.mjs' | 'weather-server.mjs'): string {
-  const path = `${EXAMPLE_SERVERS_DIR}${file}`;
+  const path = join(packageRoot(), 'examples', 'servers', file);
   if (!existsSync(path)) {
     throw new ConnectionError(`The bundled example server ${path} is missing; reinstall the package.`);
   }
