@@ -12,6 +12,7 @@ import type { ContenderAdapter, ServerKind, ServerSpec, Session } from './conten
 import { ECHO_RAW, ECHO_SDK } from './paths.js';
 import type { Job, LatencyResult, ThroughputResult, WorkerArgs, WorkerResult } from './protocol.js';
 import { quantile, round } from './stats.js';
+import { reportThreads, threadTimes } from './threads.js';
 
 /** The text every call echoes. */
 export const ECHO_TEXT = 'The quick brown fox jumps over the lazy dog';
@@ -131,6 +132,7 @@ async function jobCalls(adapter: ContenderAdapter, args: WorkerArgs): Promise<Wo
     await checkedCall(session, BENCH_SERVER);
     for (let i = 0; i < args.warmup; i++) await session.call(BENCH_SERVER, ECHO_TEXT);
     const times = new Array<number>(args.calls);
+    const threads0 = threadTimes();
     const cpu0 = process.cpuUsage();
     for (let i = 0; i < args.calls; i++) {
       const t0 = performance.now();
@@ -138,6 +140,7 @@ async function jobCalls(adapter: ContenderAdapter, args: WorkerArgs): Promise<Wo
       times[i] = (performance.now() - t0) * 1000;
     }
     const cpu = process.cpuUsage(cpu0);
+    reportThreads('sequential', threads0, args.calls);
     const latency: LatencyResult = {
       n: args.calls,
       cpuUsPerCall: round((cpu.user + cpu.system) / args.calls, 2),
@@ -148,11 +151,13 @@ async function jobCalls(adapter: ContenderAdapter, args: WorkerArgs): Promise<Wo
     const throughput: ThroughputResult[] = [];
     for (const concurrency of args.concurrency) {
       await concurrently(session, Math.min(args.warmup, args.calls), concurrency);
+      const threads1 = threadTimes();
       const c0 = process.cpuUsage();
       const t0 = performance.now();
       await concurrently(session, args.calls, concurrency);
       const seconds = (performance.now() - t0) / 1000;
       const c = process.cpuUsage(c0);
+      reportThreads(`concurrency ${concurrency}`, threads1, args.calls);
       throughput.push({
         concurrency,
         n: args.calls,

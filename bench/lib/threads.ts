@@ -1,0 +1,44 @@
+/**
+ * Where a contender process's CPU goes, by thread (Linux only; a diagnostic of issue 15's sixth pass). Node runs
+ * JavaScript on its main thread; V8's platform workers (also named `node`) compile optimized code and help the
+ * garbage collector. `process.cpuUsage()` adds them all up, so a contender whose code is still being optimized
+ * pays for the compiler in its "CPU per call". With BENCH_THREADS=1 the calls job prints, for each block it
+ * measures, the main thread's CPU per call and the other threads', from /proc/self/task/<tid>/schedstat.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Set to 1 to print each measured block's CPU per call by thread on stderr. */
+export const THREADS_ENV = 'BENCH_THREADS';
+
+/** Nanoseconds on CPU so far, per thread id; empty where /proc is not there. */
+export type ThreadTimes = Map<number, number>;
+
+export function threadTimes(): ThreadTimes {
+  const times: ThreadTimes = new Map();
+  if (process.env[THREADS_ENV] !== '1') return times;
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      const schedstat = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8');
+      times.set(Number(tid), Number(schedstat.split(' ')[0]));
+    }
+  } catch {
+    // not Linux, or a thread ended while being read: no split for this block
+  }
+  return times;
+}
+
+/** Prints `label`'s CPU per call since `before`: the main thread's, and every other thread's together. */
+export function reportThreads(label: string, before: ThreadTimes, calls: number): void {
+  if (before.size === 0) return;
+  let main = 0;
+  let others = 0;
+  for (const [tid, ns] of threadTimes()) {
+    const spent = ns - (before.get(tid) ?? 0);
+    if (tid === process.pid) main += spent;
+    else others += spent;
+  }
+  const perCall = (ns: number) => (ns / 1000 / calls).toFixed(1);
+  process.stderr.write(
+    `[threads] ${label}: main thread ${perCall(main)} µs/call, other threads ${perCall(others)} µs/call\n`,
+  );
+}
