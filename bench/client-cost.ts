@@ -29,7 +29,8 @@ const rounds = Number(values.rounds);
 if (!Number.isInteger(calls) || calls < 1) throw new Error('--calls must be a positive integer');
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer');
 
-const entry = ensureInterlockBuild();
+// The modules build: InterlockClient is internal, and only there a file of its own.
+const entry = ensureInterlockBuild({ modules: true });
 const { InterlockClient } = (await import(
   pathToFileURL(join(dirname(entry), 'interop', 'client.js')).href
 )) as typeof InterlockClientModule;

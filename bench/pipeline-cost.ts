@@ -8,7 +8,7 @@
  *
  *   node --import tsx bench/pipeline-cost.ts [--calls 200000] [--rounds 5]
  *
- * Runs on the compiled package (bench/.build), as the `interlock` contender does. Prints CPU µs per call, the
+ * Runs on the compiled package (bench/.build-modules, the same code as the `interlock` contender's, unlinked). Prints CPU µs per call, the
  * median over rounds, for each setup, sequentially and with 16 calls in flight, and the bytes a call allocates
  * (V8's sampling heap profiler, counting objects the GC has already collected, over one more run with 16 in flight).
  */
@@ -30,14 +30,17 @@ const { values } = parseArgs({
 const calls = Number(values.calls);
 const rounds = Number(values.rounds);
 
-const entry = ensureInterlockBuild();
+// The modules build: InterlockClient is internal, and only there a file of its own.
+const entry = ensureInterlockBuild({ modules: true });
 const load = async <T>(path: string) => (await import(pathToFileURL(join(dirname(entry), path)).href)) as T;
 const { MCPClientManager } = await load<typeof Interlock>('index.js');
 const security = await load<typeof Security>('security/index.js');
 const { InterlockClient } = await load<typeof Client>('interop/client.js');
 
 // Every client of this process answers `tools/call` at once, as the echo server would.
+let answered = 0;
 InterlockClient.prototype.callTool = function callTool(params: { arguments?: { text?: string } }) {
+  answered++;
   return Promise.resolve({ content: [{ type: 'text', text: params.arguments?.text ?? '' }] });
 } as never;
 
@@ -79,8 +82,11 @@ for (const setup of setups) {
     args: [ECHO_RAW],
   });
   const call = () => manager.executeTool(`mcp__${SERVER}__echo`, { text: 'hello' });
+  const before = answered;
   const cost = await measurePerCall(call, { calls, rounds });
   await manager.close();
+  // Else the manager's client is another copy of the class, and the figure would include the whole protocol.
+  if (answered === before) throw new Error('the calls did not reach the patched InterlockClient.callTool');
   rows.push(perCallRow(setup.name, cost));
 }
 

@@ -9,10 +9,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BENCH_DIR, ROOT_DIR } from './lib/paths.js';
-import { startHttpServer } from './lib/processes.js';
+import { BUILD_OVERRIDE_ENV, ensureInterlockBuild, startHttpServer } from './lib/processes.js';
 
 interface ProfileNode {
   id: number;
@@ -39,6 +39,11 @@ const dir = join(BENCH_DIR, '.profiles', values.contender);
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 const http = values.server === 'http' ? await startHttpServer() : undefined;
+// Interlock's contender runs its modules build here (unless BENCH_INTERLOCK_BUILD names another), the same code as
+// the linked one, so that a frame's file is the source file it came from and not a shared chunk.
+const override = process.env[BUILD_OVERRIDE_ENV];
+const build =
+  override !== undefined && override !== '' ? override : dirname(ensureInterlockBuild({ modules: true }));
 const run = spawnSync(
   process.execPath,
   [
@@ -59,7 +64,7 @@ const run = spawnSync(
     `--concurrency=${values.concurrency}`,
     ...(http === undefined ? [] : ['--url', http.url]),
   ],
-  { cwd: ROOT_DIR, encoding: 'utf8' },
+  { cwd: ROOT_DIR, encoding: 'utf8', env: { ...process.env, [BUILD_OVERRIDE_ENV]: build } },
 );
 await http?.close();
 process.stdout.write(run.stdout.split('\n').find((l) => l.startsWith('{')) ?? run.stderr);
@@ -95,7 +100,7 @@ for (const node of profile.nodes) {
   byOwner.set(owner(f.url), (byOwner.get(owner(f.url)) ?? 0) + t);
 }
 // Inclusive time of Interlock's own functions: what each costs with everything it calls. The contender runs the
-// compiled package (bench/.build, or the BENCH_INTERLOCK_BUILD override), so its files are matched by what
+// compiled package (bench/.build-modules, or the BENCH_INTERLOCK_BUILD override), so its files are matched by what
 // follows the build directory: a path as in src/.
 const parent = new Map<number, number>();
 for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
@@ -106,7 +111,7 @@ for (const [id, t] of self) {
   for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
     const f = byId.get(cur)!.callFrame;
     const where = owner(f.url);
-    const own = /(?:^|\/)(?:src|\.build)\/(.+)$/.exec(where);
+    const own = /(?:^|\/)(?:src|\.build(?:-modules)?)\/(.+)$/.exec(where);
     if (own === null || where.includes('node_modules')) continue;
     const name = `${f.functionName || '(anonymous)'} src/${own[1]}`;
     if (seen.has(name)) continue;

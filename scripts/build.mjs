@@ -11,10 +11,12 @@
  *    external (`import 'zod'` is left as it is), and lazily loaded modules (`import('./connection.js')`) stay
  *    lazy, as split points. esbuild only links: the JavaScript is tsc's, so the semantics are tsc's.
  *
- *   node scripts/build.mjs [--out dist]
+ *   node scripts/build.mjs [--out dist] [--modules]
  *
  * `--out` builds elsewhere (the benchmark builds `bench/.build`); the directory must sit at the repository's root
- * level or below it, where `node_modules` resolves. The build is written next to the output directory and moved
+ * level or below it, where `node_modules` resolves. `--modules` stops after step 1 and keeps tsc's modules one file
+ * each: the micro benchmarks that measure an internal class (`InterlockClient`, which no entry point exports) load
+ * it by its path, and CPU profiles name the source file of each function. The build is written next to the output directory and moved
  * into place at the end, so a process reading the old build (a test run) never sees half of a new one.
  */
 import { execFileSync } from 'node:child_process';
@@ -25,7 +27,9 @@ import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({ options: { out: { type: 'string', default: 'dist' } } });
+const { values } = parseArgs({
+  options: { out: { type: 'string', default: 'dist' }, modules: { type: 'boolean', default: false } },
+});
 const out = resolve(root, values.out);
 
 /** The JavaScript files package.json names as entry points, relative to the output directory. */
@@ -49,6 +53,8 @@ function entryPoints() {
 // Both sit at the output's depth, so the relative paths in source maps and declaration maps stay right.
 const staging = mkdtempSync(join(root, '.build-staging-'));
 const next = mkdtempSync(join(dirname(out), '.build-next-'));
+/** Where tsc writes JavaScript: straight to the output when it is kept as it is. */
+const emitted = values.modules ? next : staging;
 try {
   execFileSync(
     process.execPath,
@@ -57,7 +63,7 @@ try {
       '-p',
       join(root, 'tsconfig.build.json'),
       '--outDir',
-      staging,
+      emitted,
       '--declarationDir',
       next,
     ],
@@ -65,9 +71,23 @@ try {
   );
   const entries = entryPoints();
   for (const entry of entries) {
-    if (!existsSync(join(staging, entry)))
+    if (!existsSync(join(emitted, entry)))
       throw new Error(`tsc did not emit ${entry}: is it in package.json by mistake?`);
   }
+  if (!values.modules) await link(entries);
+  const old = `${next}.old`;
+  if (existsSync(out)) renameSync(out, old);
+  renameSync(next, out);
+  rmSync(old, { recursive: true, force: true });
+  const how = values.modules ? 'modules, unlinked' : 'linked';
+  console.log(`built ${relative(root, out) || '.'}: ${entries.length} entry points (${how})`);
+} finally {
+  rmSync(staging, { recursive: true, force: true });
+  rmSync(next, { recursive: true, force: true });
+}
+
+/** Step 2: tsc's modules in `staging` linked into `next`, one file per entry point plus shared chunks. */
+async function link(entries) {
   await build({
     absWorkingDir: root,
     entryPoints: entries.map((entry) => ({ in: join(staging, entry), out: entry.replace(/\.js$/, '') })),
@@ -85,12 +105,4 @@ try {
     legalComments: 'none',
     logLevel: 'warning',
   });
-  const old = `${next}.old`;
-  if (existsSync(out)) renameSync(out, old);
-  renameSync(next, out);
-  rmSync(old, { recursive: true, force: true });
-  console.log(`built ${relative(root, out) || '.'}: ${entries.length} entry points`);
-} finally {
-  rmSync(staging, { recursive: true, force: true });
-  rmSync(next, { recursive: true, force: true });
 }

@@ -12,8 +12,13 @@ export const BENCH_MODULES = join(BENCH_DIR, 'node_modules');
 export const SERVERS_DIR = join(BENCH_DIR, 'servers');
 export const ECHO_RAW = join(SERVERS_DIR, 'echo-raw.mjs');
 export const ECHO_SDK = join(SERVERS_DIR, 'echo-sdk.mjs');
-/** Where Interlock is compiled for the import-time figure (ignored by git). */
+/** Where Interlock is built as `npm run build` builds dist/, for the contender and the import figure (ignored by git). */
 export const BUILD_DIR = join(BENCH_DIR, '.build');
+/**
+ * Where Interlock is built with its modules unlinked (`scripts/build.mjs --modules`), for the micro benchmarks that
+ * load an internal class by its path and for profiles by source file (ignored by git).
+ */
+export const MODULES_BUILD_DIR = join(BENCH_DIR, '.build-modules');
 /** Default output. */
 export const RESULTS_FILE = join(BENCH_DIR, 'results', 'latest.json');
 export const SVG_FILE = join(ROOT_DIR, 'docs', 'assets', 'bench-ratios.svg');

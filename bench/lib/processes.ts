@@ -6,7 +6,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BENCH_DIR, BUILD_DIR, ECHO_SDK, ROOT_DIR } from './paths.js';
+import { BENCH_DIR, BUILD_DIR, ECHO_SDK, MODULES_BUILD_DIR, ROOT_DIR } from './paths.js';
 import type { ContenderId } from './peers.js';
 import type { Job, WorkerArgs, WorkerResult } from './protocol.js';
 
@@ -141,19 +141,25 @@ export const BUILD_OVERRIDE_ENV = 'BENCH_INTERLOCK_BUILD';
  * modules linked into one file per entry point and shared chunks) unless that build is newer than every source
  * file. Returns the entry point, or throws with the build's output. With BENCH_INTERLOCK_BUILD set, returns that
  * build's entry point instead and builds nothing.
+ *
+ * `{ modules: true }` builds `bench/.build-modules/` instead, tsc's modules one file each
+ * (`scripts/build.mjs --modules`): the same code, for the benchmarks that import an internal module by its path
+ * (no entry point of the linked build exports `InterlockClient`). The override applies to it too.
  */
-export function ensureInterlockBuild(): string {
+export function ensureInterlockBuild(options: { modules?: boolean } = {}): string {
   const override = process.env[BUILD_OVERRIDE_ENV];
   if (override !== undefined && override !== '') {
     const given = join(resolve(override), 'index.js');
     if (!existsSync(given)) throw new Error(`${BUILD_OVERRIDE_ENV}: no index.js in ${override}`);
     return given;
   }
-  const entry = join(BUILD_DIR, 'index.js');
+  const dir = options.modules === true ? MODULES_BUILD_DIR : BUILD_DIR;
+  const entry = join(dir, 'index.js');
   const script = join(ROOT_DIR, 'scripts', 'build.mjs');
   const sources = Math.max(newest(join(ROOT_DIR, 'src'), '.ts'), statSync(script).mtimeMs);
   if (existsSync(entry) && statSync(entry).mtimeMs >= sources) return entry;
-  const run = spawnSync(process.execPath, [script, '--out', BUILD_DIR], {
+  const flags = options.modules === true ? ['--out', dir, '--modules'] : ['--out', dir];
+  const run = spawnSync(process.execPath, [script, ...flags], {
     cwd: ROOT_DIR,
     encoding: 'utf8',
     timeout: 180_000,

@@ -265,3 +265,23 @@ describe('bench/client-cost.ts', () => {
     RUN_TIMEOUT_MS,
   );
 });
+
+describe('bench/pipeline-cost.ts', () => {
+  it(
+    'prints CPU per call and bytes per call for each setup, with the client patched in the modules build',
+    async () => {
+      const { code, stdout, stderr } = await run(['--calls', '200', '--rounds', '1'], 'pipeline-cost.ts');
+      expect(code, stderr.slice(-3000)).toBe(0);
+      for (const name of [
+        'one grant, no audit, no tracer',
+        '1 000 rules, audit to memory and OpenTelemetry, tracer (the contender)',
+      ]) {
+        const rows = rowsOf(stdout, name);
+        expect(rows, name).toHaveLength(1);
+        expect(rows[0], name).toHaveLength(3);
+        for (const cell of rows[0]!) expect(cell, name).toBeGreaterThan(0);
+      }
+    },
+    RUN_TIMEOUT_MS,
+  );
+});
