@@ -23,6 +23,10 @@ import {
   SdkError,
   SdkErrorCode,
 } from '@modelcontextprotocol/client';
+import { TASKS_EXTENSION } from './task-handles.js';
+
+/** The key of the client capabilities in a 2026-07-28 request's `_meta` envelope (SEP-2575). */
+const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
 /** What a result check needs from the SDK's era codec (its `WireCodec` type is not exported). */
 interface ResultCodec {
@@ -163,6 +167,31 @@ export class InterlockClient extends Client {
   readonly #direct = new Set<number>();
   /** {@link #directCodec}'s answer for the transport and negotiated version it was worked out for. */
   #directPath: { transport: object; version: string; codec: ResultCodec | undefined } | undefined;
+
+  /** The envelope's client capabilities with the tasks extension declared, and the capabilities they came from. */
+  #declared: { from: object; to: Readonly<Record<string, unknown>> } | undefined;
+
+  /**
+   * The `_meta` envelope a 2026-07-28 request or notification carries (SEP-2575), with the tasks extension
+   * (task-handles.ts) declared in its client capabilities, so a server may answer a `tools/call` with a task. Done
+   * here rather than in `initialize`'s capabilities, which on 2025-11-25 have no `extensions` field. The declared
+   * capabilities are built once for the capabilities object the SDK hands over (a new one after
+   * `registerCapabilities`), not per request; the envelope itself is the SDK's, copied with that one key replaced.
+   * The 2025 era has no envelope (`undefined`).
+   */
+  protected override _outboundMetaEnvelope(): Readonly<Record<string, unknown>> | undefined {
+    const envelope = super._outboundMetaEnvelope();
+    const capabilities = envelope?.[CLIENT_CAPABILITIES_KEY];
+    if (envelope === undefined || typeof capabilities !== 'object' || capabilities === null) return envelope;
+    let declared = this.#declared;
+    if (declared === undefined || declared.from !== capabilities) {
+      const { extensions } = capabilities as { extensions?: Record<string, unknown> };
+      const to = Object.freeze({ ...capabilities, extensions: { ...extensions, [TASKS_EXTENSION]: {} } });
+      declared = { from: capabilities, to };
+      this.#declared = declared;
+    }
+    return { ...envelope, [CLIENT_CAPABILITIES_KEY]: declared.to };
+  }
 
   /** True once a request has gone out with a result check built earlier (false if the SDK changed under us). */
   get resultChecksReused(): boolean {

@@ -1,12 +1,13 @@
 /**
  * Task handles on the wire (issue 13). The SDK client (2.4) has no runtime for tasks on either era: on 2026-07-28
  * it rejects `resultType: "task"` before any hook of ours runs, and on 2025-11-25 its `tools/call` result schema
- * refuses a `CreateTaskResult`. So the transport of each connection is given {@link acceptTaskResults}: it declares
- * the extension `io.modelcontextprotocol/tasks` in the per-request capabilities the SDK already sends on
- * 2026-07-28 (2025-era `initialize` has no `extensions` field, so nothing is declared there), and turns a task
- * handle answering one of our `tools/call` requests into a result the SDK passes through untouched, carrying the
- * handle under a `_meta` key only this module writes (a server's own value for that key is dropped, so no server
- * can forge a handle). The call path reads it back with {@link taskHandleOf} and follows it (tasks.ts).
+ * refuses a `CreateTaskResult`. The client declares the extension `io.modelcontextprotocol/tasks` in the
+ * per-request capabilities it sends on 2026-07-28 (`InterlockClient`, client.ts; 2025-era `initialize` has no
+ * `extensions` field, so nothing is declared there). The transport of each connection is given
+ * {@link acceptTaskResults}, which turns a task handle answering one of our `tools/call` requests into a result the
+ * SDK passes through untouched, carrying the handle under a `_meta` key only this module writes (a server's own
+ * value for that key is dropped, so no server can forge a handle). The call path reads it back with
+ * {@link taskHandleOf} and follows it (tasks.ts).
  */
 import type { Client, Transport } from '@modelcontextprotocol/client';
 import { z } from 'zod';
@@ -18,8 +19,6 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const HANDLE_KEY = 'dev.interlock/task-handle';
 /** How many `tools/call` ids awaiting an answer one transport remembers. */
 const MAX_PENDING_CALL_IDS = 10_000;
-/** The per-request capabilities key of protocol 2026-07-28 (SEP-2575). */
-const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
 const InputRequestSchema = z.object({ method: z.string(), params: z.unknown().optional() }).loose();
 
@@ -95,9 +94,10 @@ export function taskCallParams<P extends { name: string }>(
 type Message = { id?: unknown; method?: unknown; params?: Record<string, unknown>; result?: unknown };
 
 /**
- * Hooks `transport` (before the client connects) so task handles reach the call path: declares the extension in
- * each 2026-07-28 request's capabilities and rewrites a handle answering a `tools/call` into a result the SDK
- * accepts (see the module comment). The transport object itself is kept, so `instanceof` checks still hold.
+ * Hooks `transport` (before the client connects) so task handles reach the call path: remembers the ids of the
+ * `tools/call` requests sent and rewrites a handle answering one of them into a result the SDK accepts (see the
+ * module comment). Outbound messages pass as they are. The transport object itself is kept, so `instanceof`
+ * checks still hold.
  */
 export function acceptTaskResults(transport: Transport): void {
   const calls = new Set<unknown>();
@@ -109,7 +109,7 @@ export function acceptTaskResults(transport: Transport): void {
       // Ids of calls that never got an answer (timed out, cancelled) are let go, oldest first.
       if (calls.size > MAX_PENDING_CALL_IDS) calls.delete(calls.values().next().value);
     }
-    return send(declareExtension(m) as typeof message, options);
+    return send(message, options);
   };
   let receive: Transport['onmessage'];
   Object.defineProperty(transport, 'onmessage', {
@@ -135,23 +135,6 @@ export function acceptTaskResults(transport: Transport): void {
             };
     },
   });
-}
-
-/** Adds the extension to a 2026-07-28 envelope's capabilities; other messages are left as they are. */
-function declareExtension(message: Message): Message {
-  const meta = message.params?._meta as Record<string, unknown> | undefined;
-  const capabilities = meta?.[CLIENT_CAPABILITIES_KEY] as
-    | { extensions?: Record<string, unknown> }
-    | undefined;
-  if (capabilities === undefined || typeof capabilities !== 'object') return message;
-  const declared = {
-    ...capabilities,
-    extensions: { ...capabilities.extensions, [TASKS_EXTENSION]: {} },
-  };
-  return {
-    ...message,
-    params: { ...message.params, _meta: { ...meta, [CLIENT_CAPABILITIES_KEY]: declared } },
-  };
 }
 
 /**
