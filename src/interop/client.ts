@@ -116,6 +116,83 @@ const DIRECT_OPTIONS = new Set([
   'allowInputRequired',
 ]);
 
+/** One direct `tools/call` in flight (see {@link InterlockClient.callTool}). */
+interface DirectCall {
+  readonly id: number;
+  readonly codec: ResultCodec;
+  readonly request: { method: string; params: Record<string, unknown> };
+  readonly options: CallOptions;
+  readonly startedAt: number;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (reason: unknown) => void;
+  /** Listens on the caller's signal, if it gave one. */
+  readonly onAbort: (() => void) | undefined;
+}
+
+/**
+ * The direct calls in flight, by id: a ring of slots indexed by the low bits of the id, which the SDK hands out in
+ * increasing order. A slot is emptied when its call ends.
+ *
+ * Not a `Map`: V8 re-allocates a `Map`'s or `Set`'s table as entries come and go, and for a long-lived one it does
+ * so in the old generation, where the abandoned table keeps whatever its entries pointed to alive until the next
+ * full collection. A call's state holds its promise and with it the whole pipeline of the call, so every call's
+ * objects were being promoted (docs/performance.md, seventh pass). The SDK's own tables get only small closures
+ * that hold the client and the id.
+ */
+class DirectCalls {
+  #slots: (DirectCall | undefined)[] = new Array<DirectCall | undefined>(64).fill(undefined);
+  #mask = 63;
+  #size = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  get(id: number): DirectCall | undefined {
+    const call = this.#slots[id & this.#mask];
+    return call !== undefined && call.id === id ? call : undefined;
+  }
+
+  add(call: DirectCall): void {
+    // Another call still holds the slot (one slower than 64 newer ones, or more): grow until every call has its own.
+    while (this.#slots[call.id & this.#mask] !== undefined) this.#grow();
+    this.#slots[call.id & this.#mask] = call;
+    this.#size++;
+  }
+
+  /** The call with this id, taken out; undefined when it already ended (or never was a direct call). */
+  take(id: number): DirectCall | undefined {
+    const call = this.get(id);
+    if (call === undefined) return undefined;
+    this.#slots[id & this.#mask] = undefined;
+    this.#size--;
+    return call;
+  }
+
+  #grow(): void {
+    let length = this.#slots.length * 2;
+    for (;;) {
+      const mask = length - 1;
+      const slots = new Array<DirectCall | undefined>(length).fill(undefined);
+      let fits = true;
+      for (const call of this.#slots) {
+        if (call === undefined) continue;
+        if (slots[call.id & mask] !== undefined) {
+          fits = false;
+          break;
+        }
+        slots[call.id & mask] = call;
+      }
+      if (fits) {
+        this.#slots = slots;
+        this.#mask = mask;
+        return;
+      }
+      length *= 2;
+    }
+  }
+}
+
 /** Per era codec (the SDK keeps one per era), per method: the adapter, or `null` for a method not in the era. */
 const schemas = new WeakMap<ResultCodec, Map<string, ResultSchema | null>>();
 
@@ -163,8 +240,8 @@ function isStandardSchema(value: unknown): boolean {
 export class InterlockClient extends Client {
   #reused = false;
   #directCalls = 0;
-  /** Ids of `tools/call` requests sent by the direct path and not yet answered. */
-  readonly #direct = new Set<number>();
+  /** The `tools/call` requests sent by the direct path and not yet answered. */
+  readonly #direct = new DirectCalls();
   /** {@link #directCodec}'s answer for the transport and negotiated version it was worked out for. */
   #directPath: { transport: object; version: string; codec: ResultCodec | undefined } | undefined;
 
@@ -239,7 +316,7 @@ export class InterlockClient extends Client {
     if (dispatch === undefined) return;
     transport.onmessage = (message, extra) => {
       const id = (message as { id?: unknown }).id;
-      if (typeof id === 'number' && this.#direct.has(id) && !('method' in message)) {
+      if (typeof id === 'number' && this.#direct.get(id) !== undefined && !('method' in message)) {
         this._onresponse(message as Parameters<Client['_onresponse']>[0]);
         return;
       }
@@ -249,13 +326,8 @@ export class InterlockClient extends Client {
 
   protected override _onresponse(response: Parameters<Client['_onresponse']>[0]): void {
     const id = (response as { id?: unknown }).id;
-    if (typeof id === 'number' && this.#direct.delete(id)) {
-      const self = this as unknown as ProtocolInternals;
-      const handler = self._responseHandlers.get(id);
-      self._responseHandlers.delete(id);
-      self._cleanupTimeout(id);
-      self._progressHandlers.delete(id);
-      handler?.(response);
+    if (typeof id === 'number' && this.#direct.get(id) !== undefined) {
+      this.#answer(id, response);
       return;
     }
     super._onresponse(response);
@@ -285,6 +357,12 @@ export class InterlockClient extends Client {
     return resultSchemaFor(codec, 'tools/call') === null ? undefined : codec;
   }
 
+  /**
+   * Sends a direct `tools/call`. The SDK's tables get what its own requests put there: a response handler (the SDK
+   * settles it with an error when the connection closes, or when `maxTotalTimeout` runs out while progress comes
+   * in), the progress handler and the timeout. Each of those is a closure over the client and the id alone; the
+   * call itself waits in {@link DirectCalls} until it ends.
+   */
   #callDirect(codec: ResultCodec, params: Record<string, unknown>, options: CallOptions): Promise<unknown> {
     const self = this as unknown as ProtocolInternals;
     const signal = options.signal;
@@ -294,75 +372,115 @@ export class InterlockClient extends Client {
       return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
     const id = self._requestMessageId++;
     const onprogress = options.onprogress;
-    const request = { method: 'tools/call', params };
     const sent =
       onprogress === undefined
         ? params
         : { ...params, _meta: { ...(params._meta as object | undefined), progressToken: id } };
-    const startedAt = Date.now();
-    return new Promise<unknown>((resolve, reject) => {
-      let done = false;
-      const finish = () => {
-        done = true;
-        this.#direct.delete(id);
-        self._responseHandlers.delete(id);
-        self._progressHandlers.delete(id);
-        self._cleanupTimeout(id);
-        signal?.removeEventListener('abort', onAbort);
-      };
-      // Timeout or the caller's abort: the server is told, as the SDK tells it (2025: notifications/cancelled).
-      const cancel = (reason: unknown) => {
-        if (done) return;
-        finish();
-        const cancelled = {
-          jsonrpc: '2.0',
-          method: 'notifications/cancelled',
-          params: { requestId: id, reason: String(reason) },
-        };
-        transport
-          .send(self._envelopeOutbound(cancelled) as never)
-          .catch((error: unknown) => this.onerror?.(new Error(`Failed to send cancellation: ${error}`)));
-        reject(asSdkError(reason));
-      };
-      const onAbort = () => cancel(signal?.reason);
-      self._responseHandlers.set(id, (response) => {
-        if (done) return;
-        finish();
-        // An Error: the connection closed, or maxTotalTimeout ran out while progress came in.
-        if (response instanceof Error) return reject(response);
-        const message = response as {
-          result?: unknown;
-          error?: { code: number; message: string; data?: unknown };
-        };
-        if (message.error !== undefined) {
-          return reject(
-            ProtocolError.fromError(message.error.code, message.error.message, message.error.data),
-          );
-        }
-        try {
-          resolve(this.#settle(codec, request, options, startedAt, message.result));
-        } catch (error) {
-          reject(error instanceof Error ? error : new Error(String(error)));
-        }
-      });
-      this.#direct.add(id);
-      if (onprogress !== undefined) self._progressHandlers.set(id, onprogress);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const timeout = options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC;
-      self._setupTimeout(
-        id,
-        timeout,
-        options.maxTotalTimeout,
-        () => cancel(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout })),
-        options.resetTimeoutOnProgress ?? false,
-      );
-      const outbound = self._envelopeOutbound({ jsonrpc: '2.0', id, method: 'tools/call', params: sent });
-      transport.send(outbound as never).catch((error: unknown) => {
-        if (done) return;
-        finish();
-        reject(error);
-      });
+    let resolve!: (value: unknown) => void;
+    let reject!: (reason: unknown) => void;
+    const promise = new Promise<unknown>((res, rej) => {
+      resolve = res;
+      reject = rej;
     });
+    const onAbort = signal === undefined ? undefined : this.#aborter(id, signal);
+    this.#direct.add({
+      id,
+      codec,
+      request: { method: 'tools/call', params },
+      options,
+      startedAt: Date.now(),
+      resolve,
+      reject,
+      onAbort,
+    });
+    self._responseHandlers.set(id, this.#responder(id));
+    if (onprogress !== undefined) self._progressHandlers.set(id, onprogress);
+    if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
+    self._setupTimeout(
+      id,
+      options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC,
+      options.maxTotalTimeout,
+      this.#expirer(id),
+      options.resetTimeoutOnProgress ?? false,
+    );
+    const outbound = self._envelopeOutbound({ jsonrpc: '2.0', id, method: 'tools/call', params: sent });
+    transport.send(outbound as never).catch((error: unknown) => {
+      const call = this.#end(id);
+      call?.reject(error);
+    });
+    return promise;
+  }
+
+  // Each of these three returns a closure over the client and the id only (see #callDirect).
+  #responder(id: number): (response: unknown) => void {
+    return (response) => this.#answer(id, response);
+  }
+
+  #expirer(id: number): () => void {
+    return () => this.#cancel(id, undefined);
+  }
+
+  #aborter(id: number, signal: AbortSignal): () => void {
+    return () => this.#cancel(id, signal.reason);
+  }
+
+  /** Takes the call out and out of the SDK's tables and the caller's signal; undefined when it already ended. */
+  #end(id: number): DirectCall | undefined {
+    const call = this.#direct.take(id);
+    if (call === undefined) return undefined;
+    const self = this as unknown as ProtocolInternals;
+    self._responseHandlers.delete(id);
+    self._progressHandlers.delete(id);
+    self._cleanupTimeout(id);
+    if (call.onAbort !== undefined) call.options.signal?.removeEventListener('abort', call.onAbort);
+    return call;
+  }
+
+  /** The answer, or an Error: the connection closed, or `maxTotalTimeout` ran out while progress came in. */
+  #answer(id: number, response: unknown): void {
+    const call = this.#end(id);
+    if (call === undefined) return;
+    if (response instanceof Error) {
+      call.reject(response);
+      return;
+    }
+    const message = response as {
+      result?: unknown;
+      error?: { code: number; message: string; data?: unknown };
+    };
+    if (message.error !== undefined) {
+      call.reject(ProtocolError.fromError(message.error.code, message.error.message, message.error.data));
+      return;
+    }
+    try {
+      call.resolve(this.#settle(call.codec, call.request, call.options, call.startedAt, message.result));
+    } catch (error) {
+      call.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  /**
+   * The timeout (`reason` undefined) or the caller's abort: the server is told, as the SDK tells it (2025:
+   * `notifications/cancelled`), and the call rejects with what the SDK rejects with.
+   */
+  #cancel(id: number, reason: unknown): void {
+    const call = this.#end(id);
+    if (call === undefined) return;
+    const timeout = call.options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC;
+    const why =
+      reason === undefined
+        ? new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout })
+        : reason;
+    const self = this as unknown as ProtocolInternals;
+    const cancelled = {
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: id, reason: String(why) },
+    };
+    this.transport
+      ?.send(self._envelopeOutbound(cancelled) as never)
+      .catch((error: unknown) => this.onerror?.(new Error(`Failed to send cancellation: ${error}`)));
+    call.reject(asSdkError(why));
   }
 
   /**

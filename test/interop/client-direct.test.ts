@@ -150,6 +150,21 @@ describe.each(eras)('the direct tools/call path on a $era server', ({ era, serve
     expect(before.error?.message).toBe('already gone');
   });
 
+  it('keeps a slow call while hundreds of newer ones come and go, and settles each with its own answer', async () => {
+    const { ours } = await pair(server);
+    // The slow call's slot would be wanted again by a call 64 ids later: the table grows instead of mixing them up.
+    const slow = ours.callTool({ name: 'slow', arguments: { ms: 1_500 } }, { toolDefinition });
+    const texts = Array.from({ length: 300 }, (_, i) => `call ${i}`);
+    const answers = await Promise.all(
+      texts.map((text) => ours.callTool({ name: 'echo', arguments: { text } }, { toolDefinition })),
+    );
+    expect(answers.map((a) => (a as { content: { text: string }[] }).content[0]?.text)).toEqual(
+      texts.map((text) => expect.stringContaining(text)),
+    );
+    expect(await outcome(slow)).toEqual({ value: expect.objectContaining({ content: expect.any(Array) }) });
+    expect(ours.directCalls).toBe(301);
+  });
+
   it('settles a call in flight when the connection closes, with the SDK error', async () => {
     const { stock, ours } = await pair(server);
     const call = { name: 'slow', arguments: { ms: 10_000 } };
