@@ -285,3 +285,24 @@ describe('bench/pipeline-cost.ts', () => {
     RUN_TIMEOUT_MS,
   );
 });
+
+describe('bench/promotion.ts', () => {
+  it(
+    'prints the bytes per call that outlive a scavenge, in all and by allocating function',
+    async () => {
+      const { code, stdout, stderr } = await run(
+        ['--calls', '400', '--warmup', '100', '--top', '3'],
+        'promotion.ts',
+      );
+      expect(code, stderr.slice(-3000)).toBe(0);
+      const all = rowsOf(stdout, '(all)');
+      expect(all).toHaveLength(1);
+      expect(all[0]![0]).toBeGreaterThanOrEqual(0);
+      // The header, the separator, the total and up to three functions.
+      const rows = stdout.split('\n').filter((line) => line.startsWith('| '));
+      expect(rows.length).toBeGreaterThanOrEqual(3);
+      expect(rows.length).toBeLessThanOrEqual(6);
+    },
+    RUN_TIMEOUT_MS,
+  );
+});
