@@ -142,11 +142,6 @@ interface DirectCall {
 class DirectCalls {
   #slots: (DirectCall | undefined)[] = new Array<DirectCall | undefined>(64).fill(undefined);
   #mask = 63;
-  #size = 0;
-
-  get size(): number {
-    return this.#size;
-  }
 
   get(id: number): DirectCall | undefined {
     const call = this.#slots[id & this.#mask];
@@ -157,7 +152,6 @@ class DirectCalls {
     // Another call still holds the slot (one slower than 64 newer ones, or more): grow until every call has its own.
     while (this.#slots[call.id & this.#mask] !== undefined) this.#grow();
     this.#slots[call.id & this.#mask] = call;
-    this.#size++;
   }
 
   /** The call with this id, taken out; undefined when it already ended (or never was a direct call). */
@@ -165,7 +159,6 @@ class DirectCalls {
     const call = this.get(id);
     if (call === undefined) return undefined;
     this.#slots[id & this.#mask] = undefined;
-    this.#size--;
     return call;
   }
 

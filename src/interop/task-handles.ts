@@ -91,7 +91,7 @@ export function taskCallParams<P extends { name: string }>(
   return support === 'required' || support === 'optional' ? { ...params, task: {} } : params;
 }
 
-type Message = { id?: unknown; method?: unknown; params?: Record<string, unknown>; result?: unknown };
+type Message = { id?: unknown; method?: unknown; result?: unknown };
 
 /**
  * Hooks `transport` (before the client connects) so task handles reach the call path: remembers the ids of the
