@@ -245,37 +245,28 @@ describe('bench/warmup.ts', () => {
   );
 });
 
-describe('bench/client-cost.ts', () => {
+describe.each([
+  {
+    script: 'client-cost.ts',
+    what: 'each client class',
+    names: ['raw SDK Client (1.x)', 'raw SDK v2 Client', 'InterlockClient, as the call path calls it'],
+  },
+  {
+    // It patches InterlockClient in the modules build, and fails if the calls do not reach the patch.
+    script: 'pipeline-cost.ts',
+    what: 'each setup of the pipeline',
+    names: [
+      'one grant, no audit, no tracer',
+      '1 000 rules, audit to memory and OpenTelemetry, tracer (the contender)',
+    ],
+  },
+])('bench/$script', ({ script, what, names }) => {
   it(
-    'prints CPU per call and bytes per call for each client class',
+    `prints CPU per call and bytes per call for ${what}`,
     async () => {
-      const { code, stdout, stderr } = await run(['--calls', '200', '--rounds', '1'], 'client-cost.ts');
+      const { code, stdout, stderr } = await run(['--calls', '200', '--rounds', '1'], script);
       expect(code, stderr.slice(-3000)).toBe(0);
-      for (const name of [
-        'raw SDK Client (1.x)',
-        'raw SDK v2 Client',
-        'InterlockClient, as the call path calls it',
-      ]) {
-        const rows = rowsOf(stdout, name);
-        expect(rows, name).toHaveLength(1);
-        expect(rows[0], name).toHaveLength(3);
-        for (const cell of rows[0]!) expect(cell, name).toBeGreaterThan(0);
-      }
-    },
-    RUN_TIMEOUT_MS,
-  );
-});
-
-describe('bench/pipeline-cost.ts', () => {
-  it(
-    'prints CPU per call and bytes per call for each setup, with the client patched in the modules build',
-    async () => {
-      const { code, stdout, stderr } = await run(['--calls', '200', '--rounds', '1'], 'pipeline-cost.ts');
-      expect(code, stderr.slice(-3000)).toBe(0);
-      for (const name of [
-        'one grant, no audit, no tracer',
-        '1 000 rules, audit to memory and OpenTelemetry, tracer (the contender)',
-      ]) {
+      for (const name of names) {
         const rows = rowsOf(stdout, name);
         expect(rows, name).toHaveLength(1);
         expect(rows[0], name).toHaveLength(3);
