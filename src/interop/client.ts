@@ -417,7 +417,7 @@ export class InterlockClient extends Client {
     return () => this.#cancel(id, signal.reason);
   }
 
-  /** Takes the call out and out of the SDK's tables and the caller's signal; undefined when it already ended. */
+  /** Takes the call out of the ring, the SDK's tables and the caller's signal; undefined when it already ended. */
   #end(id: number): DirectCall | undefined {
     const call = this.#direct.take(id);
     if (call === undefined) return undefined;
