@@ -54,23 +54,14 @@ type DecodedResult =
   | { kind: string; inputRequests?: unknown; requestState?: unknown; _meta?: unknown };
 
 /**
- * The members of the SDK's `Protocol` the direct `tools/call` path shares with the SDK's own requests, so that
- * progress (and the timeout it resets), `maxTotalTimeout` and the settling of every request when the connection
- * closes reach a direct call exactly as they reach any other. They are TypeScript-private in the SDK's types,
- * hence this view; each is checked before use and, if one is missing, calls take the SDK's path.
+ * The members of the SDK's `Protocol` the direct `tools/call` path shares with the SDK's own requests: the id
+ * counter, the progress table its `notifications/progress` dispatch reads, and the outbound envelope. They are
+ * TypeScript-private in the SDK's types, hence this view; each is checked before use and, if one is missing, calls
+ * take the SDK's path.
  */
 interface ProtocolInternals {
   _requestMessageId: number;
-  _responseHandlers: Map<number, (response: unknown) => void>;
   _progressHandlers: Map<number, (progress: unknown) => void>;
-  _setupTimeout(
-    id: number,
-    timeout: number,
-    maxTotalTimeout: number | undefined,
-    onTimeout: () => void,
-    resetTimeoutOnProgress: boolean,
-  ): void;
-  _cleanupTimeout(id: number): void;
   _envelopeOutbound(message: Record<string, unknown>): Record<string, unknown>;
   _resolveNonCompleteResult(decoded: DecodedResult, flow: Record<string, unknown>): Promise<unknown>;
   _requestWithSchemaViaCodec(
@@ -86,10 +77,7 @@ function hasInternals(value: object): boolean {
   const v = value as Partial<ProtocolInternals>;
   return (
     typeof v._requestMessageId === 'number' &&
-    v._responseHandlers instanceof Map &&
     v._progressHandlers instanceof Map &&
-    typeof v._setupTimeout === 'function' &&
-    typeof v._cleanupTimeout === 'function' &&
     typeof v._envelopeOutbound === 'function' &&
     typeof v._resolveNonCompleteResult === 'function' &&
     typeof v._requestWithSchemaViaCodec === 'function'
@@ -123,6 +111,8 @@ interface DirectCall {
   readonly request: { method: string; params: Record<string, unknown> };
   readonly options: CallOptions;
   readonly startedAt: number;
+  /** When the call times out (ms since the epoch): `timeout` after the start, or after the last progress. */
+  deadline: number;
   readonly resolve: (value: unknown) => void;
   readonly reject: (reason: unknown) => void;
   /** Listens on the caller's signal, if it gave one. */
@@ -136,12 +126,18 @@ interface DirectCall {
  * Not a `Map`: V8 re-allocates a `Map`'s or `Set`'s table as entries come and go, and for a long-lived one it does
  * so in the old generation, where the abandoned table keeps whatever its entries pointed to alive until the next
  * full collection. A call's state holds its promise and with it the whole pipeline of the call, so every call's
- * objects were being promoted (docs/performance.md, seventh pass). The SDK's own tables get only small closures
- * that hold the client and the id.
+ * objects were being promoted (docs/performance.md, seventh pass). For the same reason a direct call puts nothing
+ * in the SDK's response and timeout tables, and its progress handler only once progress comes.
  */
 class DirectCalls {
   #slots: (DirectCall | undefined)[] = new Array<DirectCall | undefined>(64).fill(undefined);
   #mask = 63;
+  #size = 0;
+
+  /** How many calls are in flight. */
+  get size(): number {
+    return this.#size;
+  }
 
   get(id: number): DirectCall | undefined {
     const call = this.#slots[id & this.#mask];
@@ -152,6 +148,7 @@ class DirectCalls {
     // Another call still holds the slot (one slower than 64 newer ones, or more): grow until every call has its own.
     while (this.#slots[call.id & this.#mask] !== undefined) this.#grow();
     this.#slots[call.id & this.#mask] = call;
+    this.#size++;
   }
 
   /** The call with this id, taken out; undefined when it already ended (or never was a direct call). */
@@ -159,7 +156,28 @@ class DirectCalls {
     const call = this.get(id);
     if (call === undefined) return undefined;
     this.#slots[id & this.#mask] = undefined;
+    this.#size--;
     return call;
+  }
+
+  /** Every call in flight, taken out (the connection closed). */
+  drain(): DirectCall[] {
+    const calls = this.#slots.filter((call): call is DirectCall => call !== undefined);
+    this.#slots.fill(undefined);
+    this.#size = 0;
+    return calls;
+  }
+
+  /** The ids of the calls whose deadline is past at `now`, and the earliest deadline of the others (or Infinity). */
+  due(now: number): { ids: number[]; next: number } {
+    const ids: number[] = [];
+    let next = Number.POSITIVE_INFINITY;
+    for (const call of this.#slots) {
+      if (call === undefined) continue;
+      if (call.deadline <= now) ids.push(call.id);
+      else if (call.deadline < next) next = call.deadline;
+    }
+    return { ids, next };
   }
 
   #grow(): void {
@@ -185,6 +203,9 @@ class DirectCalls {
     }
   }
 }
+
+/** The longest delay `setTimeout` takes as given (a longer one fires after 1 ms). */
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
 /** Per era codec (the SDK keeps one per era), per method: the adapter, or `null` for a method not in the era. */
 const schemas = new WeakMap<ResultCodec, Map<string, ResultSchema | null>>();
@@ -351,10 +372,9 @@ export class InterlockClient extends Client {
   }
 
   /**
-   * Sends a direct `tools/call`. The SDK's tables get what its own requests put there: a response handler (the SDK
-   * settles it with an error when the connection closes, or when `maxTotalTimeout` runs out while progress comes
-   * in), the progress handler and the timeout. Each of those is a closure over the client and the id alone; the
-   * call itself waits in {@link DirectCalls} until it ends.
+   * Sends a direct `tools/call`. Its state waits in {@link DirectCalls} until it ends. Its timeout is a deadline that
+   * one timer per client watches (see {@link #watch}); its progress handler is registered with the SDK only once a
+   * progress notification for it arrives (see {@link _onnotification}).
    */
   #callDirect(codec: ResultCodec, params: Record<string, unknown>, options: CallOptions): Promise<unknown> {
     const self = this as unknown as ProtocolInternals;
@@ -364,9 +384,9 @@ export class InterlockClient extends Client {
     if (transport === undefined)
       return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
     const id = self._requestMessageId++;
-    const onprogress = options.onprogress;
+    // As the SDK does: a progress token only when the caller listens for progress.
     const sent =
-      onprogress === undefined
+      options.onprogress === undefined
         ? params
         : { ...params, _meta: { ...(params._meta as object | undefined), progressToken: id } };
     let resolve!: (value: unknown) => void;
@@ -376,26 +396,21 @@ export class InterlockClient extends Client {
       reject = rej;
     });
     const onAbort = signal === undefined ? undefined : this.#aborter(id, signal);
+    const startedAt = Date.now();
+    const deadline = startedAt + (options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC);
     this.#direct.add({
       id,
       codec,
       request: { method: 'tools/call', params },
       options,
-      startedAt: Date.now(),
+      startedAt,
+      deadline,
       resolve,
       reject,
       onAbort,
     });
-    self._responseHandlers.set(id, this.#responder(id));
-    if (onprogress !== undefined) self._progressHandlers.set(id, onprogress);
+    this.#watch(deadline);
     if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
-    self._setupTimeout(
-      id,
-      options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC,
-      options.maxTotalTimeout,
-      this.#expirer(id),
-      options.resetTimeoutOnProgress ?? false,
-    );
     const outbound = self._envelopeOutbound({ jsonrpc: '2.0', id, method: 'tools/call', params: sent });
     transport.send(outbound as never).catch((error: unknown) => {
       const call = this.#end(id);
@@ -404,39 +419,143 @@ export class InterlockClient extends Client {
     return promise;
   }
 
-  // Each of these three returns a closure over the client and the id only (see #callDirect).
-  #responder(id: number): (response: unknown) => void {
-    return (response) => this.#answer(id, response);
+  /**
+   * The timer behind every direct call's timeout: one per client, due at the earliest deadline it was asked to
+   * watch, and left running when calls end. The SDK sets and clears a timer per request, with an entry in its
+   * timeout table; at thousands of calls a second that was a visible share of a call's cost. When it fires, it times
+   * out the calls whose deadline is past and waits for the earliest of the rest. It keeps the process alive only
+   * while calls are in flight, as the SDK's timers do.
+   */
+  #timer: NodeJS.Timeout | undefined;
+  /** When {@link #timer} is due (ms since the epoch); Infinity when there is none. */
+  #timerDue = Number.POSITIVE_INFINITY;
+  #timerRefed = false;
+
+  #watch(deadline: number): void {
+    // A deadline earlier than the timer's (or any, when there is no timer) moves it. One that never comes
+    // (Infinity, or NaN from a timeout that is not a number) sets none.
+    if (deadline < this.#timerDue) {
+      if (this.#timer !== undefined) clearTimeout(this.#timer);
+      const delay = Math.min(Math.max(deadline - Date.now(), 0), MAX_TIMER_DELAY_MS);
+      this.#timer = setTimeout(this.#onTimer, delay);
+      this.#timerDue = deadline;
+      this.#timerRefed = true;
+    } else if (!this.#timerRefed && this.#timer !== undefined) {
+      this.#timer.ref();
+      this.#timerRefed = true;
+    }
   }
 
-  #expirer(id: number): () => void {
-    return () => this.#cancel(id, undefined);
+  #onTimer = (): void => {
+    this.#timer = undefined;
+    this.#timerDue = Number.POSITIVE_INFINITY;
+    this.#timerRefed = false;
+    const { ids, next } = this.#direct.due(Date.now());
+    for (const id of ids) this.#cancel(id, undefined);
+    if (this.#direct.size > 0) this.#watch(next);
+  };
+
+  #stopTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerDue = Number.POSITIVE_INFINITY;
+    this.#timerRefed = false;
+  }
+
+  /**
+   * A progress notification for a direct call: its handler is registered with the SDK now, before the SDK reads and
+   * checks the notification, rather than for every call. The SDK hands it the progress as it does to any request's.
+   */
+  protected override _onnotification(
+    notification: Parameters<Client['_onnotification']>[0],
+    extra?: Parameters<Client['_onnotification']>[1],
+  ): void {
+    if (notification.method === 'notifications/progress') {
+      const token = (notification.params as { progressToken?: unknown } | undefined)?.progressToken;
+      const id = Number(token);
+      const handlers = (this as unknown as ProtocolInternals)._progressHandlers;
+      // Only for a call that sent a token (its caller listens): for any other the SDK reports an unknown token.
+      const call = this.#direct.get(id);
+      if (call?.options.onprogress !== undefined && !handlers.has(id)) handlers.set(id, this.#progress(id));
+    }
+    super._onnotification(notification, extra);
+  }
+
+  /**
+   * The connection closed: every direct call in flight rejects with the SDK's error, after the SDK's own teardown,
+   * as its own requests do.
+   */
+  protected override _onclose(): void {
+    const calls = this.#direct.drain();
+    this.#stopTimer();
+    try {
+      super._onclose();
+    } finally {
+      if (calls.length > 0) {
+        const error = new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed');
+        for (const call of calls) {
+          if (call.onAbort !== undefined) call.options.signal?.removeEventListener('abort', call.onAbort);
+          call.reject(error);
+        }
+      }
+    }
+  }
+
+  // Each of these two returns a closure over the client and the id only (see DirectCalls).
+  #progress(id: number): (progress: unknown) => void {
+    return (progress) => this.#onProgress(id, progress);
   }
 
   #aborter(id: number, signal: AbortSignal): () => void {
     return () => this.#cancel(id, signal.reason);
   }
 
-  /** Takes the call out of the ring, the SDK's tables and the caller's signal; undefined when it already ended. */
+  /**
+   * Progress for a call: with `resetTimeoutOnProgress` it moves the deadline, or ends the call once
+   * `maxTotalTimeout` has run out (the SDK's error); then the caller's handler gets it.
+   */
+  #onProgress(id: number, progress: unknown): void {
+    const call = this.#direct.get(id);
+    if (call === undefined) return;
+    const { options } = call;
+    if (options.resetTimeoutOnProgress === true) {
+      const now = Date.now();
+      const totalElapsed = now - call.startedAt;
+      if (options.maxTotalTimeout && totalElapsed >= options.maxTotalTimeout) {
+        this.#end(id);
+        call.reject(
+          new SdkError(SdkErrorCode.RequestTimeout, 'Maximum total timeout exceeded', {
+            maxTotalTimeout: options.maxTotalTimeout,
+            totalElapsed,
+          }),
+        );
+        return;
+      }
+      // The timer, due earlier, finds the new deadline when it fires.
+      call.deadline = now + (options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC);
+    }
+    options.onprogress?.(progress);
+  }
+
+  /** Takes the call out of the ring, the SDK's progress table and the caller's signal; undefined when it already ended. */
   #end(id: number): DirectCall | undefined {
     const call = this.#direct.take(id);
     if (call === undefined) return undefined;
-    const self = this as unknown as ProtocolInternals;
-    self._responseHandlers.delete(id);
-    self._progressHandlers.delete(id);
-    self._cleanupTimeout(id);
+    if (call.options.onprogress !== undefined)
+      (this as unknown as ProtocolInternals)._progressHandlers.delete(id);
     if (call.onAbort !== undefined) call.options.signal?.removeEventListener('abort', call.onAbort);
+    if (this.#direct.size === 0 && this.#timerRefed) {
+      // Nothing in flight: the timer stays for the next call but no longer keeps the process alive.
+      this.#timer?.unref();
+      this.#timerRefed = false;
+    }
     return call;
   }
 
-  /** The answer, or an Error: the connection closed, or `maxTotalTimeout` ran out while progress came in. */
+  /** The answer to a call: its result, or the JSON-RPC error it carries as the SDK's `ProtocolError`. */
   #answer(id: number, response: unknown): void {
     const call = this.#end(id);
     if (call === undefined) return;
-    if (response instanceof Error) {
-      call.reject(response);
-      return;
-    }
     const message = response as {
       result?: unknown;
       error?: { code: number; message: string; data?: unknown };

@@ -165,6 +165,45 @@ describe.each(eras)('the direct tools/call path on a $era server', ({ era, serve
     expect(ours.directCalls).toBe(301);
   });
 
+  it("times out a short call sent after a long one at its own deadline, not the first call's", async () => {
+    const { ours } = await pair(server);
+    const settled: string[] = [];
+    // One timer watches every call's deadline: the short call's must move it earlier.
+    const long = ours
+      .callTool({ name: 'slow', arguments: { ms: 1_000 } }, { toolDefinition, timeout: 30_000 })
+      .then(() => settled.push('long answered'));
+    const short = await outcome(
+      ours
+        .callTool({ name: 'slow', arguments: { ms: 10_000 } }, { toolDefinition, timeout: 100 })
+        .finally(() => settled.push('short timed out')),
+    );
+    expect(short.error).toMatchObject({
+      type: 'SdkError',
+      message: expect.stringMatching(/Request timed out/),
+    });
+    await long;
+    expect(settled).toEqual(['short timed out', 'long answered']);
+    expect(ours.directCalls).toBe(2);
+  });
+
+  it('keeps the process alive with a timer only while a call is in flight', async () => {
+    const { ours } = await pair(server);
+    // Ref'd timers, as the process counts them: an unref'd one does not keep it alive.
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const idle = timers();
+    const slow = ours.callTool({ name: 'slow', arguments: { ms: 200 } }, { toolDefinition });
+    expect(timers()).toBe(idle + 1);
+    await slow;
+    expect(timers()).toBe(idle);
+    // The next call arms it again; a second call in flight shares it.
+    const calls = [1, 2].map(() =>
+      ours.callTool({ name: 'slow', arguments: { ms: 200 } }, { toolDefinition }),
+    );
+    expect(timers()).toBe(idle + 1);
+    await Promise.all(calls);
+    expect(timers()).toBe(idle);
+  });
+
   it('settles a call in flight when the connection closes, with the SDK error', async () => {
     const { stock, ours } = await pair(server);
     const call = { name: 'slow', arguments: { ms: 10_000 } };
