@@ -186,6 +186,9 @@ export class Recorder {
 }
 
 /** Checks the targets of issue 8 against the metrics. */
+/** The peers issue 15 names for the CPU comparison (the SDK's own v2 client is measured, not compared). */
+const CPU_PEERS: readonly ContenderId[] = ['langchain', 'mastra', 'ai-sdk'];
+
 export function evaluateTargets(
   metrics: readonly Metric[],
   capability: BenchResults['capability'],
@@ -226,6 +229,37 @@ export function evaluateTargets(
         : behind.length === 0
           ? `ahead in all ${compared} comparisons`
           : behind.join('; '),
+  });
+
+  // Issue 15: client CPU per call within 1.10x the raw SDK on every row, and below the named peers' on each.
+  const cpu = metrics.filter((m) => /^cpu\./.test(m.id));
+  const cpuRatios = cpu.map((m) => ({ m, r: ratioOf(m, 'interlock') })).filter((x) => x.r !== null);
+  targets.push({
+    id: 'cpu-per-call',
+    text: "Interlock's client CPU per call within 1.10× the raw SDK's, sequential and at each concurrency",
+    met: cpuRatios.length === 0 ? null : cpuRatios.every((x) => x.r! <= 1.1),
+    detail: cpuRatios.map((x) => `${x.m.id} ${x.r}×`).join('; ') || 'not measured',
+  });
+  const cpuBehind: string[] = [];
+  let cpuCompared = 0;
+  for (const { m, r } of cpuRatios) {
+    for (const peer of peers.filter((p) => CPU_PEERS.includes(p))) {
+      const theirs = ratioOf(m, peer);
+      if (theirs === null) continue;
+      cpuCompared++;
+      if (!(r! < theirs)) cpuBehind.push(`${m.id}: ${peer} ${theirs}× vs Interlock ${r}×`);
+    }
+  }
+  targets.push({
+    id: 'cpu-ahead-of-peers',
+    text: 'Interlock below Mastra, LangChain and the AI SDK in client CPU per call, on every row of the same run',
+    met: cpuCompared === 0 ? null : cpuBehind.length === 0,
+    detail:
+      cpuCompared === 0
+        ? 'no peer measured'
+        : cpuBehind.length === 0
+          ? `ahead in all ${cpuCompared} comparisons`
+          : cpuBehind.join('; '),
   });
 
   const scale = metrics.find((m) => m.id === 'connect.scale')?.values.interlock?.value ?? null;

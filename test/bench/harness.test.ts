@@ -184,8 +184,27 @@ describe('ratios', () => {
     const targets = evaluateTargets(r.metrics(), null, ['mastra']);
     expect(targets.find((t) => t.id === 'per-call-overhead')?.met).toBe(true);
     expect(targets.find((t) => t.id === 'ahead-of-peers')?.met).toBe(false);
+    expect(targets.find((t) => t.id === 'cpu-per-call')?.met).toBeNull();
     expect(targets.find((t) => t.id === 'parallel-connect')?.met).toBeNull();
     expect(targets.find((t) => t.id === 'capability-check')?.met).toBeNull();
+  });
+
+  it("decide issue 15's CPU targets on the CPU rows, against the peers it names", () => {
+    const r = new Recorder(1);
+    const cpu = (row: string, values: Partial<Record<'sdk' | 'interlock' | 'mastra' | 'sdk2', number>>) => {
+      for (const [id, v] of Object.entries(values)) r.record(row, id as 'sdk', 0, v);
+    };
+    // Interlock 1.08x and 1.12x the raw SDK; Mastra cheaper on the second row; the v2 SDK cheaper on both.
+    cpu('cpu.stdio-raw.seq', { sdk: 100, interlock: 108, mastra: 120, sdk2: 101 });
+    cpu('cpu.stdio-raw.c16', { sdk: 20, interlock: 22.4, mastra: 22, sdk2: 21 });
+    const targets = evaluateTargets(r.metrics(), null, ['mastra', 'sdk2']);
+    const within = targets.find((t) => t.id === 'cpu-per-call');
+    expect(within?.met).toBe(false);
+    expect(within?.detail).toBe('cpu.stdio-raw.seq 1.08×; cpu.stdio-raw.c16 1.12×');
+    const ahead = targets.find((t) => t.id === 'cpu-ahead-of-peers');
+    expect(ahead?.met).toBe(false);
+    // Only Mastra's row counts against Interlock: the v2 SDK client is not one of the peers the issue names.
+    expect(ahead?.detail).toBe('cpu.stdio-raw.c16: mastra 1.1× vs Interlock 1.12×');
   });
 
   it('chart to valid SVG even with figures missing', () => {
