@@ -189,6 +189,33 @@ export class Recorder {
 /** The peers issue 15 names for the CPU comparison (the SDK's own v2 client is measured, not compared). */
 const CPU_PEERS: readonly ContenderId[] = ['langchain', 'mastra', 'ai-sdk'];
 
+/** Whether Interlock's ratio is below each peer's on every row where both were measured. */
+function aheadOf(id: string, text: string, rows: readonly Metric[], peers: readonly ContenderId[]): Target {
+  const behind: string[] = [];
+  let compared = 0;
+  for (const m of rows) {
+    const mine = m.values.interlock?.ratio ?? null;
+    if (mine === null) continue;
+    for (const peer of peers) {
+      const theirs = m.values[peer]?.ratio ?? null;
+      if (theirs === null) continue;
+      compared++;
+      if (!(mine < theirs)) behind.push(`${m.id}: ${peer} ${theirs}× vs Interlock ${mine}×`);
+    }
+  }
+  return {
+    id,
+    text,
+    met: compared === 0 ? null : behind.length === 0,
+    detail:
+      compared === 0
+        ? 'no peer measured'
+        : behind.length === 0
+          ? `ahead in all ${compared} comparisons`
+          : behind.join('; '),
+  };
+}
+
 export function evaluateTargets(
   metrics: readonly Metric[],
   capability: BenchResults['capability'],
@@ -207,29 +234,9 @@ export function evaluateTargets(
     detail: within.map((x) => `${x.m.id} ${x.r === null ? 'n/a' : `${x.r}×`}`).join('; '),
   });
 
-  const behind: string[] = [];
-  let compared = 0;
-  for (const m of perCall) {
-    const mine = ratioOf(m, 'interlock');
-    if (mine === null) continue;
-    for (const peer of peers) {
-      const theirs = ratioOf(m, peer);
-      if (theirs === null) continue;
-      compared++;
-      if (!(mine < theirs)) behind.push(`${m.id}: ${peer} ${theirs}× vs Interlock ${mine}×`);
-    }
-  }
-  targets.push({
-    id: 'ahead-of-peers',
-    text: 'Interlock ahead of every peer per call, in the same run',
-    met: compared === 0 ? null : behind.length === 0,
-    detail:
-      compared === 0
-        ? 'no peer measured'
-        : behind.length === 0
-          ? `ahead in all ${compared} comparisons`
-          : behind.join('; '),
-  });
+  targets.push(
+    aheadOf('ahead-of-peers', 'Interlock ahead of every peer per call, in the same run', perCall, peers),
+  );
 
   // Issue 15: client CPU per call within 1.10x the raw SDK on every row, and below the named peers' on each.
   const cpu = metrics.filter((m) => /^cpu\./.test(m.id));
@@ -240,27 +247,14 @@ export function evaluateTargets(
     met: cpuRatios.length === 0 ? null : cpuRatios.every((x) => x.r! <= 1.1),
     detail: cpuRatios.map((x) => `${x.m.id} ${x.r}×`).join('; ') || 'not measured',
   });
-  const cpuBehind: string[] = [];
-  let cpuCompared = 0;
-  for (const { m, r } of cpuRatios) {
-    for (const peer of peers.filter((p) => CPU_PEERS.includes(p))) {
-      const theirs = ratioOf(m, peer);
-      if (theirs === null) continue;
-      cpuCompared++;
-      if (!(r! < theirs)) cpuBehind.push(`${m.id}: ${peer} ${theirs}× vs Interlock ${r}×`);
-    }
-  }
-  targets.push({
-    id: 'cpu-ahead-of-peers',
-    text: 'Interlock below Mastra, LangChain and the AI SDK in client CPU per call, on every row of the same run',
-    met: cpuCompared === 0 ? null : cpuBehind.length === 0,
-    detail:
-      cpuCompared === 0
-        ? 'no peer measured'
-        : cpuBehind.length === 0
-          ? `ahead in all ${cpuCompared} comparisons`
-          : cpuBehind.join('; '),
-  });
+  targets.push(
+    aheadOf(
+      'cpu-ahead-of-peers',
+      'Interlock below Mastra, LangChain and the AI SDK in client CPU per call, on every row of the same run',
+      cpu,
+      peers.filter((p) => CPU_PEERS.includes(p)),
+    ),
+  );
 
   const scale = metrics.find((m) => m.id === 'connect.scale')?.values.interlock?.value ?? null;
   targets.push({
