@@ -385,10 +385,11 @@ export class InterlockClient extends Client {
       return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
     const id = self._requestMessageId++;
     // As the SDK does: a progress token only when the caller listens for progress.
+    const meta = params._meta as object | undefined;
     const sent =
       options.onprogress === undefined
         ? params
-        : { ...params, _meta: { ...(params._meta as object | undefined), progressToken: id } };
+        : { ...params, _meta: meta === undefined ? { progressToken: id } : { ...meta, progressToken: id } };
     let resolve!: (value: unknown) => void;
     let reject!: (reason: unknown) => void;
     const promise = new Promise<unknown>((res, rej) => {

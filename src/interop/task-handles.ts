@@ -17,8 +17,10 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 /** The `_meta` key the transport hook carries a task handle under; never read from a server. */
 const HANDLE_KEY = 'dev.interlock/task-handle';
-/** How many `tools/call` ids awaiting an answer one transport remembers. */
+/** How many `tools/call` ids awaiting an answer one transport remembers beyond its ring (see {@link PendingCalls}). */
 const MAX_PENDING_CALL_IDS = 10_000;
+/** The ring's slots: far more than the calls one connection has in flight. */
+const RING_SLOTS = 256;
 
 const InputRequestSchema = z.object({ method: z.string(), params: z.unknown().optional() }).loose();
 
@@ -94,21 +96,62 @@ export function taskCallParams<P extends { name: string }>(
 type Message = { id?: unknown; method?: unknown; result?: unknown };
 
 /**
+ * The ids of the `tools/call` requests a transport sent and has not seen answered. The SDK numbers requests in
+ * increasing order, so an id sits in a ring of numbers at its low bits: remembering and forgetting one allocates
+ * nothing and leaves no table for V8 to re-allocate per call (client.ts, `DirectCalls`, says why that matters). An
+ * id that is not a small number, or one still waiting when a newer one wants its slot (a slow call, or one never
+ * answered), goes to a `Set`, which forgets the oldest beyond {@link MAX_PENDING_CALL_IDS}.
+ */
+class PendingCalls {
+  readonly #ring = new Float64Array(RING_SLOTS).fill(-1);
+  readonly #others = new Set<unknown>();
+
+  add(id: unknown): void {
+    if (!isRingId(id)) {
+      this.#remember(id);
+      return;
+    }
+    const slot = id & (RING_SLOTS - 1);
+    const held = this.#ring[slot] as number;
+    if (held !== -1 && held !== id) this.#remember(held);
+    this.#ring[slot] = id;
+  }
+
+  /** Forgets `id`; true if it was remembered. */
+  delete(id: unknown): boolean {
+    if (isRingId(id)) {
+      const slot = id & (RING_SLOTS - 1);
+      if (this.#ring[slot] === id) {
+        this.#ring[slot] = -1;
+        return true;
+      }
+    }
+    return this.#others.size > 0 && this.#others.delete(id);
+  }
+
+  #remember(id: unknown): void {
+    this.#others.add(id);
+    // Ids of calls that never got an answer (timed out, cancelled) are let go, oldest first.
+    if (this.#others.size > MAX_PENDING_CALL_IDS) this.#others.delete(this.#others.values().next().value);
+  }
+}
+
+function isRingId(id: unknown): id is number {
+  return typeof id === 'number' && Number.isSafeInteger(id) && id >= 0;
+}
+
+/**
  * Hooks `transport` (before the client connects) so task handles reach the call path: remembers the ids of the
  * `tools/call` requests sent and rewrites a handle answering one of them into a result the SDK accepts (see the
  * module comment). Outbound messages pass as they are. The transport object itself is kept, so `instanceof`
  * checks still hold.
  */
 export function acceptTaskResults(transport: Transport): void {
-  const calls = new Set<unknown>();
+  const calls = new PendingCalls();
   const send = transport.send.bind(transport);
   transport.send = (message, options) => {
     const m = message as Message;
-    if (m.method === 'tools/call' && m.id !== undefined) {
-      calls.add(m.id);
-      // Ids of calls that never got an answer (timed out, cancelled) are let go, oldest first.
-      if (calls.size > MAX_PENDING_CALL_IDS) calls.delete(calls.values().next().value);
-    }
+    if (m.method === 'tools/call' && m.id !== undefined) calls.add(m.id);
     return send(message, options);
   };
   let receive: Transport['onmessage'];
