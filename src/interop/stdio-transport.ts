@@ -121,6 +121,10 @@ export class ProcessStdioTransport implements Transport {
   #spoken = false;
   #noiseTimer: NodeJS.Timeout | undefined;
   #noise: StdoutNoiseError | undefined;
+  /** Lines held back to be written together (see {@link send}); undefined when none are being held. */
+  #held: string | undefined;
+  /** The last chunk from stdout held more than one message (see {@link send}). */
+  #answersTogether = false;
 
   constructor(options: ProcessStdioOptions) {
     this.#options = options;
@@ -198,6 +202,7 @@ export class ProcessStdioTransport implements Transport {
   #onStdout(chunk: Buffer): void {
     let start = 0;
     let nl = chunk.indexOf(10, start);
+    this.#answersTogether = nl !== -1 && chunk.indexOf(10, nl + 1) !== -1;
     while (nl !== -1) {
       // The common case, a line whole in this chunk, is decoded in place: no Buffer view, no copy.
       let line: string;
@@ -297,12 +302,21 @@ export class ProcessStdioTransport implements Transport {
         new SdkError(SdkErrorCode.NotConnected, 'Not connected: the server process is not running'),
       );
     }
-    // Written at once, one system call per message, as the SDK's own transport does. Holding a tick's messages
-    // back to write them together (cork, uncork at the end of the tick) was measured and undone: it added about
-    // 2.5 µs to every lone call, and with 16 calls in flight against a fast server it bunched the requests and
-    // cut throughput by a third (docs/performance.md, "sixth pass").
-    // No callback per write: a write error reaches onerror through stdin's 'error' listener (and the close path).
-    if (stdin.write(`${JSON.stringify(message)}\n`)) return SENT;
+    const line = `${JSON.stringify(message)}\n`;
+    // Answers that arrive together (calls in flight) each let the caller send the next request. The first of
+    // those is written at once; the rest are joined and written in one system call when the microtasks the
+    // answers started are done, rather than one system call each. A lone answer, a call at a time, changes
+    // nothing: every message is written at once, as the SDK's transport does.
+    if (this.#held !== undefined) {
+      this.#held += line;
+      return SENT;
+    }
+    if (this.#answersTogether && !stdin.writableNeedDrain) {
+      this.#answersTogether = false;
+      this.#held = '';
+      process.nextTick(this.#release);
+    }
+    if (stdin.write(line)) return SENT;
     // Backpressure: the message is queued; the caller waits until the pipe drains, or learns that it closed.
     return new Promise((resolve, reject) => {
       const settle = (error?: Error) => {
@@ -323,6 +337,16 @@ export class ProcessStdioTransport implements Transport {
     });
   }
 
+  /** Writes the lines held back (see {@link send}). */
+  #release = (): void => {
+    const held = this.#held;
+    this.#held = undefined;
+    if (held === undefined || held === '') return;
+    const stdin = this.#child?.stdin;
+    if (stdin === undefined || stdin === null || stdin.destroyed || !stdin.writable) return;
+    stdin.write(held);
+  };
+
   /** Ends stdin, then SIGTERM to the group, then SIGKILL; resolves once the process is gone. Safe twice. */
   close(): Promise<void> {
     // One shutdown however often close() is called: each call would otherwise add listeners to the process.
@@ -341,6 +365,8 @@ export class ProcessStdioTransport implements Transport {
       else child.once('close', () => resolve());
     });
     if (!this.#closed) {
+      // Lines held back in this turn go out before stdin ends.
+      this.#release();
       try {
         child.stdin?.end();
       } catch {}

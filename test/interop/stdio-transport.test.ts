@@ -1,11 +1,15 @@
 /**
  * Issue 15, the lean hot path: a message sent to a stdio server is handed to the pipe at once, not held for the end
- * of the tick (holding a tick's messages to write them together cost every lone call more than it saved; see
- * docs/performance.md), and many sent at once reach the server whole and in order. The server here is a real child
- * process that reports the lines it got. And the common answer is recognized by its shape, never accepting what the
- * SDK's schema would refuse.
+ * of the tick (holding every tick's messages to write them together cost every lone call more than it saved; see
+ * docs/performance.md). Only the requests that answers arriving together start are joined after the first, into
+ * one write. Many sent at once reach the server whole and in order, and none is lost to a close. The servers here
+ * are real child processes that report the lines they got. And the common answer is recognized by its shape, never
+ * accepting what the SDK's schema would refuse.
  */
+import { readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { isJSONRPCResultResponse, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
@@ -89,6 +93,88 @@ describe('ProcessStdioTransport writes', () => {
       await transport.send(note(i));
       expect(await transport.next()).toEqual({ reads: 1, lines: 1, order: [i] });
     }
+  });
+});
+
+// Answers its first line with three messages in one write, then counts reads and lines as COUNTER does; every line
+// it gets is appended to the file named by its argument, and 'end' is written there when stdin ends.
+const TRIPLE = `
+const { appendFileSync } = require('node:fs');
+const log = process.argv[1];
+let first = true, reads = 0, lines = 0, order = [], pending = '';
+process.stdin.on('data', (chunk) => {
+  const parts = (pending + chunk.toString()).split('\\n');
+  pending = parts.pop();
+  if (first) {
+    first = false;
+    const tick = (n) => JSON.stringify({ jsonrpc: '2.0', method: 'tick', params: { n } }) + '\\n';
+    process.stdout.write(tick(1) + tick(2) + tick(3));
+    return;
+  }
+  reads += 1;
+  for (const line of parts) {
+    lines += 1;
+    order.push(JSON.parse(line).params.i);
+    appendFileSync(log, line + '\\n');
+  }
+  if (lines >= 3) process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'counted', params: { reads, lines, order } }) + '\\n');
+});
+process.stdin.on('end', () => appendFileSync(log, 'end\\n'));
+`;
+
+describe('ProcessStdioTransport, answers that arrive together', () => {
+  async function triple() {
+    const log = join(tmpdir(), `interlock-triple-${process.pid}-${Math.random().toString(36).slice(2)}.log`);
+    const transport = new ProcessStdioTransport({
+      command: process.execPath,
+      args: ['-e', TRIPLE, log],
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    await transport.start();
+    const logged = () => readFileSync(log, 'utf8').split('\n').filter(Boolean);
+    return Object.assign(transport, { logged, [Symbol.asyncDispose]: () => transport.close() });
+  }
+
+  it('writes the first request they start at once and the others together, whole and in order', async () => {
+    await using transport = await triple();
+    const writes = vi.spyOn(Socket.prototype as unknown as Record<'_write', () => void>, '_write');
+    const counted = new Promise<Report>((resolve) => {
+      transport.onmessage = (message: JSONRPCMessage) => {
+        if (!('method' in message)) return;
+        // Each of the three answers that came in one chunk sends the next request, as a call in flight would.
+        if (message.method === 'tick') void transport.send(note((message.params as { n: number }).n));
+        if (message.method === 'counted') resolve(message.params as Report);
+      };
+    });
+    try {
+      await transport.send(note(0));
+      const report = await counted;
+      expect(report).toMatchObject({ lines: 3, order: [1, 2, 3] });
+      // note(0), then note(1) at once, then notes 2 and 3 in one write: four messages, three writes.
+      expect(writes).toHaveBeenCalledTimes(3);
+    } finally {
+      writes.mockRestore();
+    }
+  });
+
+  it('writes what it holds back before stdin ends, when closed in the same turn', async () => {
+    const transport = await triple();
+    const closed = new Promise<void>((resolve) => {
+      transport.onmessage = (message: JSONRPCMessage) => {
+        if (!('method' in message) || message.method !== 'tick') return;
+        void transport.send(note((message.params as { n: number }).n));
+        // Closed right after the third request is handed over: the second and third are still held back.
+        if ((message.params as { n: number }).n === 3) resolve(transport.close());
+      };
+    });
+    await transport.send(note(0));
+    await closed;
+    expect(transport.logged().map((line) => (line === 'end' ? line : JSON.parse(line).params.i))).toEqual([
+      1,
+      2,
+      3,
+      'end',
+    ]);
   });
 });
 
