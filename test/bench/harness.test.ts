@@ -131,6 +131,8 @@ describe('a small benchmark run', () => {
     expect(results.targets.map((t) => t.id)).toEqual([
       'per-call-overhead',
       'ahead-of-peers',
+      'cpu-per-call',
+      'cpu-ahead-of-peers',
       'parallel-connect',
       'capability-check',
     ]);
