@@ -307,6 +307,7 @@ export class ProcessStdioTransport implements Transport {
     // those is written at once; the rest are joined and written in one system call when the microtasks the
     // answers started are done, rather than one system call each. A lone answer, a call at a time, changes
     // nothing: every message is written at once, as the SDK's transport does.
+    // No callback per write: a write error reaches onerror through stdin's 'error' listener (and the close path).
     if (this.#held !== undefined) {
       this.#held += line;
       return SENT;
@@ -343,6 +344,7 @@ export class ProcessStdioTransport implements Transport {
     this.#held = undefined;
     if (held === undefined || held === '') return;
     const stdin = this.#child?.stdin;
+    // The pipe closed meanwhile: so did the connection, whose close path settles the calls these lines carried.
     if (stdin === undefined || stdin === null || stdin.destroyed || !stdin.writable) return;
     stdin.write(held);
   };
