@@ -12,14 +12,12 @@
  * Prints CPU µs per call (the median over rounds) sequentially and with 16 calls in flight, and the bytes a call
  * allocates (V8's sampling heap profiler, counting what the GC has already collected, over one more run at 16).
  */
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
 import type * as InterlockClientModule from '../src/interop/client.js';
 import { measurePerCall, perCallRow } from './lib/per-call.js';
-import { ensureInterlockBuild } from './lib/processes.js';
+import { ensureInterlockBuild, importBuild } from './lib/processes.js';
 
 const { values } = parseArgs({
   options: { calls: { type: 'string', default: '100000' }, rounds: { type: 'string', default: '5' } },
@@ -31,9 +29,7 @@ if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a
 
 // The modules build: InterlockClient is internal, and only there a file of its own.
 const entry = ensureInterlockBuild({ modules: true });
-const { InterlockClient } = (await import(
-  pathToFileURL(join(dirname(entry), 'interop', 'client.js')).href
-)) as typeof InterlockClientModule;
+const { InterlockClient } = await importBuild<typeof InterlockClientModule>(entry, 'interop/client.js');
 
 type Message = { jsonrpc: '2.0'; id?: string | number; method?: string; params?: Record<string, unknown> };
 

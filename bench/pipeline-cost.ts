@@ -8,12 +8,10 @@
  *
  *   node --import tsx bench/pipeline-cost.ts [--calls 200000] [--rounds 5]
  *
- * Runs on the compiled package (bench/.build-modules, the same code as the `interlock` contender's, unlinked). Prints CPU µs per call, the
+ * Runs on the compiled package (bench/node_modules/.interlock-build-modules, the same code as the `interlock` contender's, unlinked). Prints CPU µs per call, the
  * median over rounds, for each setup, sequentially and with 16 calls in flight, and the bytes a call allocates
  * (V8's sampling heap profiler, counting objects the GC has already collected, over one more run with 16 in flight).
  */
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { trace } from '@opentelemetry/api';
 import type * as Interlock from '../src/index.js';
@@ -22,7 +20,7 @@ import type * as Security from '../src/security/index.js';
 import { ECHO_RAW } from './lib/paths.js';
 import { measurePerCall, perCallRow } from './lib/per-call.js';
 import { benchCapabilities } from './lib/policy.js';
-import { ensureInterlockBuild } from './lib/processes.js';
+import { ensureInterlockBuild, importBuild } from './lib/processes.js';
 
 const { values } = parseArgs({
   options: { calls: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '5' } },
@@ -32,7 +30,7 @@ const rounds = Number(values.rounds);
 
 // The modules build: InterlockClient is internal, and only there a file of its own.
 const entry = ensureInterlockBuild({ modules: true });
-const load = async <T>(path: string) => (await import(pathToFileURL(join(dirname(entry), path)).href)) as T;
+const load = <T>(path: string) => importBuild<T>(entry, path);
 const { MCPClientManager } = await load<typeof Interlock>('index.js');
 const security = await load<typeof Security>('security/index.js');
 const { InterlockClient } = await load<typeof Client>('interop/client.js');

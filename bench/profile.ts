@@ -100,7 +100,7 @@ for (const node of profile.nodes) {
   byOwner.set(owner(f.url), (byOwner.get(owner(f.url)) ?? 0) + t);
 }
 // Inclusive time of Interlock's own functions: what each costs with everything it calls. The contender runs the
-// compiled package (bench/.build-modules, or the BENCH_INTERLOCK_BUILD override), so its files are matched by what
+// compiled package (bench/node_modules/.interlock-build-modules, or the BENCH_INTERLOCK_BUILD override), so its files are matched by what
 // follows the build directory: a path as in src/.
 const parent = new Map<number, number>();
 for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);

@@ -12,15 +12,13 @@
  * flags to see allocations by the function that made them rather than the one they were inlined into.
  */
 import { Session } from 'node:inspector/promises';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { trace } from '@opentelemetry/api';
 import type * as Interlock from '../src/index.js';
 import type * as Security from '../src/security/index.js';
 import { ECHO_RAW, ROOT_DIR } from './lib/paths.js';
 import { benchCapabilities } from './lib/policy.js';
-import { ensureInterlockBuild } from './lib/processes.js';
+import { ensureInterlockBuild, importBuild } from './lib/processes.js';
 
 const { values } = parseArgs({
   options: {
@@ -42,7 +40,7 @@ const top = int('top', 1);
 
 // The modules build: the same code as the contender's, with each function in the file of its source.
 const entry = ensureInterlockBuild({ modules: true });
-const load = async <T>(path: string) => (await import(pathToFileURL(join(dirname(entry), path)).href)) as T;
+const load = <T>(path: string) => importBuild<T>(entry, path);
 const { MCPClientManager } = await load<typeof Interlock>('index.js');
 const security = await load<typeof Security>('security/index.js');
 

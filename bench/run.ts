@@ -215,7 +215,7 @@ async function main(): Promise<void> {
   let interlockEntry: string | undefined;
   if (ran.includes('interlock')) {
     // Once here, so contender processes find it built (they run the build, not the sources).
-    log('building Interlock (tsc -> bench/.build) unless it is up to date...');
+    log('building Interlock (tsc -> bench/node_modules/.interlock-build) unless it is up to date...');
     interlockEntry = ensureInterlockBuild();
   }
   const capabilityRounds: CapabilityFigure[] = [];

@@ -5,8 +5,6 @@
  * `trace.getTracer('bench')` passed as the manager's `tracer` option. Servers connect with `connectAll`; a
  * server that dies is reconnected by the manager itself.
  */
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { type Tracer, trace } from '@opentelemetry/api';
 import type * as Interlock from '../../src/index.js';
 import type { MCPClientManagerOptions, MCPServerConfigInput } from '../../src/index.js';
@@ -14,16 +12,15 @@ import type * as Security from '../../src/security/index.js';
 import type { CapabilitySet, MemoryAuditSink } from '../../src/security/index.js';
 import type { ContenderAdapter, ServerSpec, Session } from '../lib/contender.js';
 import { benchCapabilities } from '../lib/policy.js';
-import { ensureInterlockBuild } from '../lib/processes.js';
+import { ensureInterlockBuild, importBuild } from '../lib/processes.js';
 import { runContender } from '../lib/worker.js';
 
-// The package as users get it: compiled by tsc (`bench/.build`, what `npm run build` puts in dist/), not the
-// TypeScript sources through tsx, whose esbuild output adds a `__name` call to every inner function.
+// The package as users get it: the linked build `npm run build` puts in dist/, not the TypeScript sources
+// through tsx, whose esbuild output adds a `__name` call wherever a named function is created. importBuild checks
+// that tsx left the build alone too.
 const entry = ensureInterlockBuild();
-const { MCPClientManager } = (await import(pathToFileURL(entry).href)) as typeof Interlock;
-const security = (await import(
-  pathToFileURL(join(dirname(entry), 'security', 'index.js')).href
-)) as typeof Security;
+const { MCPClientManager } = await importBuild<typeof Interlock>(entry);
+const security = await importBuild<typeof Security>(entry, 'security/index.js');
 
 /** A tracer that counts the spans asked of it, to tell whether the manager took the `tracer` option. */
 function countingTracer(inner: Tracer): Tracer & { spans: number } {

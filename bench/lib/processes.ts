@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BENCH_DIR, BUILD_DIR, ECHO_SDK, MODULES_BUILD_DIR, ROOT_DIR } from './paths.js';
 import type { ContenderId } from './peers.js';
@@ -137,12 +137,12 @@ function newest(dir: string, ext: string): number {
 export const BUILD_OVERRIDE_ENV = 'BENCH_INTERLOCK_BUILD';
 
 /**
- * Builds `src/` into `bench/.build/` the way `npm run build` builds `dist/` (scripts/build.mjs: tsc, then the
+ * Builds `src/` into `bench/node_modules/.interlock-build/` the way `npm run build` builds `dist/` (scripts/build.mjs: tsc, then the
  * modules linked into one file per entry point and shared chunks) unless that build is newer than every source
  * file. Returns the entry point, or throws with the build's output. With BENCH_INTERLOCK_BUILD set, returns that
  * build's entry point instead and builds nothing.
  *
- * `{ modules: true }` builds `bench/.build-modules/` instead, tsc's modules one file each
+ * `{ modules: true }` builds `bench/node_modules/.interlock-build-modules/` instead, tsc's modules one file each
  * (`scripts/build.mjs --modules`): the same code, for the benchmarks that import an internal module by its path
  * (no entry point of the linked build exports `InterlockClient`). The override applies to it too.
  */
@@ -167,6 +167,27 @@ export function ensureInterlockBuild(options: { modules?: boolean } = {}): strin
   if (run.status !== 0 || !existsSync(entry))
     throw new Error(`building Interlock failed:\n${run.stdout}${run.stderr}`);
   return entry;
+}
+
+/**
+ * Imports `path`, a module of an Interlock build (relative to the directory of `entry`, what `ensureInterlockBuild`
+ * returned), and throws if a loader rewrote it on the way. tsx re-transforms JavaScript outside `node_modules` with
+ * `keepNames`, so a build it loads names its functions at run time with `__name(…)` calls the package does not
+ * make (see `BUILD_DIR`): a build given through BENCH_INTERLOCK_BUILD must lie under a `node_modules` directory.
+ */
+export async function importBuild<T>(entry: string, path = 'index.js'): Promise<T> {
+  const loaded = (await import(pathToFileURL(join(dirname(entry), path)).href)) as Record<string, unknown>;
+  const rewritten = Object.entries(loaded).find(
+    ([, value]) => typeof value === 'function' && Function.prototype.toString.call(value).includes('__name('),
+  );
+  if (rewritten !== undefined) {
+    throw new Error(
+      `${path} of the Interlock build in ${dirname(entry)} was rewritten while loading: ${rewritten[0]} calls ` +
+        `__name(), which tsx's keepNames adds to JavaScript outside node_modules. Put the build under a ` +
+        `node_modules directory (${BUILD_OVERRIDE_ENV}=/path/node_modules/<name>).`,
+    );
+  }
+  return loaded as T;
 }
 
 /**

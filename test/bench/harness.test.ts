@@ -4,11 +4,11 @@
  * Peers missing from bench/node_modules must show as skipped with the reason, not fail the run.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BENCH_DIR, ROOT_DIR } from '../../bench/lib/paths.js';
+import { BENCH_DIR, BUILD_DIR, MODULES_BUILD_DIR, ROOT_DIR } from '../../bench/lib/paths.js';
 import { CONTENDER_IDS } from '../../bench/lib/peers.js';
 import type { BenchResults } from '../../bench/lib/results.js';
 import { evaluateTargets, Recorder } from '../../bench/lib/results.js';
@@ -317,4 +317,57 @@ describe('bench/promotion.ts', () => {
     },
     RUN_TIMEOUT_MS,
   );
+});
+
+describe('the Interlock build the bench runs', () => {
+  // A module with a function created per call, the shape tsx's keepNames rewrites.
+  const MODULE = 'export function outer() { const inner = () => 1; return inner(); }\n';
+
+  /** Runs `importBuild` under tsx, as the contenders do, on `dir`/index.js; resolves with what it printed. */
+  function importUnderTsx(dir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const probe = join(dir, '..', 'probe.mts');
+    writeFileSync(
+      probe,
+      `import { importBuild } from ${JSON.stringify(join(BENCH_DIR, 'lib', 'processes.ts'))};\n` +
+        `const m = await importBuild(${JSON.stringify(join(dir, 'index.js'))});\n` +
+        'console.log(`loaded ${m.outer()}`);\n',
+    );
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', probe], { cwd: ROOT_DIR, stdio: 'pipe' });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (c: string) => {
+        stdout += c;
+      });
+      child.stderr.setEncoding('utf8').on('data', (c: string) => {
+        stderr += c;
+      });
+      child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  it('lies under node_modules, where tsx does not rewrite JavaScript', () => {
+    for (const dir of [BUILD_DIR, MODULES_BUILD_DIR]) expect(dir.split(sep)).toContain('node_modules');
+  });
+
+  it('is refused when tsx has rewritten it on the way in, and loaded when it has not', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'interlock-bench-build-'));
+    try {
+      const outside = join(root, 'build');
+      const inside = join(root, 'node_modules', 'build');
+      for (const dir of [outside, inside]) {
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(join(dir, 'index.js'), MODULE);
+      }
+      const refused = await importUnderTsx(outside);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('outer calls __name()');
+      expect(refused.stderr).toContain('under a node_modules directory');
+      const loaded = await importUnderTsx(inside);
+      expect(loaded.code, loaded.stderr.slice(-2000)).toBe(0);
+      expect(loaded.stdout.trim()).toBe('loaded 1');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
