@@ -3,7 +3,7 @@
  * produces a well-formed table, results file and chart. Timings are never asserted: the machine is shared.
  * Peers missing from bench/node_modules must show as skipped with the reason, not fail the run.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
@@ -16,26 +16,32 @@ import { ratioChart } from '../../bench/lib/svg.js';
 
 const RUN_TIMEOUT_MS = 600_000;
 
+/** What a child process printed, and its exit code, once it has exited. */
+function finished(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (c: string) => {
+      stdout += c;
+    });
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => {
+      stderr += c;
+    });
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 /** Runs a bench script (the harness, `run.ts`, by default) to its end. */
 function run(
   args: string[],
   script = 'run.ts',
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(BENCH_DIR, script), ...args], {
+  return finished(
+    spawn(process.execPath, ['--import', 'tsx', join(BENCH_DIR, script), ...args], {
       cwd: ROOT_DIR,
       stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      stdout += c;
-    });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => {
-      stderr += c;
-    });
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+    }),
+  );
 }
 
 describe('a small benchmark run', () => {
@@ -332,18 +338,7 @@ describe('the Interlock build the bench runs', () => {
         `const m = await importBuild(${JSON.stringify(join(dir, 'index.js'))});\n` +
         'console.log(`loaded ${m.outer()}`);\n',
     );
-    return new Promise((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', probe], { cwd: ROOT_DIR, stdio: 'pipe' });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (c: string) => {
-        stdout += c;
-      });
-      child.stderr.setEncoding('utf8').on('data', (c: string) => {
-        stderr += c;
-      });
-      child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    });
+    return finished(spawn(process.execPath, ['--import', 'tsx', probe], { cwd: ROOT_DIR, stdio: 'pipe' }));
   }
 
   it('lies under node_modules, where tsx does not rewrite JavaScript', () => {
