@@ -8,9 +8,10 @@
  * Writes the profile to bench/.profiles/ (ignored by git; open it in Chrome DevTools for the full picture).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
 import { BENCH_DIR, ROOT_DIR } from './lib/paths.js';
 import { BUILD_OVERRIDE_ENV, ensureInterlockBuild, startHttpServer } from './lib/processes.js';
 
@@ -80,9 +81,13 @@ profile.samples.forEach((id, i) => {
 });
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 
-/** Where a frame's code lives: a package under node_modules, a file of ours, or Node itself. */
+/** Interlock's build as the profile names its files (ESM resolves symbolic links). */
+const buildUrl = `${pathToFileURL(realpathSync(build)).href}/`;
+
+/** Where a frame's code lives: Interlock's build (as `src/…`), a package under node_modules, a file of ours, or Node. */
 function owner(url: string): string {
   if (url === '') return '(native / idle / gc)';
+  if (url.startsWith(buildUrl)) return `src/${url.slice(buildUrl.length)}`;
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg !== null) return pkg[1]!;
   if (url.startsWith('node:')) return url;
@@ -100,8 +105,8 @@ for (const node of profile.nodes) {
   byOwner.set(owner(f.url), (byOwner.get(owner(f.url)) ?? 0) + t);
 }
 // Inclusive time of Interlock's own functions: what each costs with everything it calls. The contender runs the
-// compiled package (bench/node_modules/.interlock-build-modules, or the BENCH_INTERLOCK_BUILD override), so its files are matched by what
-// follows the build directory: a path as in src/.
+// compiled package (bench/node_modules/.interlock-build-modules, or the BENCH_INTERLOCK_BUILD override), whose
+// files `owner` names by their path in src/.
 const parent = new Map<number, number>();
 for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -111,9 +116,8 @@ for (const [id, t] of self) {
   for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
     const f = byId.get(cur)!.callFrame;
     const where = owner(f.url);
-    const own = /(?:^|\/)(?:src|\.build(?:-modules)?)\/(.+)$/.exec(where);
-    if (own === null || where.includes('node_modules')) continue;
-    const name = `${f.functionName || '(anonymous)'} src/${own[1]}`;
+    if (!where.startsWith('src/')) continue;
+    const name = `${f.functionName || '(anonymous)'} ${where}`;
     if (seen.has(name)) continue;
     seen.add(name);
     inclusive.set(name, (inclusive.get(name) ?? 0) + t);
