@@ -10,7 +10,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CapabilitySet, type CheckContext, DEFAULT_MATCH_CACHE_SIZE } from '../src/security/index.js';
+import type * as Security from '../src/security/index.js';
+import type { CapabilitySet, CheckContext } from '../src/security/index.js';
+import { ensureInterlockBuild, importBuild } from './lib/processes.js';
+
+// The compiled package, as the contenders run it: tsx would rewrite the TypeScript sources with a `__name` call
+// wherever a named function is created (see BUILD_DIR in bench/lib/paths.ts).
+const security = await importBuild<typeof Security>(
+  ensureInterlockBuild({ modules: true }),
+  'security/index.js',
+);
+const { DEFAULT_MATCH_CACHE_SIZE } = security;
 
 const CHECKS = 100_000;
 const WARMUP = 20_000;
@@ -37,7 +47,7 @@ interface Scenario {
 
 /** Builds `servers` x `rulesPerServer` rules of mixed kinds, plus 10 rules with a wildcard server. */
 function buildSet(s: Scenario): CapabilitySet {
-  const set = new CapabilitySet({ matchCacheSize: s.cache });
+  const set = new security.CapabilitySet({ matchCacheSize: s.cache });
   for (let i = 0; i < s.servers; i++) {
     for (let j = 0; j < s.rulesPerServer; j++) {
       const kind = j % 20;

@@ -10,8 +10,8 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import { BENCH_DIR, ROOT_DIR } from './lib/paths.js';
 import { BUILD_OVERRIDE_ENV, ensureInterlockBuild, startHttpServer } from './lib/processes.js';
 
