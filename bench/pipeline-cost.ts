@@ -8,9 +8,10 @@
  *
  *   node --import tsx bench/pipeline-cost.ts [--calls 200000] [--rounds 5]
  *
- * Runs on the compiled package (bench/node_modules/.interlock-build-modules, the same code as the `interlock` contender's, unlinked). Prints CPU µs per call, the
- * median over rounds, for each setup, sequentially and with 16 calls in flight, and the bytes a call allocates
- * (V8's sampling heap profiler, counting objects the GC has already collected, over one more run with 16 in flight).
+ * Runs on the compiled package (bench/node_modules/.interlock-build-modules, the same code as the `interlock`
+ * contender's, unlinked). Prints CPU µs per call, the median over rounds, for each setup, sequentially and with 16
+ * calls in flight, and the bytes a call allocates (V8's sampling heap profiler, counting objects the GC has already
+ * collected, over one more run with 16 in flight).
  */
 import { parseArgs } from 'node:util';
 import { trace } from '@opentelemetry/api';
