@@ -222,10 +222,15 @@ export function decisionAttributes(facts: DecisionFacts): Attributes {
  */
 export function combineAuditSinks(...sinks: AuditSink[]): AuditSink {
   const list = [...sinks];
+  const failed = (failures: readonly unknown[]) =>
+    new AuditError(`${failures.length} of ${list.length} audit sinks failed.`, {
+      cause: failures.length === 1 ? failures[0] : new AggregateError(failures),
+    });
   return {
-    // Synchronous when every sink is: no promise, no extra turn for the gate.
+    // Synchronous when every sink is: no promise, no extra turn for the gate, and nothing allocated per record
+    // when every sink succeeds (it runs on every call the gate decides).
     write(record: AuditRecord): void | Promise<void> {
-      const failures: unknown[] = [];
+      let failures: unknown[] | undefined;
       let pending: Promise<unknown>[] | undefined;
       for (const sink of list) {
         try {
@@ -235,18 +240,16 @@ export function combineAuditSinks(...sinks: AuditSink[]): AuditSink {
             pending.push(result);
           }
         } catch (err) {
+          failures ??= [];
           failures.push(err);
         }
       }
-      const failed = () =>
-        new AuditError(`${failures.length} of ${list.length} audit sinks failed.`, {
-          cause: failures.length === 1 ? failures[0] : new AggregateError(failures),
-        });
       // Failures still reject (never throw), as an asynchronous sink's would.
-      if (pending === undefined) return failures.length === 0 ? undefined : Promise.reject(failed());
+      if (pending === undefined) return failures === undefined ? undefined : Promise.reject(failed(failures));
       return Promise.allSettled(pending).then((results) => {
-        for (const r of results) if (r.status === 'rejected') failures.push(r.reason);
-        if (failures.length > 0) throw failed();
+        const all = failures ?? [];
+        for (const r of results) if (r.status === 'rejected') all.push(r.reason);
+        if (all.length > 0) throw failed(all);
       });
     },
     async close(): Promise<void> {
