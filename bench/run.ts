@@ -52,7 +52,7 @@ const HELP = `Usage: npm run bench -- [flags]
 
   --rounds N          rounds; ratios are taken within a round               (default 3)
   --calls N           measured sequential calls, and calls per concurrency  (default 3000)
-  --warmup N          unmeasured calls first                                (default 500)
+  --warmup N          calls before the measured ones, measured on their own  (default 3000)
   --concurrency L     concurrency levels of the throughput figure           (default 16,64)
   --transports L      servers for the call figures: stdio-raw,stdio-sdk,http (default all)
   --servers N         servers connected at once (connect, memory)           (default 10)
@@ -105,7 +105,7 @@ function parseOptions(argv: string[]): Options | undefined {
     options: {
       rounds: { type: 'string', default: '3' },
       calls: { type: 'string', default: '3000' },
-      warmup: { type: 'string', default: '500' },
+      warmup: { type: 'string', default: '3000' },
       concurrency: { type: 'string', default: '16,64' },
       transports: { type: 'string', default: TRANSPORTS.join(',') },
       servers: { type: 'string', default: '10' },
@@ -335,6 +335,9 @@ function record(
     case 'calls': {
       const prefix = `latency.${job.server}`;
       if (has('latency')) {
+        if (result.warmup !== undefined) {
+          recorder.record(`cpu.${job.server}.warmup`, contender, r, result.warmup.cpuUsPerCall);
+        }
         recorder.record(`${prefix}.p50`, contender, r, result.latency.p50Us);
         recorder.record(`${prefix}.p99`, contender, r, result.latency.p99Us);
         recorder.record(`cpu.${job.server}.seq`, contender, r, result.latency.cpuUsPerCall);
@@ -371,7 +374,12 @@ function figureIds(job: WorkerArgs, has: (f: Figure) => boolean): string[] {
     case 'calls':
       return [
         ...(has('latency')
-          ? [`latency.${job.server}.p50`, `latency.${job.server}.p99`, `cpu.${job.server}.seq`]
+          ? [
+              ...(job.warmup > 0 ? [`cpu.${job.server}.warmup`] : []),
+              `latency.${job.server}.p50`,
+              `latency.${job.server}.p99`,
+              `cpu.${job.server}.seq`,
+            ]
           : []),
         ...job.concurrency.flatMap((c) => [`throughput.${job.server}.c${c}`, `cpu.${job.server}.c${c}`]),
       ];
@@ -390,7 +398,7 @@ function brief(result: WorkerResult): string {
   if (!result.ok) return `${result.unsupported ? 'not supported' : 'FAILED'}: ${result.error.split('\n')[0]}`;
   switch (result.job) {
     case 'calls':
-      return `p50 ${result.latency.p50Us} µs, p99 ${result.latency.p99Us} µs, cpu ${result.latency.cpuUsPerCall} µs; ${result.throughput
+      return `${result.warmup === undefined ? '' : `warm-up cpu ${result.warmup.cpuUsPerCall} µs; `}p50 ${result.latency.p50Us} µs, p99 ${result.latency.p99Us} µs, cpu ${result.latency.cpuUsPerCall} µs; ${result.throughput
         .map((t) => `c${t.concurrency} ${Math.round(t.callsPerSec)}/s cpu ${t.cpuUsPerCall} µs`)
         .join(', ')}${Object.keys(result.notes).length > 0 ? ` ${JSON.stringify(result.notes)}` : ''}`;
     case 'connect':

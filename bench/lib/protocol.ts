@@ -42,6 +42,17 @@ export interface LatencyResult {
   cpuUsPerCall: number;
 }
 
+/**
+ * The sequential warm-up calls that come before the measured ones (the first calls after the one that checks the
+ * answer): CPU per call while V8 still compiles the client's call path. Reported as its own figure so that the
+ * steady-state figures do not hide it.
+ */
+export interface WarmupResult {
+  n: number;
+  /** CPU time of this (client) process per call, compiler threads included. */
+  cpuUsPerCall: number;
+}
+
 /** Calls per second with `concurrency` calls in flight. */
 export interface ThroughputResult {
   concurrency: number;
@@ -52,7 +63,15 @@ export interface ThroughputResult {
 }
 
 export type WorkerResult =
-  | { ok: true; job: 'calls'; latency: LatencyResult; throughput: ThroughputResult[]; notes: Notes }
+  | {
+      ok: true;
+      job: 'calls';
+      /** Absent when the run asked for no warm-up calls. */
+      warmup?: WarmupResult | undefined;
+      latency: LatencyResult;
+      throughput: ThroughputResult[];
+      notes: Notes;
+    }
   | { ok: true; job: 'connect'; oneMs: number[]; manyMs: number[]; servers: number; notes: Notes }
   | {
       ok: true;

@@ -10,7 +10,14 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { ContenderAdapter, ServerKind, ServerSpec, Session } from './contender.js';
 import { ECHO_RAW, ECHO_SDK } from './paths.js';
-import type { Job, LatencyResult, ThroughputResult, WorkerArgs, WorkerResult } from './protocol.js';
+import type {
+  Job,
+  LatencyResult,
+  ThroughputResult,
+  WarmupResult,
+  WorkerArgs,
+  WorkerResult,
+} from './protocol.js';
 import { quantile, round } from './stats.js';
 import { reportThreads, threadTimes } from './threads.js';
 
@@ -33,7 +40,7 @@ export function parseWorkerArgs(argv: readonly string[]): WorkerArgs {
       server: { type: 'string', default: 'stdio-raw' },
       url: { type: 'string' },
       calls: { type: 'string', default: '3000' },
-      warmup: { type: 'string', default: '500' },
+      warmup: { type: 'string', default: '3000' },
       concurrency: { type: 'string', default: '16,64' },
       servers: { type: 'string', default: '10' },
       'delay-ms': { type: 'string', default: '300' },
@@ -130,7 +137,13 @@ async function jobCalls(adapter: ContenderAdapter, args: WorkerArgs): Promise<Wo
   const session = await adapter.connect([serverFor(args)]);
   try {
     await checkedCall(session, BENCH_SERVER);
+    const warm0 = process.cpuUsage();
     for (let i = 0; i < args.warmup; i++) await session.call(BENCH_SERVER, ECHO_TEXT);
+    const warm = process.cpuUsage(warm0);
+    const warmup: WarmupResult | undefined =
+      args.warmup === 0
+        ? undefined
+        : { n: args.warmup, cpuUsPerCall: round((warm.user + warm.system) / args.warmup, 2) };
     const times = new Array<number>(args.calls);
     const threads0 = threadTimes();
     const cpu0 = process.cpuUsage();
@@ -166,7 +179,7 @@ async function jobCalls(adapter: ContenderAdapter, args: WorkerArgs): Promise<Wo
       });
     }
     await checkedCall(session, BENCH_SERVER);
-    return { ok: true, job: 'calls', latency, throughput, notes: adapter.notes?.(session) ?? {} };
+    return { ok: true, job: 'calls', warmup, latency, throughput, notes: adapter.notes?.(session) ?? {} };
   } finally {
     await session.close();
   }

@@ -98,6 +98,7 @@ describe('a small benchmark run', () => {
       expect.arrayContaining([
         'latency.stdio-raw.p50',
         'latency.stdio-raw.p99',
+        'cpu.stdio-raw.warmup',
         'cpu.stdio-raw.seq',
         'throughput.stdio-raw.c16',
         'latency.http.p50',
@@ -205,6 +206,8 @@ describe('ratios', () => {
     // Interlock 1.08x and 1.12x the raw SDK; Mastra cheaper on the second row; the v2 SDK cheaper on both.
     cpu('cpu.stdio-raw.seq', { sdk: 100, interlock: 108, mastra: 120, sdk2: 101 });
     cpu('cpu.stdio-raw.c16', { sdk: 20, interlock: 22.4, mastra: 22, sdk2: 21 });
+    // The warm-up row is reported, and decides neither target: Interlock 1.5x there, and behind Mastra.
+    cpu('cpu.stdio-raw.warmup', { sdk: 200, interlock: 300, mastra: 250, sdk2: 210 });
     const targets = evaluateTargets(r.metrics(), null, ['mastra', 'sdk2']);
     const within = targets.find((t) => t.id === 'cpu-per-call');
     expect(within?.met).toBe(false);
