@@ -304,9 +304,12 @@ export class ProcessStdioTransport implements Transport {
     }
     const line = `${JSON.stringify(message)}\n`;
     // Answers that arrive together (calls in flight) each let the caller send the next request. The first of
-    // those is written at once; the rest are joined and written in one system call when the microtasks the
-    // answers started are done, rather than one system call each. A lone answer, a call at a time, changes
-    // nothing: every message is written at once, as the SDK's transport does.
+    // those is written at once; the rest are joined and written in one system call, rather than one system call
+    // each, by a promise reaction queued behind them: the answers' calls go through the same steps to reach send,
+    // so the others are held by the time it runs (one that takes longer is written on its own, nothing waits).
+    // Not process.nextTick: a callback that only calls in flight put into Node's tick loop made V8 re-optimize
+    // that loop whenever calls started to overlap (docs/performance.md, tenth pass). A lone answer, a call at a
+    // time, changes nothing: every message is written at once, as the SDK's transport does.
     // No callback per write: a write error reaches onerror through stdin's 'error' listener (and the close path).
     if (this.#held !== undefined) {
       this.#held += line;
@@ -315,7 +318,7 @@ export class ProcessStdioTransport implements Transport {
     if (this.#answersTogether && !stdin.writableNeedDrain) {
       this.#answersTogether = false;
       this.#held = '';
-      process.nextTick(this.#release);
+      SENT.then(this.#release);
     }
     if (stdin.write(line)) return SENT;
     // Backpressure: the message is queued; the caller waits until the pipe drains, or learns that it closed.

@@ -135,26 +135,55 @@ describe('ProcessStdioTransport, answers that arrive together', () => {
     return Object.assign(transport, { logged, [Symbol.asyncDispose]: () => transport.close() });
   }
 
-  it('writes the first request they start at once and the others together, whole and in order', async () => {
+  /**
+   * Sends note(0); the server answers with three ticks in one chunk, and tick n sends note(n) after `turns(n)` promise
+   * turns (0: from within the answer's handler), as a call in flight would. Resolves with the server's report and
+   * the number of writes made to the pipe.
+   */
+  async function answeredTogether(turns: (n: number) => number): Promise<{ report: Report; writes: number }> {
     await using transport = await triple();
     const writes = vi.spyOn(Socket.prototype as unknown as Record<'_write', () => void>, '_write');
     const counted = new Promise<Report>((resolve) => {
       transport.onmessage = (message: JSONRPCMessage) => {
         if (!('method' in message)) return;
-        // Each of the three answers that came in one chunk sends the next request, as a call in flight would.
-        if (message.method === 'tick') void transport.send(note((message.params as { n: number }).n));
         if (message.method === 'counted') resolve(message.params as Report);
+        if (message.method !== 'tick') return;
+        const n = (message.params as { n: number }).n;
+        if (turns(n) === 0) {
+          void transport.send(note(n));
+          return;
+        }
+        let way = Promise.resolve(n);
+        for (let turn = 1; turn < turns(n); turn++) way = way.then((i) => i);
+        void way.then((i) => transport.send(note(i)));
       };
     });
     try {
       await transport.send(note(0));
       const report = await counted;
-      expect(report).toMatchObject({ lines: 3, order: [1, 2, 3] });
-      // note(0), then note(1) at once, then notes 2 and 3 in one write: four messages, three writes.
-      expect(writes).toHaveBeenCalledTimes(3);
+      return { report, writes: writes.mock.calls.length };
     } finally {
       writes.mockRestore();
     }
+  }
+
+  it('writes the first request they start at once and the others together, whole and in order', async () => {
+    const { report, writes } = await answeredTogether(() => 0);
+    expect(report).toMatchObject({ lines: 3, order: [1, 2, 3] });
+    // note(0), then note(1) at once, then notes 2 and 3 in one write: four messages, three writes.
+    expect(writes).toBe(3);
+  });
+
+  it('joins the requests the answers start some promise turns later, as calls in flight do', async () => {
+    const { report, writes } = await answeredTogether(() => 3);
+    expect(report).toMatchObject({ lines: 3, order: [1, 2, 3] });
+    expect(writes).toBe(3);
+  });
+
+  it('writes a request whose answer took more turns than the others on its own, losing none', async () => {
+    // The third answer's call takes five turns more than the first two.
+    const { report } = await answeredTogether((n) => (n === 3 ? 6 : 1));
+    expect(report).toMatchObject({ lines: 3, order: [1, 2, 3] });
   });
 
   it('writes what it holds back before stdin ends, when closed in the same turn', async () => {
