@@ -139,8 +139,8 @@ export const BUILD_OVERRIDE_ENV = 'BENCH_INTERLOCK_BUILD';
 /**
  * Builds `src/` into `bench/node_modules/.interlock-build/` the way `npm run build` builds `dist/`
  * (scripts/build.mjs: tsc, then the modules linked into one file per entry point and shared chunks) unless that
- * build is newer than every source file. Returns the entry point, or throws with the build's output. With BENCH_INTERLOCK_BUILD set, returns that
- * build's entry point instead and builds nothing.
+ * build is newer than every source file. Returns the entry point, or throws with the build's output. With
+ * BENCH_INTERLOCK_BUILD set, returns that build's entry point instead and builds nothing.
  *
  * `{ modules: true }` builds `bench/node_modules/.interlock-build-modules/` instead, tsc's modules one file each
  * (`scripts/build.mjs --modules`): the same code, for the benchmarks that import an internal module by its path
