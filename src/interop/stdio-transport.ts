@@ -29,6 +29,21 @@ export const DEFAULT_STDOUT_NOISE_GRACE_MS = 3_000;
 /** Longest part of a server's stdout line quoted in a message. */
 const MAX_QUOTED_LINE = 200;
 
+type Utf8Slicer = { utf8Slice(start: number, end: number): string };
+const hasUtf8Slice = typeof (Buffer.prototype as Partial<Utf8Slicer>).utf8Slice === 'function';
+
+/**
+ * Bytes `start` to `end` of a chunk decoded as UTF-8, by the decoder `toString('utf8', start, end)` ends in, without
+ * toString's clamping of its arguments, which the reader's indices never need. With calls one at a time every chunk
+ * holds one answer and `start` is always 0, so V8 optimized toString without its other branch and deoptimized the
+ * reader as soon as calls in flight brought several lines per chunk (docs/performance.md, eleventh pass).
+ */
+function decodeUtf8(chunk: Buffer, start: number, end: number): string {
+  return hasUtf8Slice
+    ? (chunk as Buffer & Utf8Slicer).utf8Slice(start, end)
+    : chunk.toString('utf8', start, end);
+}
+
 /**
  * A server wrote something other than JSON-RPC to stdout before its first message, and no message followed
  * within the grace period: it is not speaking MCP on stdio (started in HTTP mode, a wrong command, a banner
@@ -206,7 +221,7 @@ export class ProcessStdioTransport implements Transport {
     while (nl !== -1) {
       // The common case, a line whole in this chunk, is decoded in place: no Buffer view, no copy.
       let line: string;
-      if (this.#chunks.length === 0) line = chunk.toString('utf8', start, nl);
+      if (this.#chunks.length === 0) line = decodeUtf8(chunk, start, nl);
       else {
         line = Buffer.concat([...this.#chunks, chunk.subarray(start, nl)]).toString('utf8');
         this.#chunks = [];

@@ -207,6 +207,41 @@ describe('ProcessStdioTransport, answers that arrive together', () => {
   });
 });
 
+describe('ProcessStdioTransport reads', () => {
+  it('decodes UTF-8 lines wherever they start in a chunk, and a character cut between two chunks', async () => {
+    // Three messages in one write (the later ones start inside the chunk), then one written in two parts with the
+    // cut inside a three-byte character.
+    const script = `
+      const line = (t) => JSON.stringify({ jsonrpc: '2.0', method: 'note', params: { t } }) + '\\n';
+      process.stdout.write(['héllo', '日本語', '🙂 ok'].map(line).join(''));
+      const last = Buffer.from(line('naïve ☕'));
+      const cut = last.indexOf(Buffer.from('☕')) + 1;
+      setTimeout(() => {
+        process.stdout.write(last.subarray(0, cut));
+        setTimeout(() => process.stdout.write(last.subarray(cut)), 50);
+      }, 50);
+    `;
+    const transport = new ProcessStdioTransport({
+      command: process.execPath,
+      args: ['-e', script],
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    await using _ = { [Symbol.asyncDispose]: () => transport.close() };
+    const texts: string[] = [];
+    const all = new Promise<void>((resolve, reject) => {
+      transport.onmessage = (message) => {
+        texts.push((message as unknown as { params: { t: string } }).params.t);
+        if (texts.length === 4) resolve();
+      };
+      // A line decoded wrong is skipped and reported here: fail with it rather than wait for the fourth message.
+      transport.onerror = reject;
+    });
+    await transport.start();
+    await all;
+    expect(texts).toEqual(['héllo', '日本語', '🙂 ok', 'naïve ☕']);
+  });
+});
+
 describe('ProcessStdioTransport under backpressure', () => {
   // 4 MiB: far more than a pipe holds, so the write is queued and send waits for the pipe to drain.
   const big: JSONRPCMessage = {
