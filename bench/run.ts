@@ -52,7 +52,8 @@ const HELP = `Usage: npm run bench -- [flags]
 
   --rounds N          rounds; ratios are taken within a round               (default 3)
   --calls N           measured sequential calls, and calls per concurrency  (default 3000)
-  --warmup N          calls before the measured ones, measured on their own  (default 3000)
+  --warmup N          calls before the measured ones at each concurrency     (default 6000)
+                      (the sequential ones are measured on their own)
   --concurrency L     concurrency levels of the throughput figure           (default 16,64)
   --transports L      servers for the call figures: stdio-raw,stdio-sdk,http (default all)
   --servers N         servers connected at once (connect, memory)           (default 10)
@@ -105,7 +106,7 @@ function parseOptions(argv: string[]): Options | undefined {
     options: {
       rounds: { type: 'string', default: '3' },
       calls: { type: 'string', default: '3000' },
-      warmup: { type: 'string', default: '3000' },
+      warmup: { type: 'string', default: '6000' },
       concurrency: { type: 'string', default: '16,64' },
       transports: { type: 'string', default: TRANSPORTS.join(',') },
       servers: { type: 'string', default: '10' },

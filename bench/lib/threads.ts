@@ -3,9 +3,11 @@
  * JavaScript on its main thread; V8's platform workers (also named `node`) compile optimized code and help the
  * garbage collector. `process.cpuUsage()` adds them all up, so a contender whose code is still being optimized
  * pays for the compiler in its "CPU per call". With BENCH_THREADS=1 the calls job prints, for each block it
- * measures, the main thread's CPU per call and the other threads', from /proc/self/task/<tid>/schedstat.
+ * measures, the main thread's CPU per call and the other threads', from /proc/self/task/<tid>/schedstat, and a
+ * line `[block] <label>` where each block starts: under `node --trace-opt --trace-deopt` (which print to stdout), the
+ * two streams merged show which compilations and deopts fell inside a measured block.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeSync } from 'node:fs';
 
 /** Set to 1 to print each measured block's CPU per call by thread on stderr. */
 export const THREADS_ENV = 'BENCH_THREADS';
@@ -13,9 +15,11 @@ export const THREADS_ENV = 'BENCH_THREADS';
 /** Nanoseconds on CPU so far, per thread id; empty where /proc is not there. */
 export type ThreadTimes = Map<number, number>;
 
-export function threadTimes(): ThreadTimes {
+/** The CPU time of every thread now; with a `label`, first marks the start of the block so named. */
+export function threadTimes(label?: string): ThreadTimes {
   const times: ThreadTimes = new Map();
   if (process.env[THREADS_ENV] !== '1') return times;
+  if (label !== undefined) writeSync(2, `[block] ${label}\n`);
   try {
     for (const tid of readdirSync('/proc/self/task')) {
       const schedstat = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8');
@@ -38,7 +42,10 @@ export function reportThreads(label: string, before: ThreadTimes, calls: number)
     else others += spent;
   }
   const perCall = (ns: number) => (ns / 1000 / calls).toFixed(1);
-  process.stderr.write(
+  // Straight to the file descriptor: a write through process.stderr would run Node's stream code on a second
+  // kind of stream, and V8 would deoptimize the code the contender's pipe writes share with it, in the next block.
+  writeSync(
+    2,
     `[threads] ${label}: main thread ${perCall(main)} µs/call, other threads ${perCall(others)} µs/call\n`,
   );
 }

@@ -40,7 +40,7 @@ export function parseWorkerArgs(argv: readonly string[]): WorkerArgs {
       server: { type: 'string', default: 'stdio-raw' },
       url: { type: 'string' },
       calls: { type: 'string', default: '3000' },
-      warmup: { type: 'string', default: '3000' },
+      warmup: { type: 'string', default: '6000' },
       concurrency: { type: 'string', default: '16,64' },
       servers: { type: 'string', default: '10' },
       'delay-ms': { type: 'string', default: '300' },
@@ -145,7 +145,7 @@ async function jobCalls(adapter: ContenderAdapter, args: WorkerArgs): Promise<Wo
         ? undefined
         : { n: args.warmup, cpuUsPerCall: round((warm.user + warm.system) / args.warmup, 2) };
     const times = new Array<number>(args.calls);
-    const threads0 = threadTimes();
+    const threads0 = threadTimes('sequential');
     const cpu0 = process.cpuUsage();
     for (let i = 0; i < args.calls; i++) {
       const t0 = performance.now();
@@ -163,8 +163,8 @@ async function jobCalls(adapter: ContenderAdapter, args: WorkerArgs): Promise<Wo
     };
     const throughput: ThroughputResult[] = [];
     for (const concurrency of args.concurrency) {
-      await concurrently(session, Math.min(args.warmup, args.calls), concurrency);
-      const threads1 = threadTimes();
+      await concurrently(session, args.warmup, concurrency);
+      const threads1 = threadTimes(`concurrency ${concurrency}`);
       const c0 = process.cpuUsage();
       const t0 = performance.now();
       await concurrently(session, args.calls, concurrency);
