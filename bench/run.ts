@@ -52,8 +52,8 @@ const HELP = `Usage: npm run bench -- [flags]
 
   --rounds N          rounds; ratios are taken within a round               (default 3)
   --calls N           measured sequential calls, and calls per concurrency  (default 3000)
-  --warmup N          calls before the measured ones at each concurrency     (default 6000)
-                      (the sequential ones are measured on their own)
+  --warmup N          unmeasured calls before each measured block           (default 6000)
+                      (those before the sequential block: the warm-up row)
   --concurrency L     concurrency levels of the throughput figure           (default 16,64)
   --transports L      servers for the call figures: stdio-raw,stdio-sdk,http (default all)
   --servers N         servers connected at once (connect, memory)           (default 10)

@@ -30,19 +30,18 @@ export const DEFAULT_STDOUT_NOISE_GRACE_MS = 3_000;
 const MAX_QUOTED_LINE = 200;
 
 type Utf8Slicer = { utf8Slice(start: number, end: number): string };
-const hasUtf8Slice = typeof (Buffer.prototype as Partial<Utf8Slicer>).utf8Slice === 'function';
 
 /**
  * Bytes `start` to `end` of a chunk decoded as UTF-8, by the decoder `toString('utf8', start, end)` ends in, without
  * toString's clamping of its arguments, which the reader's indices never need. With calls one at a time every chunk
  * holds one answer and `start` is always 0, so V8 optimized toString without its other branch and deoptimized the
- * reader as soon as calls in flight brought several lines per chunk (docs/performance.md, eleventh pass).
+ * reader as soon as calls in flight brought several lines per chunk (docs/performance.md, eleventh pass). Chosen
+ * once: `toString` only where a runtime's Buffer has no `utf8Slice`.
  */
-function decodeUtf8(chunk: Buffer, start: number, end: number): string {
-  return hasUtf8Slice
-    ? (chunk as Buffer & Utf8Slicer).utf8Slice(start, end)
-    : chunk.toString('utf8', start, end);
-}
+const decodeUtf8: (chunk: Buffer, start: number, end: number) => string =
+  typeof (Buffer.prototype as Partial<Utf8Slicer>).utf8Slice === 'function'
+    ? (chunk, start, end) => (chunk as Buffer & Utf8Slicer).utf8Slice(start, end)
+    : (chunk, start, end) => chunk.toString('utf8', start, end);
 
 /**
  * A server wrote something other than JSON-RPC to stdout before its first message, and no message followed

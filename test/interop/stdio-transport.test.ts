@@ -207,6 +207,17 @@ describe('ProcessStdioTransport, answers that arrive together', () => {
   });
 });
 
+/** A started transport to `node -e script`, closed when disposed. */
+async function child(script: string) {
+  const transport = new ProcessStdioTransport({
+    command: process.execPath,
+    args: ['-e', script],
+    env: { PATH: process.env.PATH ?? '' },
+  });
+  await transport.start();
+  return Object.assign(transport, { [Symbol.asyncDispose]: () => transport.close() });
+}
+
 describe('ProcessStdioTransport reads', () => {
   it('decodes UTF-8 lines wherever they start in a chunk, and a character cut between two chunks', async () => {
     // Three messages in one write (the later ones start inside the chunk), then one written in two parts with the
@@ -221,12 +232,7 @@ describe('ProcessStdioTransport reads', () => {
         setTimeout(() => process.stdout.write(last.subarray(cut)), 50);
       }, 50);
     `;
-    const transport = new ProcessStdioTransport({
-      command: process.execPath,
-      args: ['-e', script],
-      env: { PATH: process.env.PATH ?? '' },
-    });
-    await using _ = { [Symbol.asyncDispose]: () => transport.close() };
+    await using transport = await child(script);
     const texts: string[] = [];
     const all = new Promise<void>((resolve, reject) => {
       transport.onmessage = (message) => {
@@ -236,7 +242,6 @@ describe('ProcessStdioTransport reads', () => {
       // A line decoded wrong is skipped and reported here: fail with it rather than wait for the fourth message.
       transport.onerror = reject;
     });
-    await transport.start();
     await all;
     expect(texts).toEqual(['héllo', '日本語', '🙂 ok', 'naïve ☕']);
   });
@@ -249,16 +254,6 @@ describe('ProcessStdioTransport under backpressure', () => {
     method: 'notifications/big',
     params: { text: 'x'.repeat(4 << 20) },
   };
-
-  async function child(script: string) {
-    const transport = new ProcessStdioTransport({
-      command: process.execPath,
-      args: ['-e', script],
-      env: { PATH: process.env.PATH ?? '' },
-    });
-    await transport.start();
-    return Object.assign(transport, { [Symbol.asyncDispose]: () => transport.close() });
-  }
 
   it('resolves a send once a slow reader has taken the message', async () => {
     // Reads nothing for 200 ms, then all of stdin, and says how much it got.
