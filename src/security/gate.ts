@@ -64,15 +64,20 @@ function argumentKeysOf(args: object): readonly string[] {
   return lastKeys;
 }
 
-// Audit records of calls in the same millisecond share one ISO string (toISOString is the costliest part).
-let lastMs = Number.NaN;
-let lastIso = '';
+// toISOString is the costliest part of an audit record. Records of one second share its ISO prefix (up to the
+// decimal point), and only the milliseconds are written per record.
+let secondStart = Number.NaN;
+let secondPrefix = '';
 function isoTime(ms: number): string {
-  if (ms !== lastMs) {
-    lastIso = new Date(ms).toISOString();
-    lastMs = ms;
+  const within = ms - secondStart;
+  if (within >= 0 && within < 1000 && Number.isInteger(within))
+    return `${secondPrefix}${within < 10 ? '00' : within < 100 ? '0' : ''}${within}Z`;
+  const iso = new Date(ms).toISOString();
+  if (Number.isInteger(ms)) {
+    secondStart = ms - (((ms % 1000) + 1000) % 1000);
+    secondPrefix = iso.slice(0, -4);
   }
-  return lastIso;
+  return iso;
 }
 
 /** Whether `value` is a promise (or any thenable): what a sink, a quota or {@link CapabilityGate.decide} may return. */
