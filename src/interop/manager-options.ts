@@ -54,7 +54,7 @@ export interface MCPClientManagerOptions {
   clientInfo?: ClientIdentity | undefined;
   /** @default silent */
   logger?: Logger | undefined;
-  /** The fetch used for HTTP transports. @default undici's fetch over one shared keep-alive dispatcher */
+  /** The fetch used for HTTP transports. @default a fetch over one shared keep-alive dispatcher (undici) */
   fetch?: FetchLike | undefined;
   /**
    * SSRF guard: which hosts HTTP servers, redirects and OAuth endpoints may resolve to. With a custom `fetch` only

@@ -1,6 +1,6 @@
 /**
- * HTTP for the Streamable HTTP and SSE transports and the OAuth endpoints: undici's fetch over one keep-alive
- * dispatcher per manager (issue 9), unless the caller brings its own fetch. The dispatcher routes each origin by
+ * HTTP for the Streamable HTTP and SSE transports and the OAuth endpoints: a fetch built on undici's `request()` over
+ * one keep-alive dispatcher per manager (issue 9), unless the caller brings its own fetch. The dispatcher routes each origin by
  * `HTTP_PROXY` / `HTTPS_PROXY` / `NO_PROXY` (read once) or explicit proxies, takes custom CA and client certificates (mTLS), and
  * runs the SSRF guard inside its connector so every connection (redirects included) is checked before it opens.
  */
@@ -12,7 +12,7 @@ import { ConfigError } from '../errors.js';
 import { SECRET_NAME, SecretRedactor } from '../redact.js';
 import { DEFAULT_NETWORK_POLICY, NetworkGuard, type NetworkPolicy } from './network.js';
 import { envProxyRoutes, type ProxyRoutes, proxyFor, tunnelingConnector } from './proxy-tunnel.js';
-import { heldWhileUsedSignal } from './signals.js';
+import { heldWhileUsedSignal, requestSignal } from './signals.js';
 
 const load = createRequire(import.meta.url);
 let undiciModule: typeof import('undici') | undefined;
@@ -354,6 +354,117 @@ function asGlobalResponse(response: UndiciResponse, url: URL): Response {
   return out;
 }
 
+let statusTextsOf: Record<number, string | undefined> | undefined;
+/** The reason phrases of HTTP statuses, loaded with the first answer (`node:http` is not needed before). */
+function statusTexts(): Record<number, string | undefined> {
+  statusTextsOf ??= (load('node:http') as typeof import('node:http')).STATUS_CODES;
+  return statusTextsOf;
+}
+
+/** A request body `request()` takes as it is, with the content type fetch would give it; undefined: another kind. */
+function plainBody(
+  body: RequestInit['body'],
+): { body: string | Uint8Array | null; type: string | undefined } | undefined {
+  if (body === undefined || body === null) return { body: null, type: undefined };
+  if (typeof body === 'string') return { body, type: 'text/plain;charset=UTF-8' };
+  if (body instanceof URLSearchParams)
+    return { body: body.toString(), type: 'application/x-www-form-urlencoded;charset=UTF-8' };
+  if (body instanceof Uint8Array) return { body, type: undefined };
+  if (body instanceof ArrayBuffer) return { body: new Uint8Array(body), type: undefined };
+  return undefined;
+}
+
+/**
+ * One hop of a request as Node's global `Response`. A body of text, form parameters or bytes (every request of the
+ * MCP transports and the OAuth endpoints) goes through undici's `request()` on `dispatcher`: the fetch algorithm on
+ * top of it (a Request object, a clone of each request teed into two body streams) was some 40% of the client CPU
+ * of a tool call over HTTP (issue 15).
+ * Any other body (a stream, a blob, form data) takes undici's fetch, redirects left to the caller either way.
+ */
+async function send(dispatcher: Dispatcher, target: URL, init: RequestInit): Promise<Response> {
+  const plain = plainBody(init.body);
+  if (plain === undefined) {
+    // Its own signal per request: the SDK passes one signal to every request, and fetch lets go of its listener
+    // only when the request is collected (see signals.ts).
+    const signal = init.signal ? heldWhileUsedSignal(init.signal) : init.signal;
+    const response = await undici().fetch(target, {
+      ...(init as object),
+      signal,
+      redirect: 'manual',
+      dispatcher,
+    });
+    return asGlobalResponse(response, target);
+  }
+  const method = (init.method ?? 'GET').toUpperCase();
+  const headers: string[] = [];
+  let accept = false;
+  let agent = false;
+  let type = false;
+  for (const [name, value] of headerEntries(init.headers)) {
+    const lower = name.toLowerCase();
+    if (lower === 'accept') accept = true;
+    else if (lower === 'user-agent') agent = true;
+    else if (lower === 'content-type') type = true;
+    headers.push(name, value);
+  }
+  // What fetch adds when the caller did not: servers may insist on an Accept and a User-Agent.
+  if (!accept) headers.push('accept', '*/*');
+  if (!agent) headers.push('user-agent', 'node');
+  if (!type && plain.type !== undefined) headers.push('content-type', plain.type);
+  // `request()` listens on the signal until the answer's body is closed: a signal of its own per request keeps the
+  // caller's shared one at one listener however many requests are in flight (see signals.ts).
+  const follow = init.signal ? requestSignal(init.signal) : undefined;
+  let answer: Dispatcher.ResponseData;
+  try {
+    answer = await undici().request(target, {
+      method: method as Dispatcher.HttpMethod,
+      headers,
+      body: plain.body,
+      signal: follow?.signal,
+      dispatcher,
+    });
+  } catch (err) {
+    follow?.dispose();
+    // As fetch rejects: the abort reason when aborted, else a TypeError whose cause says what failed.
+    if (init.signal?.aborted) throw init.signal.reason;
+    throw new TypeError('fetch failed', { cause: err });
+  }
+  if (follow !== undefined) answer.body.once('close', follow.dispose);
+  const { statusCode: status } = answer;
+  if (status < 200 || status > 599) {
+    answer.body.destroy();
+    throw new TypeError('fetch failed', {
+      cause: new Error(`${target.origin} answered with HTTP status ${status}, outside 200 to 599.`),
+    });
+  }
+  const responseHeaders = new Headers();
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (Array.isArray(value)) for (const one of value) responseHeaders.append(name, one);
+    else if (value !== undefined) responseHeaders.append(name, value);
+  }
+  const empty = NULL_BODY_STATUSES.has(status) || method === 'HEAD';
+  if (empty) answer.body.dump().catch(() => {});
+  const out = new Response(empty ? null : (answer.body as unknown as ReadableStream<Uint8Array>), {
+    status,
+    statusText: statusTexts()[status] ?? '',
+    headers: responseHeaders,
+  });
+  Object.defineProperty(out, 'url', { value: target.href });
+  // A body nobody reads would hold its pooled socket and its abort listener for good: let go of it once the
+  // answer is collected unread, as fetch does (a body stream still being read, an SSE stream, is left alone).
+  if (out.body !== null) unreadBodies.register(out, { socket: answer.body, stream: new WeakRef(out.body) });
+  return out;
+}
+
+/** Destroys the socket stream of an answer collected before anyone started to read its body. */
+const unreadBodies = new FinalizationRegistry<{
+  socket: Dispatcher.ResponseData['body'];
+  stream: WeakRef<ReadableStream<Uint8Array>>;
+}>(({ socket, stream }) => {
+  // Destroyed unread, the body emits an abort error that nobody is left to hear.
+  if (stream.deref()?.locked !== true && !socket.destroyed) socket.on('error', noop).destroy();
+});
+
 /** Largest error body read to mask it; the rest is cut (a message quotes only the start anyway). */
 const MAX_MASKED_ERROR_BODY = 64 * 1024;
 
@@ -420,8 +531,6 @@ function guardedFetch(
   return async (url, init) => {
     let target = new URL(String(url));
     let request: RequestInit = { ...init };
-    // Its own signal per request: the SDK passes one signal to every request (see signals.ts).
-    if (init?.signal) request.signal = heldWhileUsedSignal(init.signal);
     const mode = init?.redirect ?? 'follow';
     const authorization = headerValue(init?.headers, 'authorization');
     if (authorization !== undefined && authorization !== lastAuthorization) {
@@ -430,14 +539,7 @@ function guardedFetch(
     }
     for (let hop = 0; ; hop++) {
       await check(target);
-      let response = asGlobalResponse(
-        await undici().fetch(target, {
-          ...(request as object),
-          redirect: 'manual',
-          dispatcher: dispatcher(),
-        }),
-        target,
-      );
+      let response = await send(dispatcher(), target, request);
       if (response.status >= 400) {
         recordSecretHeaders(request.headers, redactor);
         response = await maskedErrorResponse(response, redactor);
@@ -459,7 +561,7 @@ function guardedFetch(
 }
 
 /**
- * The HTTP stack: undici's fetch over one guarded keep-alive dispatcher (created on first use), plus one per
+ * The HTTP stack: a fetch over one guarded keep-alive dispatcher (created on first use), plus one per
  * distinct server override; or a caller's `fetch` as given, with the URL-string checks only.
  */
 export function createHttpClient(options: CreateHttpClientOptions | FetchLike = {}): HttpClient {
@@ -571,3 +673,5 @@ export function httpClientFrom(source: HttpClientSource): {
   const { fetch, network, http } = source;
   return { client: createHttpClient({ fetch, network, http }), owned: true };
 }
+
+function noop(): void {}

@@ -1,0 +1,155 @@
+/**
+ * Issue 15, the lean hot path over HTTP: a request with a text, form or byte body (every request of the MCP
+ * transports and the OAuth endpoints) is sent with undici's `request()` instead of its fetch, and its answer is one
+ * of Node's global `Response`s. These tests hold it to what callers of fetch rely on, against a real HTTP server on
+ * loopback.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { createHttpClient } from '../../src/net/http.js';
+import { closesAfterEach } from '../remote/cleanup.js';
+import { startHttp } from '../remote/net-fixtures.js';
+
+const track = closesAfterEach();
+
+function client(connections?: number) {
+  return track(
+    createHttpClient({ network: { allowHosts: ['127.0.0.1'] }, http: { proxy: 'none', connections } }),
+  );
+}
+
+interface Seen {
+  method: string | undefined;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A server that records each request and answers with `answer`. */
+async function recording(answer: (seen: Seen, res: import('node:http').ServerResponse) => void) {
+  const seen: Seen[] = [];
+  const server = track(
+    await startHttp((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        const one = { method: req.method, headers: req.headers, body };
+        seen.push(one);
+        answer(one, res);
+      });
+    }),
+  );
+  return { server, seen };
+}
+
+describe('requests sent without the fetch algorithm', () => {
+  it('sends a text body with the headers fetch would add, and answers with a global Response', async () => {
+    const { server, seen } = await recording((_seen, res) => {
+      res.setHeader('set-cookie', ['a=1', 'b=2']);
+      res.writeHead(201, { 'content-type': 'application/json', 'x-one': 'yes' });
+      res.end('{"ok":true}');
+    });
+    const response = await client().fetch(`${server.url}/mcp?x=1`, {
+      method: 'POST',
+      headers: new Headers({ 'mcp-session-id': 's-1' }),
+      body: '{"jsonrpc":"2.0"}',
+    });
+    expect(response).toBeInstanceOf(Response);
+    expect(response.status).toBe(201);
+    expect(response.statusText).toBe('Created');
+    expect(response.url).toBe(`${server.url}/mcp?x=1`);
+    expect(response.headers.get('x-one')).toBe('yes');
+    expect(response.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
+    expect(await response.json()).toEqual({ ok: true });
+    expect(seen[0]).toMatchObject({
+      method: 'POST',
+      body: '{"jsonrpc":"2.0"}',
+      headers: {
+        'mcp-session-id': 's-1',
+        'content-type': 'text/plain;charset=UTF-8',
+        accept: '*/*',
+        'user-agent': 'node',
+      },
+    });
+  });
+
+  it("keeps the caller's content type and accept, and sends form parameters as a form", async () => {
+    const { server, seen } = await recording((_seen, res) => res.end('ok'));
+    const http = client();
+    await (
+      await http.fetch(server.url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: '{}',
+      })
+    ).text();
+    await (
+      await http.fetch(server.url, {
+        method: 'POST',
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'r t' }),
+      })
+    ).text();
+    await (await http.fetch(server.url, { method: 'PUT', body: new TextEncoder().encode('bytes') })).text();
+    expect(seen[0]?.headers['content-type']).toBe('application/json');
+    expect(seen[0]?.headers.accept).toBe('application/json, text/event-stream');
+    expect(seen[1]?.headers['content-type']).toBe('application/x-www-form-urlencoded;charset=UTF-8');
+    expect(seen[1]?.body).toBe('grant_type=refresh_token&refresh_token=r+t');
+    expect(seen[2]).toMatchObject({ method: 'PUT', body: 'bytes' });
+  });
+
+  it('answers 204 and HEAD with no body, and reuses the connection after them', async () => {
+    const { server, seen } = await recording((one, res) => {
+      if (one.method === 'DELETE') {
+        res.writeHead(204);
+        res.end();
+      } else res.end('a body HEAD must not show');
+    });
+    const http = client(1);
+    const deleted = await http.fetch(server.url, { method: 'DELETE' });
+    expect(deleted.status).toBe(204);
+    expect(deleted.body).toBeNull();
+    const head = await http.fetch(server.url, { method: 'HEAD' });
+    expect(head.body).toBeNull();
+    expect(await (await http.fetch(server.url)).text()).toBe('a body HEAD must not show');
+    expect(seen.map((s) => s.method)).toEqual(['DELETE', 'HEAD', 'GET']);
+  });
+
+  it('fails as fetch does: a TypeError whose cause says what went wrong', async () => {
+    const server = await startHttp((_req, res) => res.end());
+    const url = server.url;
+    await server.close();
+    const err = await client()
+      .fetch(url, { method: 'POST', body: '{}' })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as TypeError).message).toBe('fetch failed');
+    expect((err as { cause?: { code?: string } }).cause?.code).toBe('ECONNREFUSED');
+  });
+
+  it('lets go of the socket of an answer dropped unread, once it is collected', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const server = track(await startHttp((_req, res) => res.end('x'.repeat(256 * 1024))));
+    // One socket for the origin: while the unread answer holds it, the next request cannot be sent.
+    const http = client(1);
+    await (async () => {
+      const unread = await http.fetch(server.url, { method: 'POST', body: '{}' });
+      expect(unread.status).toBe(200);
+    })();
+    const next = http.fetch(server.url).then((r) => r.text());
+    let settled = false;
+    void next.finally(() => {
+      settled = true;
+    });
+    for (let round = 0; !settled && round < 200; round++) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(settled, 'the next request still waits for the socket the unread answer holds').toBe(true);
+    expect((await next).length).toBe(256 * 1024);
+  });
+});
