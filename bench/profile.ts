@@ -65,7 +65,14 @@ const run = spawnSync(
     `--concurrency=${values.concurrency}`,
     ...(http === undefined ? [] : ['--url', http.url]),
   ],
-  { cwd: ROOT_DIR, encoding: 'utf8', env: { ...process.env, [BUILD_OVERRIDE_ENV]: build } },
+  {
+    cwd: ROOT_DIR,
+    encoding: 'utf8',
+    env: { ...process.env, [BUILD_OVERRIDE_ENV]: build },
+    // Peers that leak abort listeners over HTTP warn once per request: past the default 1 MB of stderr, spawnSync
+    // would kill the child before it writes its profile.
+    maxBuffer: 256 * 1024 * 1024,
+  },
 );
 await http?.close();
 process.stdout.write(run.stdout.split('\n').find((l) => l.startsWith('{')) ?? run.stderr);
