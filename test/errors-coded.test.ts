@@ -30,6 +30,11 @@ const ALLOWED: readonly { text: string; why: string }[] = [
     why: "a fetch implementation: fetch's contract is a TypeError",
   },
   { text: 'redirects from ${target.origin}', why: "a fetch implementation: fetch's contract is a TypeError" },
+  { text: "new TypeError('fetch failed'", why: "a fetch implementation: fetch's contract is a TypeError" },
+  {
+    text: 'outside 200 to 599',
+    why: "the cause of a fetch implementation's TypeError, as undici's fetch puts its own there",
+  },
   { text: "'not an IP address'", why: 'an internal parse guard on a value net.isIP already checked' },
   {
     text: 'No IPv${wanted} address for',
