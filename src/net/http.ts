@@ -432,7 +432,7 @@ async function send(dispatcher: Dispatcher, target: URL, init: RequestInit): Pro
   if (follow !== undefined) answer.body.once('close', follow.dispose);
   const { statusCode: status } = answer;
   if (status < 200 || status > 599) {
-    answer.body.destroy();
+    discard(answer.body);
     throw new TypeError('fetch failed', {
       cause: new Error(`${target.origin} answered with HTTP status ${status}, outside 200 to 599.`),
     });
@@ -461,9 +461,16 @@ const unreadBodies = new FinalizationRegistry<{
   socket: Dispatcher.ResponseData['body'];
   stream: WeakRef<ReadableStream<Uint8Array>>;
 }>(({ socket, stream }) => {
-  // Destroyed unread, the body emits an abort error that nobody is left to hear.
-  if (stream.deref()?.locked !== true && !socket.destroyed) socket.on('error', noop).destroy();
+  if (stream.deref()?.locked !== true) discard(socket);
 });
+
+/**
+ * Closes an answer's body unread, and its socket with it. Destroyed unread, the body emits an abort error that
+ * nobody is left to hear: it gets a listener first.
+ */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  if (!body.destroyed) body.on('error', noop).destroy();
+}
 
 /** Largest error body read to mask it; the rest is cut (a message quotes only the start anyway). */
 const MAX_MASKED_ERROR_BODY = 64 * 1024;

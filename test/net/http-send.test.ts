@@ -130,6 +130,22 @@ describe('requests sent without the fetch algorithm', () => {
     expect((err as { cause?: { code?: string } }).cause?.code).toBe('ECONNREFUSED');
   });
 
+  it('refuses a status outside 200 to 599 as fetch failed, saying which, and frees the socket', async () => {
+    const { server } = await recording((one, res) => {
+      res.writeHead(one.method === 'POST' ? 600 : 200);
+      res.end('body');
+    });
+    const http = client(1);
+    const err = await http.fetch(server.url, { method: 'POST', body: '{}' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as TypeError).message).toBe('fetch failed');
+    expect(String((err as { cause?: unknown }).cause)).toContain(
+      'answered with HTTP status 600, outside 200 to 599',
+    );
+    // The one socket of the origin was let go: the next request is answered.
+    expect(await (await http.fetch(server.url)).text()).toBe('body');
+  });
+
   it('lets go of the socket of an answer dropped unread, once it is collected', async () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
