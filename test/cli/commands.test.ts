@@ -55,9 +55,9 @@ describe('interlock servers', () => {
     const result = await cli(['servers']);
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/echo \(stdio\): connecting/);
-    expect(result.stderr).toMatch(/remote \(http\): connected in .*, 14 tools/);
+    expect(result.stderr).toMatch(/remote \(http\): connected in .*, 15 tools/);
     expect(result.stdout).toMatch(/NAME\s+TRANSPORT\s+PROTOCOL\s+STATE\s+TOOLS\s+CONNECT\s+ERROR/);
-    expect(result.stdout).toMatch(/echo\s+stdio\s+2025-11-25\s+ready\s+14/);
+    expect(result.stdout).toMatch(/echo\s+stdio\s+2025-11-25\s+ready\s+15/);
     expect(result.stdout).not.toContain('\u001b['); // not a terminal: no colors, no cursor movement
   });
 
@@ -72,7 +72,7 @@ describe('interlock servers', () => {
         transport: 'stdio',
         protocol: '2025-11-25',
         state: 'ready',
-        tools: 14,
+        tools: 15,
         error: null,
       }),
       expect.objectContaining({
@@ -80,7 +80,7 @@ describe('interlock servers', () => {
         transport: 'http',
         protocol: '2025-11-25',
         state: 'ready',
-        tools: 14,
+        tools: 15,
         error: null,
       }),
     ]);

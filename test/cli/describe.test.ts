@@ -264,7 +264,7 @@ describe('a stdio server that does not speak MCP on stdout (issue 18, item 6)', 
       expect(result.stdout).toMatch(
         /^web +stdio +- +failed +- +\S+ s +Server 'web' failed to connect: it wrote/m,
       );
-      expect(result.stdout).toMatch(/^echo +stdio +2025-11-25 +ready +14 /m);
+      expect(result.stdout).toMatch(/^echo +stdio +2025-11-25 +ready +15 /m);
       // In full below the table: the line, and what to check.
       expect(result.stdout).toContain(
         `web: Server 'web' failed to connect: it wrote a line to stdout that is not an MCP message, and no MCP message followed within 3000 ms: "Server listening on http://localhost:8000". A stdio server must write only JSON-RPC messages to stdout: check that the command and its arguments start it in stdio mode, and that it logs to stderr.`,

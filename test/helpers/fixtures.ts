@@ -69,6 +69,7 @@ export const ECHO_TOOL_NAMES: readonly string[] = Object.freeze([
   'get_env',
   'progress',
   'pid',
+  'request_meta',
   'add_tool',
   'set_description',
   'remove_tool',

@@ -10,7 +10,7 @@ import { Client, SdkError } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InterlockClient, plainTextResult } from '../../src/interop/client.js';
+import { InterlockClient, plainTextResult, withProgressToken } from '../../src/interop/client.js';
 import { createFixtureLog, type FixtureName, nodeFixture } from '../helpers/fixtures.js';
 
 const closers: (() => Promise<unknown>)[] = [];
@@ -94,6 +94,30 @@ describe.each(eras)('the direct tools/call path on a $era server', ({ era, serve
     });
     expect(expected.seen).toHaveLength(4);
     expect(await run(ours)).toEqual(expected);
+    expect(ours.directCalls).toBe(1);
+  });
+
+  it("sends the caller's _meta with a progress token, as the SDK client does, and leaves the caller's objects alone", async () => {
+    const { stock, ours } = await pair(server);
+    const metaOf = async (client: Client) => {
+      const meta = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tenant: 'a' };
+      const call = { name: 'request_meta', arguments: {}, _meta: meta };
+      const result = await client.callTool(call, { toolDefinition, onprogress: () => {} });
+      // The caller's params and _meta are as they were: the token went into a copy.
+      expect(call._meta).toBe(meta);
+      expect(meta).toEqual({ traceparent: meta.traceparent, tenant: 'a' });
+      const [content] = (result as { content: { text: string }[] }).content;
+      return JSON.parse(content!.text) as Record<string, unknown>;
+    };
+    const expected = await metaOf(stock);
+    const received = await metaOf(ours);
+    expect(received).toMatchObject({
+      traceparent: expect.any(String),
+      tenant: 'a',
+      progressToken: expect.any(Number),
+    });
+    // Each client numbers its own requests: the token is the request's id, whatever its value.
+    expect({ ...received, progressToken: 0 }).toEqual({ ...expected, progressToken: 0 });
     expect(ours.directCalls).toBe(1);
   });
 
@@ -379,5 +403,25 @@ describe('the shape check for plain text results', () => {
     }
     expect(plainTextResult(modern, plain)).toBeUndefined();
     expect(plainTextResult({ era: '2099-01-01' }, plain)).toBeUndefined();
+  });
+});
+
+describe('the progress token of a direct call', () => {
+  it('goes into a copy that keeps every key of the params and their _meta, an own __proto__ key too', () => {
+    // JSON.parse makes own __proto__ keys; a copy by assignment would turn one into the copy's prototype.
+    const params = JSON.parse(
+      '{"name":"t","arguments":{"__proto__":{"x":1}},"_meta":{"__proto__":{"y":2},"k":"v"},"__proto__":{"z":3}}',
+    ) as Record<string, unknown>;
+    const before = JSON.stringify(params);
+    const sent = withProgressToken(params, 7);
+    expect(JSON.parse(JSON.stringify(sent))).toEqual(
+      JSON.parse(
+        '{"name":"t","arguments":{"__proto__":{"x":1}},"_meta":{"__proto__":{"y":2},"k":"v","progressToken":7},"__proto__":{"z":3}}',
+      ),
+    );
+    expect(Object.getPrototypeOf(sent)).toBe(Object.prototype);
+    expect(Object.getPrototypeOf(sent._meta)).toBe(Object.prototype);
+    expect(JSON.stringify(params)).toBe(before);
+    expect(withProgressToken({ name: 't' }, 1)).toEqual({ name: 't', _meta: { progressToken: 1 } });
   });
 });
