@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
 import type * as InterlockClientModule from '../src/interop/client.js';
+import { importPeer } from './lib/peers.js';
 import { measurePerCall, perCallRow } from './lib/per-call.js';
 import { ensureInterlockBuild, importBuild } from './lib/processes.js';
 
@@ -132,6 +133,25 @@ function sdkContender(name: string, create: () => SdkClient): Contender {
   };
 }
 
+/** The AI SDK's client (`@ai-sdk/mcp`), called through the tool it hands out, as the `ai-sdk` contender calls it. */
+interface AiTool {
+  execute(
+    input: Record<string, unknown>,
+    options: { toolCallId: string; messages: unknown[] },
+  ): Promise<unknown>;
+}
+const aiSdk = await importPeer<{
+  createMCPClient(config: { transport: unknown }): Promise<{
+    tools(): Promise<Record<string, AiTool>>;
+    close(): Promise<void>;
+  }>;
+}>('@ai-sdk/mcp').catch((error: unknown) => {
+  // The peers are the bench's own dependencies (bench/package.json); without them the row is left out, said so.
+  process.stderr.write(`no AI SDK row: @ai-sdk/mcp did not load (${String(error)})\n`);
+  return undefined;
+});
+let toolCallIds = 0;
+
 const contenders: Contender[] = [
   sdkContender('raw SDK Client (1.x)', () => new Client1({ name: 'client-cost', version: '1.0.0' }) as never),
   sdkContender('raw SDK v2 Client', () => new ClientV2({ name: 'client-cost', version: '1.0.0' }) as never),
@@ -163,6 +183,20 @@ const contenders: Contender[] = [
     },
   },
 ];
+if (aiSdk !== undefined) {
+  contenders.push({
+    name: "AI SDK's client, through its tool",
+    async open() {
+      const client = await aiSdk.createMCPClient({ transport: new EchoTransport() });
+      const echo = (await client.tools()).echo;
+      if (echo === undefined) throw new Error("the AI SDK's client found no echo tool");
+      return {
+        call: () => echo.execute(ARGS, { toolCallId: `call-${++toolCallIds}`, messages: [] }),
+        close: () => client.close(),
+      };
+    },
+  });
+}
 
 const rows: string[] = [];
 for (const contender of contenders) {
