@@ -1,11 +1,13 @@
 /**
  * What each MCP client class costs per `tools/call`, with the transport and the server taken out (issue 15): the
- * raw 1.x `Client`, the v2 `Client`, and Interlock's `InterlockClient` (called as Interlock's call path calls it:
- * a tool definition, a progress handler, the timeout reset on progress) each talk to the same in-process echo
- * server through the same transport, which serializes every message to JSON and parses every answer as a pipe
- * would, and answers on the next turn. No process, no pipe and no system call: what is left is the client's own
- * request, response and result work, steady enough to show a fraction of a µs. Interlock's pipeline around the
- * client is measured apart by bench/pipeline-cost.ts.
+ * raw 1.x `Client`, the v2 `Client`, Interlock's `InterlockClient` (called as Interlock's call path calls it: a
+ * tool definition, a progress handler, the timeout reset on progress) and the AI SDK's client (through the tool it
+ * hands out) each talk to the same in-process echo server through the same transport, which serializes every
+ * message to JSON and parses every answer as a pipe would, and answers on the next turn. No process, no pipe and no
+ * system call: what is left is the client's own request, response and result work, steady enough to show a
+ * fraction of a µs. Interlock's pipeline around the client is measured apart by bench/pipeline-cost.ts. One table
+ * per protocol era: a 2025-11-25 echo, then a 2026-07-28 one for the clients that speak it (the v2 client and
+ * Interlock's).
  *
  *   node --import tsx bench/client-cost.ts [--calls 100000] [--rounds 5]
  *
@@ -13,7 +15,7 @@
  * allocates (V8's sampling heap profiler, counting what the GC has already collected, over one more run at 16).
  */
 import { parseArgs } from 'node:util';
-import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { Client as ClientV2, SERVER_INFO_META_KEY } from '@modelcontextprotocol/client';
 import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
 import type * as InterlockClientModule from '../src/interop/client.js';
 import { importPeer } from './lib/peers.js';
@@ -40,11 +42,30 @@ const ECHO_TOOL = {
   inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
 };
 
-/** The echo server's answer to one request, as the line it would write (2025-era: it refuses `server/discover`). */
-function answer(message: Message): string | undefined {
+type Era = 'legacy' | 'modern';
+
+/** What a 2026-07-28 server built with the v2 SDK adds to every result: its kind, and its name under `_meta`. */
+const MODERN_RESULT = {
+  resultType: 'complete',
+  _meta: { [SERVER_INFO_META_KEY]: { name: 'client-cost-echo', version: '1.0.0' } },
+};
+
+/**
+ * The echo server's answer to one request, as the line it would write. A 2025-era echo refuses `server/discover`;
+ * a 2026-07-28 one answers it and refuses `initialize`, and stamps every result as the v2 SDK's server does.
+ */
+function answer(era: Era, message: Message): string | undefined {
   if (message.id === undefined) return undefined;
-  const reply = (result: unknown) => JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
-  switch (message.method) {
+  const reply = (result: object) =>
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: message.id,
+      result: era === 'modern' ? { ...result, ...MODERN_RESULT } : result,
+    });
+  switch (era === 'modern' && message.method === 'initialize' ? 'refused' : message.method) {
+    case 'server/discover':
+      if (era === 'legacy') break;
+      return reply({ supportedVersions: ['2026-07-28'], capabilities: { tools: { listChanged: false } } });
     case 'initialize':
       return reply({
         protocolVersion: message.params?.protocolVersion,
@@ -52,18 +73,20 @@ function answer(message: Message): string | undefined {
         serverInfo: { name: 'client-cost-echo', version: '1.0.0' },
       });
     case 'tools/list':
-      return reply({ tools: [ECHO_TOOL] });
+      // On 2026-07-28 a list says how long it may be cached.
+      return reply(
+        era === 'modern' ? { tools: [ECHO_TOOL], ttlMs: 0, cacheScope: 'private' } : { tools: [ECHO_TOOL] },
+      );
     case 'tools/call': {
       const text = (message.params?.arguments as { text?: string } | undefined)?.text ?? '';
       return reply({ content: [{ type: 'text', text }] });
     }
-    default:
-      return JSON.stringify({
-        jsonrpc: '2.0',
-        id: message.id,
-        error: { code: -32601, message: `Method not found: ${message.method}` },
-      });
   }
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id: message.id,
+    error: { code: -32601, message: `Method not found: ${message.method}` },
+  });
 }
 
 /**
@@ -78,11 +101,16 @@ class EchoTransport {
   #pending: string[] = [];
   #scheduled = false;
   readonly stderr = null;
+  readonly #era: Era;
+
+  constructor(era: Era) {
+    this.#era = era;
+  }
 
   async start(): Promise<void> {}
 
   send(message: unknown): Promise<void> {
-    const line = answer(JSON.parse(JSON.stringify(message)) as Message);
+    const line = answer(this.#era, JSON.parse(JSON.stringify(message)) as Message);
     if (line !== undefined) {
       this.#pending.push(line);
       if (!this.#scheduled) {
@@ -107,7 +135,9 @@ class EchoTransport {
 
 interface Contender {
   name: string;
-  open(): Promise<{ call(): Promise<unknown>; close(): Promise<void> }>;
+  /** The eras it speaks: the raw 1.x client and the AI SDK's client speak 2025 only. */
+  eras: readonly Era[];
+  open(era: Era): Promise<{ call(): Promise<unknown>; close(): Promise<void> }>;
 }
 
 const ARGS = { text: 'The quick brown fox jumps over the lazy dog' };
@@ -121,12 +151,13 @@ interface SdkClient {
 }
 
 /** A raw SDK client, called as its documentation shows. */
-function sdkContender(name: string, create: () => SdkClient): Contender {
+function sdkContender(name: string, eras: readonly Era[], create: () => SdkClient): Contender {
   return {
     name,
-    async open() {
+    eras,
+    async open(era) {
       const client = create();
-      await client.connect(new EchoTransport() as never);
+      await client.connect(new EchoTransport(era) as never);
       await client.listTools();
       return { call: () => client.callTool({ name: 'echo', arguments: ARGS }), close: () => client.close() };
     },
@@ -153,16 +184,31 @@ const aiSdk = await importPeer<{
 let toolCallIds = 0;
 
 const contenders: Contender[] = [
-  sdkContender('raw SDK Client (1.x)', () => new Client1({ name: 'client-cost', version: '1.0.0' }) as never),
-  sdkContender('raw SDK v2 Client', () => new ClientV2({ name: 'client-cost', version: '1.0.0' }) as never),
+  sdkContender(
+    'raw SDK Client (1.x)',
+    ['legacy'],
+    () => new Client1({ name: 'client-cost', version: '1.0.0' }) as never,
+  ),
+  sdkContender(
+    'raw SDK v2 Client',
+    ['legacy', 'modern'],
+    () =>
+      new ClientV2(
+        { name: 'client-cost', version: '1.0.0' },
+        { versionNegotiation: { mode: 'auto' } },
+      ) as never,
+  ),
   {
     name: 'InterlockClient, as the call path calls it',
-    async open() {
+    eras: ['legacy', 'modern'],
+    async open(era) {
       const client = new InterlockClient(
         { name: 'client-cost', version: '1.0.0' },
         { capabilities: {}, versionNegotiation: { mode: 'auto' } },
       );
-      await client.connect(new EchoTransport() as never);
+      await client.connect(new EchoTransport(era) as never);
+      if (client.getProtocolEra() !== era)
+        throw new Error(`InterlockClient negotiated the ${client.getProtocolEra()} era`);
       await client.listTools();
       const options = {
         timeout: 60_000,
@@ -186,8 +232,9 @@ const contenders: Contender[] = [
 if (aiSdk !== undefined) {
   contenders.push({
     name: "AI SDK's client, through its tool",
-    async open() {
-      const client = await aiSdk.createMCPClient({ transport: new EchoTransport() });
+    eras: ['legacy'],
+    async open(era) {
+      const client = await aiSdk.createMCPClient({ transport: new EchoTransport(era) });
       const echo = (await client.tools()).echo;
       if (echo === undefined) throw new Error("the AI SDK's client found no echo tool");
       return {
@@ -198,25 +245,33 @@ if (aiSdk !== undefined) {
   });
 }
 
-const rows: string[] = [];
-for (const contender of contenders) {
-  const client = await contender.open();
-  const answered = (await client.call()) as { content?: { text?: string }[] };
-  if (answered.content?.[0]?.text !== ARGS.text) {
-    throw new Error(`${contender.name}: the echo answered ${JSON.stringify(answered)}`);
-  }
-  const cost = await measurePerCall(client.call, { calls, rounds });
-  await client.close();
-  rows.push(perCallRow(contender.name, cost));
-}
+const ERA_TITLES: Record<Era, string> = {
+  legacy: 'a 2025-11-25 echo server',
+  modern:
+    'a 2026-07-28 echo server (results stamped with `resultType` and `_meta` serverInfo, as the v2 server does)',
+};
 
-process.stdout.write(
-  [
-    `Each client's own work per tools/call, in-process echo server (CPU: median of ${rounds} rounds of ${calls} calls; Node ${process.version})`,
+const tables: string[] = [];
+for (const era of ['legacy', 'modern'] as const) {
+  const rows: string[] = [];
+  for (const contender of contenders) {
+    if (!contender.eras.includes(era)) continue;
+    const client = await contender.open(era);
+    const answered = (await client.call()) as { content?: { text?: string }[] };
+    if (answered.content?.[0]?.text !== ARGS.text) {
+      throw new Error(`${contender.name}: the echo answered ${JSON.stringify(answered)}`);
+    }
+    const cost = await measurePerCall(client.call, { calls, rounds });
+    await client.close();
+    rows.push(perCallRow(contender.name, cost));
+  }
+  tables.push(
+    `Each client's own work per tools/call, in-process, ${ERA_TITLES[era]} (CPU: median of ${rounds} rounds of ${calls} calls; Node ${process.version})`,
     '',
     '| Client | CPU µs, sequential | CPU µs, 16 in flight | bytes allocated per call |',
     '| --- | ---: | ---: | ---: |',
     ...rows,
     '',
-  ].join('\n'),
-);
+  );
+}
+process.stdout.write(tables.join('\n'));
