@@ -22,6 +22,7 @@ import {
   ProtocolError,
   SdkError,
   SdkErrorCode,
+  SERVER_INFO_META_KEY,
 } from '@modelcontextprotocol/client';
 import { TASKS_EXTENSION } from './task-handles.js';
 
@@ -259,29 +260,38 @@ export class InterlockClient extends Client {
   /** {@link #directCodec}'s answer for the transport and negotiated version it was worked out for. */
   #directPath: { transport: object; version: string; codec: ResultCodec | undefined } | undefined;
 
-  /** The envelope's client capabilities with the tasks extension declared, and the capabilities they came from. */
-  #declared: { from: object; to: Readonly<Record<string, unknown>> } | undefined;
+  /** The outbound envelope with the tasks extension declared, and the SDK's envelope it was built from. */
+  #envelope: { from: Readonly<Record<string, unknown>>; to: Readonly<Record<string, unknown>> } | undefined;
 
   /**
    * The `_meta` envelope a 2026-07-28 request or notification carries (SEP-2575), with the tasks extension
    * (task-handles.ts) declared in its client capabilities, so a server may answer a `tools/call` with a task. Done
-   * here rather than in `initialize`'s capabilities, which on 2025-11-25 have no `extensions` field. The declared
-   * capabilities are built once for the capabilities object the SDK hands over (a new one after
-   * `registerCapabilities`), not per request; the envelope itself is the SDK's, copied with that one key replaced.
-   * The 2025 era has no envelope (`undefined`).
+   * here rather than in `initialize`'s capabilities, which on 2025-11-25 have no `extensions` field. The 2025 era has
+   * no envelope (`undefined`).
+   *
+   * The SDK builds its envelope anew for every message. Ours is built once for the entries of the SDK's (the
+   * negotiated version, the client's info and capabilities: a new capabilities object after
+   * `registerCapabilities`), frozen, and handed out again while those entries are the same objects: every copy made
+   * of it per message (the SDK's `_envelopeOutbound`, the direct path's `withMeta`) takes its keys, never writes it.
    */
   protected override _outboundMetaEnvelope(): Readonly<Record<string, unknown>> | undefined {
     const envelope = super._outboundMetaEnvelope();
-    const capabilities = envelope?.[CLIENT_CAPABILITIES_KEY];
-    if (envelope === undefined || typeof capabilities !== 'object' || capabilities === null) return envelope;
-    let declared = this.#declared;
-    if (declared === undefined || declared.from !== capabilities) {
+    if (envelope === undefined) return undefined;
+    const last = this.#envelope;
+    if (last !== undefined && sameEntries(last.from, envelope)) return last.to;
+    const capabilities = envelope[CLIENT_CAPABILITIES_KEY];
+    let to: Readonly<Record<string, unknown>>;
+    if (typeof capabilities !== 'object' || capabilities === null) to = Object.freeze({ ...envelope });
+    else {
       const { extensions } = capabilities as { extensions?: Record<string, unknown> };
-      const to = Object.freeze({ ...capabilities, extensions: { ...extensions, [TASKS_EXTENSION]: {} } });
-      declared = { from: capabilities, to };
-      this.#declared = declared;
+      const declared = Object.freeze({
+        ...capabilities,
+        extensions: { ...extensions, [TASKS_EXTENSION]: {} },
+      });
+      to = Object.freeze({ ...envelope, [CLIENT_CAPABILITIES_KEY]: declared });
     }
-    return { ...envelope, [CLIENT_CAPABILITIES_KEY]: declared.to };
+    this.#envelope = { from: envelope, to };
+    return to;
   }
 
   /** True once a request has gone out with a result check built earlier (false if the SDK changed under us). */
@@ -384,8 +394,11 @@ export class InterlockClient extends Client {
     if (transport === undefined)
       return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
     const id = self._requestMessageId++;
-    // As the SDK does: a progress token only when the caller listens for progress.
-    const sent = options.onprogress === undefined ? params : withProgressToken(params, id);
+    // As the SDK's request and `_envelopeOutbound` do together: a progress token only when the caller listens for
+    // progress, and on 2026-07-28 the envelope's keys under the caller's `_meta` (the caller's win), in one copy.
+    const envelope = this._outboundMetaEnvelope();
+    const token = options.onprogress === undefined ? undefined : id;
+    const sent = envelope === undefined && token === undefined ? params : withMeta(params, envelope, token);
     let resolve!: (value: unknown) => void;
     let reject!: (reason: unknown) => void;
     const promise = new Promise<unknown>((res, rej) => {
@@ -408,11 +421,12 @@ export class InterlockClient extends Client {
     });
     this.#watch(deadline);
     if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
-    const outbound = self._envelopeOutbound({ jsonrpc: '2.0', id, method: 'tools/call', params: sent });
-    transport.send(outbound as never).catch((error: unknown) => {
-      const call = this.#end(id);
-      call?.reject(error);
-    });
+    transport
+      .send({ jsonrpc: '2.0', id, method: 'tools/call', params: sent } as never)
+      .catch((error: unknown) => {
+        const call = this.#end(id);
+        call?.reject(error);
+      });
     return promise;
   }
 
@@ -681,20 +695,23 @@ function mirrorsHeaders(client: Client): boolean {
 
 /**
  * A `tools/call` result made of text blocks alone, read by its shape: `content` (text blocks with exactly `type`
- * and `text`) and an optional boolean `isError`, plus `resultType: "complete"` on 2026-07-28 and nothing else. For
- * such a result the era's codec and its zod result schema return the same value (less `resultType`), at a cost
- * that profiled over stdio above the rest of the SDK's work on an answer; anything else, a task handle, structured
- * content, `_meta`, a block of another type or one extra key, returns undefined and takes the codec's path. A
- * property test (test/interop/client-direct.test.ts) checks the two agree on every value this accepts.
+ * and `text`) and an optional boolean `isError`; on 2026-07-28 also `resultType: "complete"` and an optional `_meta`
+ * that names the server and nothing else (see {@link plainServerMeta}: the v2 SDK's server stamps every result
+ * with it). For such a result the era's codec and its zod result schema return the same value (less `resultType`),
+ * at a cost that profiled over stdio above the rest of the SDK's work on an answer; anything else, a task handle,
+ * structured content, other `_meta`, a block of another type or one extra key, returns undefined and takes the
+ * codec's path. A property test (test/interop/client-direct.test.ts) checks the two agree on every value this
+ * accepts.
  * @internal
  */
 export function plainTextResult(codec: { era?: unknown }, raw: unknown): unknown {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
   const modern = codec.era === '2026-07-28';
   if (!modern && codec.era !== '2025-11-25') return undefined;
-  const record = raw as { content?: unknown; isError?: unknown; resultType?: unknown };
+  const record = raw as { content?: unknown; isError?: unknown; resultType?: unknown; _meta?: unknown };
   for (const key in record) {
-    if (key === 'content' || key === 'isError' || (modern && key === 'resultType')) continue;
+    if (key === 'content' || key === 'isError' || (modern && (key === 'resultType' || key === '_meta')))
+      continue;
     return undefined;
   }
   if (modern && record.resultType !== 'complete') return undefined;
@@ -712,7 +729,44 @@ export function plainTextResult(codec: { era?: unknown }, raw: unknown): unknown
     if (keys !== 2 || text.type !== 'text' || typeof text.text !== 'string') return undefined;
   }
   if (!modern) return record;
-  return record.isError === undefined ? { content } : { content, isError: record.isError };
+  if (record._meta === undefined) {
+    return record.isError === undefined ? { content } : { content, isError: record.isError };
+  }
+  const meta = plainServerMeta(record._meta);
+  if (meta === undefined) return undefined;
+  return record.isError === undefined
+    ? { _meta: meta, content }
+    : { _meta: meta, content, isError: record.isError };
+}
+
+/** The fields of a server's `Implementation` that are plain strings, in the order the SDK's schema lists them. */
+const SERVER_INFO_STRINGS = ['name', 'title', 'version', 'websiteUrl', 'description'] as const;
+
+/**
+ * A result's `_meta` as the 2026-07-28 result schema returns it, when it holds the server's name alone
+ * (`io.modelcontextprotocol/serverInfo`: `name` and `version`, and optionally `title`, `websiteUrl` and
+ * `description`, all strings); otherwise undefined. The schema makes a new object of the server info with its keys
+ * in its own order and drops none of these, so this does too.
+ */
+function plainServerMeta(meta: unknown): Record<string, unknown> | undefined {
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return undefined;
+  for (const key in meta) if (key !== SERVER_INFO_META_KEY) return undefined;
+  const info = (meta as Record<string, unknown>)[SERVER_INFO_META_KEY];
+  if (typeof info !== 'object' || info === null || Array.isArray(info)) return undefined;
+  const fields = info as Record<string, unknown>;
+  let known = 0;
+  for (const key of SERVER_INFO_STRINGS) {
+    if (!Object.hasOwn(fields, key)) continue;
+    if (typeof fields[key] !== 'string') return undefined;
+    known++;
+  }
+  let keys = 0;
+  for (const _key in fields) keys++;
+  if (keys !== known || typeof fields.name !== 'string' || typeof fields.version !== 'string')
+    return undefined;
+  const parsed: Record<string, unknown> = {};
+  for (const key of SERVER_INFO_STRINGS) if (Object.hasOwn(fields, key)) parsed[key] = fields[key];
+  return { [SERVER_INFO_META_KEY]: parsed };
 }
 
 /**
@@ -723,22 +777,49 @@ export function plainTextResult(codec: { era?: unknown }, raw: unknown): unknown
 const SLOW_SPREAD = Number.parseInt(process.versions.v8 ?? '', 10) < 12;
 
 /**
- * A copy of a request's params with `_meta.progressToken` set; the caller's objects are not written. Chosen once.
+ * A copy of a request's params whose `_meta` holds the outbound envelope's keys, then the caller's `_meta` keys (which
+ * win, as in the SDK's `_envelopeOutbound`), then `progressToken` when there is one. The caller's objects and the
+ * envelope are not written. Chosen once, by {@link SLOW_SPREAD}.
  * @internal
  */
-export const withProgressToken: (params: Record<string, unknown>, token: number) => Record<string, unknown> =
-  SLOW_SPREAD
-    ? (params, token) => {
-        const meta = assigned(params._meta as object | undefined);
-        meta.progressToken = token;
-        const sent = assigned(params);
-        sent._meta = meta;
-        return sent;
+export const withMeta: (
+  params: Record<string, unknown>,
+  envelope: Readonly<Record<string, unknown>> | undefined,
+  token: number | undefined,
+) => Record<string, unknown> = SLOW_SPREAD
+  ? (params, envelope, token) => {
+      const own = params._meta as object | undefined;
+      let meta: Record<string, unknown>;
+      if (envelope === undefined) meta = assigned(own);
+      else if (own !== undefined && own !== null && Object.hasOwn(own, '__proto__'))
+        meta = { ...envelope, ...own };
+      else {
+        meta = assigned(envelope);
+        if (own !== undefined) Object.assign(meta, own);
       }
-    : (params, token) => ({
-        ...params,
-        _meta: { ...(params._meta as object | undefined), progressToken: token },
-      });
+      if (token !== undefined) meta.progressToken = token;
+      const sent = assigned(params);
+      sent._meta = meta;
+      return sent;
+    }
+  : (params, envelope, token) => ({
+      ...params,
+      _meta:
+        token === undefined
+          ? { ...envelope, ...(params._meta as object | undefined) }
+          : { ...envelope, ...(params._meta as object | undefined), progressToken: token },
+    });
+
+/** Whether two envelopes have the same keys, each with the same value (`===`). */
+function sameEntries(a: Readonly<Record<string, unknown>>, b: Readonly<Record<string, unknown>>): boolean {
+  let count = 0;
+  for (const key in b) {
+    if (a[key] !== b[key] || !Object.hasOwn(a, key)) return false;
+    count++;
+  }
+  for (const _key in a) count--;
+  return count === 0;
+}
 
 /**
  * An object's own enumerable properties in a new plain object, by `Object.assign`. One with an own `__proto__` key

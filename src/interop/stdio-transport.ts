@@ -414,13 +414,15 @@ function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
 }
 
 /**
- * The common answer, `{"jsonrpc":"2.0","id":7,"result":{…}}` with no `_meta` in the result, recognized by its
- * shape: exactly those three keys, the version, a string or integer id, and a result that is a JSON object. That
- * is all the SDK's `JSONRPCResultResponseSchema` checks of such a message (a strict object whose result is a loose
- * object with an optional `_meta`), so whatever this accepts the schema accepts too (a property test holds it to
- * that). A result with `_meta`, and every other message, goes through the schema. The result's own fields are
- * checked afterwards against the method's result schema by the client, as for every answer. Per answer this saves a
- * zod walk that cost more than checking the tool result itself (docs/performance.md).
+ * The common answer, `{"jsonrpc":"2.0","id":7,"result":{…}}`, recognized by its shape: exactly those three keys, the
+ * version, a string or integer id, and a result that is a JSON object whose `_meta`, if it has one, is a JSON object
+ * too. That is all the SDK's `JSONRPCResultResponseSchema` checks of such a message (a strict object whose result is
+ * a loose object with an optional `_meta`, itself a loose object whose one typed key, the server's info, falls back
+ * to undefined when it does not fit), so whatever this accepts the schema accepts too (a property test holds it to
+ * that). Every other message goes through the schema. The result's own fields are checked afterwards against the
+ * method's result schema by the client, as for every answer. Per answer this saves a zod walk that cost more than
+ * checking the tool result itself (docs/performance.md); a 2026-07-28 server built on the v2 SDK puts its name in
+ * every result's `_meta`, so without the `_meta` case none of its answers would be spared it.
  * @internal
  */
 export function isPlainResultResponse(value: unknown): value is JSONRPCMessage {
@@ -431,7 +433,10 @@ export function isPlainResultResponse(value: unknown): value is JSONRPCMessage {
   if (typeof id !== 'string' && !Number.isSafeInteger(id)) return false;
   const result = message.result;
   if (typeof result !== 'object' || result === null || Array.isArray(result)) return false;
-  if (Object.hasOwn(result, '_meta')) return false;
+  if (Object.hasOwn(result, '_meta')) {
+    const meta = (result as { _meta?: unknown })._meta;
+    if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return false;
+  }
   let keys = 0;
   for (const key in message) {
     if (!Object.hasOwn(message, key)) return false;

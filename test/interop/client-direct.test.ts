@@ -6,11 +6,19 @@
  * `input_required` answer. Every case runs the stock SDK `Client` and `InterlockClient` side by side against the
  * same real server process, in both protocol eras, and compares what they settle with.
  */
-import { Client, SdkError } from '@modelcontextprotocol/client';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  Client,
+  PROTOCOL_VERSION_META_KEY,
+  SdkError,
+  SERVER_INFO_META_KEY,
+  TRACEPARENT_META_KEY,
+} from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InterlockClient, plainTextResult, withProgressToken } from '../../src/interop/client.js';
+import { InterlockClient, plainTextResult, withMeta } from '../../src/interop/client.js';
+import { TASKS_EXTENSION } from '../../src/interop/task-handles.js';
 import { createFixtureLog, type FixtureName, nodeFixture } from '../helpers/fixtures.js';
 
 const closers: (() => Promise<unknown>)[] = [];
@@ -68,6 +76,31 @@ describe.each(eras)('the direct tools/call path on a $era server', ({ era, serve
     expect(ours.directCalls).toBe(3);
     expect(ours.resultChecksReused).toBe(true);
   });
+
+  it(
+    era === 'modern' ? 'builds its _meta envelope once, not per message' : 'sends no _meta envelope',
+    async () => {
+      const { ours } = await pair(server);
+      const envelopeOf = () =>
+        (
+          ours as unknown as { _outboundMetaEnvelope(): Record<string, unknown> | undefined }
+        )._outboundMetaEnvelope();
+      if (era === 'legacy') {
+        expect(envelopeOf()).toBeUndefined();
+        return;
+      }
+      const first = envelopeOf();
+      await ours.callTool({ name: 'echo', arguments: { text: 'hi' } }, { toolDefinition });
+      // The same frozen object for every message while the SDK's entries are the same; the server got it (a 2026-07-28
+      // server refuses a request without the envelope's required keys).
+      expect(envelopeOf()).toBe(first);
+      expect(Object.isFrozen(first)).toBe(true);
+      expect(first).toMatchObject({
+        [PROTOCOL_VERSION_META_KEY]: ours.getNegotiatedProtocolVersion(),
+        [CLIENT_CAPABILITIES_META_KEY]: { extensions: { [TASKS_EXTENSION]: {} } },
+      });
+    },
+  );
 
   it('delivers progress, which resets the timeout, as the SDK client does', async () => {
     const { stock, ours } = await pair(server);
@@ -329,14 +362,39 @@ describe('the shape check for plain text results', () => {
         fc.record({ type: fc.constant('text'), text: fc.jsonValue() }),
         fc.record({ type: fc.constant('text'), data: fc.string() }),
       );
+      // The server's name, as the v2 SDK's server stamps it under every 2026-07-28 result's `_meta`.
+      const serverInfo = fc.record(
+        {
+          name: fc.string(),
+          title: fc.string(),
+          version: fc.string(),
+          websiteUrl: fc.string(),
+          description: fc.string(),
+        },
+        { requiredKeys: ['name', 'version'] },
+      );
+      const serverMeta = fc.record({ [SERVER_INFO_META_KEY]: serverInfo });
+      // A `_meta` one step off that: a field of another type, one more field or key, or anything.
+      const nearMeta = fc.oneof(
+        serverMeta,
+        fc.record({
+          [SERVER_INFO_META_KEY]: fc.record(
+            { name: fc.jsonValue(), version: fc.jsonValue(), title: fc.jsonValue(), icons: fc.jsonValue() },
+            { requiredKeys: [] },
+          ),
+        }),
+        fc.record({ [SERVER_INFO_META_KEY]: serverInfo, [TRACEPARENT_META_KEY]: fc.string() }),
+        fc.jsonValue(),
+      );
       // A quarter are plain text results (the check's yes side on the era's terms), a quarter are one step off
-      // one (a block, `isError` or `resultType`), half have anything off.
+      // one (a block, `isError`, `resultType` or `_meta`), half have anything off.
       const answer = fc.oneof(
         fc.record(
           {
             content: fc.array(nearText, { maxLength: 3 }),
             isError: fc.oneof(fc.boolean(), fc.jsonValue()),
             resultType: fc.oneof(fc.constant('complete'), resultType),
+            _meta: nearMeta,
           },
           { requiredKeys: ['content'] },
         ),
@@ -344,7 +402,7 @@ describe('the shape check for plain text results', () => {
           {
             content: fc.array(text, { maxLength: 4 }),
             isError: fc.boolean(),
-            ...(era === 'modern' ? { resultType: fc.constant('complete') } : {}),
+            ...(era === 'modern' ? { resultType: fc.constant('complete'), _meta: serverMeta } : {}),
           },
           { requiredKeys: era === 'modern' ? ['content', 'resultType'] : ['content'] },
         ),
@@ -362,10 +420,11 @@ describe('the shape check for plain text results', () => {
         fc.jsonValue(),
       );
       let plainSeen = 0;
+      let metaSeen = 0;
       fc.assert(
         fc.property(answer, (value) => {
           const raw: unknown = JSON.parse(JSON.stringify(value) ?? 'null');
-          const plain = plainTextResult(codec, raw);
+          const plain = plainTextResult(codec, raw) as { _meta?: unknown } | undefined;
           if (plain === undefined) return;
           plainSeen++;
           const decoded = codec.decodeResult('tools/call', JSON.parse(JSON.stringify(raw)));
@@ -373,11 +432,19 @@ describe('the shape check for plain text results', () => {
           const validated = codec.validateResult('tools/call', decoded.result);
           expect(validated.ok).toBe(true);
           expect(plain).toStrictEqual(validated.value);
+          if (plain._meta === undefined) return;
+          metaSeen++;
+          // The server info's keys in the schema's order, too.
+          expect(JSON.stringify(plain._meta)).toBe(
+            JSON.stringify((validated.value as { _meta: unknown })._meta),
+          );
         }),
         { numRuns: 2000 },
       );
-      // About 500 expected: the property is not checked on a handful only.
+      // About 500 expected: the property is not checked on a handful only. On 2026-07-28 about half carry `_meta`.
       expect(plainSeen).toBeGreaterThan(200);
+      if (era === 'modern') expect(metaSeen).toBeGreaterThan(100);
+      else expect(metaSeen).toBe(0);
     },
   );
 
@@ -403,25 +470,62 @@ describe('the shape check for plain text results', () => {
     }
     expect(plainTextResult(modern, plain)).toBeUndefined();
     expect(plainTextResult({ era: '2099-01-01' }, plain)).toBeUndefined();
+    // On 2026-07-28 a `_meta` that names the server is read; any other `_meta` takes the codec's path.
+    const stamped = {
+      ...plain,
+      resultType: 'complete',
+      _meta: { [SERVER_INFO_META_KEY]: { version: '1', name: 's' } },
+    };
+    expect(JSON.stringify(plainTextResult(modern, stamped))).toBe(
+      JSON.stringify({ _meta: { [SERVER_INFO_META_KEY]: { name: 's', version: '1' } }, ...plain }),
+    );
+    for (const meta of [
+      {},
+      { [SERVER_INFO_META_KEY]: { name: 's' } },
+      { [SERVER_INFO_META_KEY]: 's' },
+      { k: 1 },
+    ]) {
+      expect(plainTextResult(modern, { ...plain, resultType: 'complete', _meta: meta })).toBeUndefined();
+    }
   });
 });
 
-describe('the progress token of a direct call', () => {
+describe("the _meta of a direct call's params", () => {
   it('goes into a copy that keeps every key of the params and their _meta, an own __proto__ key too', () => {
     // JSON.parse makes own __proto__ keys; a copy by assignment would turn one into the copy's prototype.
     const params = JSON.parse(
       '{"name":"t","arguments":{"__proto__":{"x":1}},"_meta":{"__proto__":{"y":2},"k":"v"},"__proto__":{"z":3}}',
     ) as Record<string, unknown>;
     const before = JSON.stringify(params);
-    const sent = withProgressToken(params, 7);
-    expect(JSON.parse(JSON.stringify(sent))).toEqual(
-      JSON.parse(
-        '{"name":"t","arguments":{"__proto__":{"x":1}},"_meta":{"__proto__":{"y":2},"k":"v","progressToken":7},"__proto__":{"z":3}}',
-      ),
-    );
-    expect(Object.getPrototypeOf(sent)).toBe(Object.prototype);
-    expect(Object.getPrototypeOf(sent._meta)).toBe(Object.prototype);
+    for (const envelope of [undefined, Object.freeze({ 'io.example/e': 1 })]) {
+      const sent = withMeta(params, envelope, 7);
+      expect(JSON.parse(JSON.stringify(sent))).toEqual(
+        JSON.parse(
+          `{"name":"t","arguments":{"__proto__":{"x":1}},"_meta":{${envelope === undefined ? '' : '"io.example/e":1,'}"__proto__":{"y":2},"k":"v","progressToken":7},"__proto__":{"z":3}}`,
+        ),
+      );
+      expect(Object.getPrototypeOf(sent)).toBe(Object.prototype);
+      expect(Object.getPrototypeOf(sent._meta)).toBe(Object.prototype);
+    }
     expect(JSON.stringify(params)).toBe(before);
-    expect(withProgressToken({ name: 't' }, 1)).toEqual({ name: 't', _meta: { progressToken: 1 } });
+    expect(withMeta({ name: 't' }, undefined, 1)).toEqual({ name: 't', _meta: { progressToken: 1 } });
+  });
+
+  it("puts the envelope's keys first and lets the caller's _meta keys win, as the SDK's envelope does", () => {
+    const envelope = Object.freeze({ 'io.example/version': 'v1', 'io.example/info': { name: 'c' } });
+    const params = { name: 't', _meta: { 'io.example/version': 'mine', tenant: 'a' } };
+    const sent = withMeta(params, envelope, undefined);
+    expect(sent).toEqual({
+      name: 't',
+      _meta: { 'io.example/version': 'mine', 'io.example/info': { name: 'c' }, tenant: 'a' },
+    });
+    expect(Object.keys(sent._meta as object)).toEqual(['io.example/version', 'io.example/info', 'tenant']);
+    // Neither the envelope nor the caller's objects were written.
+    expect(envelope).toEqual({ 'io.example/version': 'v1', 'io.example/info': { name: 'c' } });
+    expect(params._meta).toEqual({ 'io.example/version': 'mine', tenant: 'a' });
+    expect(withMeta({ name: 't' }, envelope, 3)).toEqual({
+      name: 't',
+      _meta: { ...envelope, progressToken: 3 },
+    });
   });
 });

@@ -10,7 +10,11 @@ import { readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isJSONRPCResultResponse, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import {
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  SERVER_INFO_META_KEY,
+} from '@modelcontextprotocol/client';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { isPlainResultResponse, ProcessStdioTransport } from '../../src/interop/stdio-transport.js';
@@ -291,9 +295,17 @@ describe('the shape check for a plain answer', () => {
   it('recognizes the common answer and leaves everything else to the schema', () => {
     expect(isPlainResultResponse(plain)).toBe(true);
     expect(isPlainResultResponse({ ...plain, id: 'a-1' })).toBe(true);
-    // Each of these goes to the SDK's schema instead (which may still accept it: _meta is checked there).
+    // A result's _meta as a 2026-07-28 server on the v2 SDK stamps it, or any other object.
+    const server = { [SERVER_INFO_META_KEY]: { name: 's', version: '1' } };
+    expect(isPlainResultResponse({ ...plain, result: { ...plain.result, _meta: server } })).toBe(true);
+    expect(
+      isPlainResultResponse({ ...plain, result: { ...plain.result, _meta: { progressToken: 1 } } }),
+    ).toBe(true);
+    // Each of these goes to the SDK's schema instead (which refuses most of them).
     for (const other of [
-      { ...plain, result: { ...plain.result, _meta: { progressToken: 1 } } },
+      { ...plain, result: { ...plain.result, _meta: [] } },
+      { ...plain, result: { ...plain.result, _meta: null } },
+      { ...plain, result: { ...plain.result, _meta: 'server' } },
       { ...plain, extra: true },
       { ...plain, jsonrpc: '1.0' },
       { ...plain, id: 1.5 },
@@ -310,19 +322,34 @@ describe('the shape check for a plain answer', () => {
 
   it("accepts nothing the SDK's result-response schema refuses", () => {
     const id = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.constant(null), fc.boolean());
+    // The server's info under `_meta`, well-formed or not, beside anything else.
+    const stamped = fc.record({
+      content: fc.jsonValue(),
+      _meta: fc.record(
+        {
+          [SERVER_INFO_META_KEY]: fc.oneof(
+            fc.record({ name: fc.string(), version: fc.string() }),
+            fc.jsonValue(),
+          ),
+          other: fc.jsonValue(),
+        },
+        { requiredKeys: [] },
+      ),
+    });
     const result = fc.oneof(
       fc.dictionary(fc.string(), fc.jsonValue()),
       fc.jsonValue(),
       fc.record({ content: fc.jsonValue(), _meta: fc.jsonValue() }),
+      stamped,
     );
     const version = fc.oneof(fc.constant('2.0'), fc.string(), fc.integer());
-    // A third are well-formed answers (the shape check's yes side, bar a `_meta` key the dictionary may draw), a
-    // third answers with any of the three keys off, a third with keys missing or added.
+    // A third are well-formed answers (the shape check's yes side, bar a `_meta` the dictionary may draw that is not
+    // an object), a third answers with any of the three keys off, a third with keys missing or added.
     const message = fc.oneof(
       fc.record({
         jsonrpc: fc.constant('2.0'),
         id: fc.oneof(fc.string(), fc.integer()),
-        result: fc.dictionary(fc.string(), fc.jsonValue()),
+        result: fc.oneof(fc.dictionary(fc.string(), fc.jsonValue()), stamped),
       }),
       fc.record({ jsonrpc: version, id, result }),
       fc.record(
@@ -331,18 +358,21 @@ describe('the shape check for a plain answer', () => {
       ),
     );
     let plainSeen = 0;
+    let metaSeen = 0;
     fc.assert(
       fc.property(message, (value) => {
         // Through JSON, as the transport sees lines.
         const parsed: unknown = JSON.parse(JSON.stringify(value));
         if (isPlainResultResponse(parsed)) {
           plainSeen++;
+          if (Object.hasOwn((parsed as { result: object }).result, '_meta')) metaSeen++;
           expect(isJSONRPCResultResponse(parsed)).toBe(true);
         }
       }),
       { numRuns: 2000 },
     );
-    // About 700 expected: the property is not checked on a handful only.
+    // About 700 expected, some with `_meta`: the property is not checked on a handful only.
     expect(plainSeen).toBeGreaterThan(300);
+    expect(metaSeen).toBeGreaterThan(150);
   });
 });
