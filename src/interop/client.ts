@@ -754,18 +754,17 @@ function plainServerMeta(meta: unknown): Record<string, unknown> | undefined {
   const info = (meta as Record<string, unknown>)[SERVER_INFO_META_KEY];
   if (typeof info !== 'object' || info === null || Array.isArray(info)) return undefined;
   const fields = info as Record<string, unknown>;
+  const parsed: Record<string, unknown> = {};
   let known = 0;
   for (const key of SERVER_INFO_STRINGS) {
     if (!Object.hasOwn(fields, key)) continue;
     if (typeof fields[key] !== 'string') return undefined;
+    parsed[key] = fields[key];
     known++;
   }
   let keys = 0;
   for (const _key in fields) keys++;
-  if (keys !== known || typeof fields.name !== 'string' || typeof fields.version !== 'string')
-    return undefined;
-  const parsed: Record<string, unknown> = {};
-  for (const key of SERVER_INFO_STRINGS) if (Object.hasOwn(fields, key)) parsed[key] = fields[key];
+  if (keys !== known || parsed.name === undefined || parsed.version === undefined) return undefined;
   return { [SERVER_INFO_META_KEY]: parsed };
 }
 
