@@ -5,7 +5,9 @@
  *   npm run bench -- [--rounds 3] [--calls 3000] [--contenders sdk,interlock,...] [--figures ...]
  *
  * Every contender runs each job in its own process; contenders take turns within a job, in an order that
- * rotates every round; ratios to the raw SDK are taken within a round. Prints a Markdown table, writes
+ * rotates every round; ratios to the raw SDK are taken within a round. The call figures are measured in blocks that
+ * alternate between the contenders' processes (`--blocks`), so that a spell of load from elsewhere on the machine
+ * falls on all of them alike. Prints a Markdown table, writes
  * `bench/results/latest.json` (+ `latest.md`) and the chart `docs/assets/bench-ratios.svg`. `--help` lists
  * the flags. Peers missing from bench/node_modules are skipped with the reason (`npm ci --prefix bench`).
  */
@@ -14,6 +16,7 @@ import { cpus, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ServerKind } from './lib/contender.js';
+import { callSchedule, rotate } from './lib/interleave.js';
 import { RESULTS_FILE, SVG_FILE } from './lib/paths.js';
 import {
   CONTENDER_IDS,
@@ -26,12 +29,16 @@ import {
   buildSpecifier,
   type CapabilityFigure,
   ensureInterlockBuild,
+  type HttpServer,
   importTimeMs,
   runCapabilityCheck,
   runWorker,
+  type SteeredWorker,
   startHttpServer,
+  startSteeredWorker,
+  WORKER_TIMEOUT_MS,
 } from './lib/processes.js';
-import type { WorkerArgs, WorkerResult } from './lib/protocol.js';
+import type { SteerCommand, WorkerArgs, WorkerResult } from './lib/protocol.js';
 import { summary } from './lib/report.js';
 import {
   BASELINE,
@@ -55,6 +62,8 @@ const HELP = `Usage: npm run bench -- [flags]
   --warmup N          unmeasured calls before each measured block           (default 6000)
                       (those before the sequential block: the warm-up row)
   --concurrency L     concurrency levels of the throughput figure           (default 16,64)
+  --blocks N          each call figure's calls are measured in N blocks per (default 10)
+                      contender, the contenders' blocks taking turns
   --transports L      servers for the call figures: stdio-raw,stdio-sdk,http (default all)
   --servers N         servers connected at once (connect, memory)           (default 10)
   --delay-ms N        start-up delay of each server in the connect figure   (default 300)
@@ -75,6 +84,7 @@ interface Options {
   calls: number;
   warmup: number;
   concurrency: number[];
+  blocks: number;
   transports: ServerKind[];
   servers: number;
   delayMs: number;
@@ -108,6 +118,7 @@ function parseOptions(argv: string[]): Options | undefined {
       calls: { type: 'string', default: '3000' },
       warmup: { type: 'string', default: '6000' },
       concurrency: { type: 'string', default: '16,64' },
+      blocks: { type: 'string', default: '10' },
       transports: { type: 'string', default: TRANSPORTS.join(',') },
       servers: { type: 'string', default: '10' },
       'delay-ms': { type: 'string', default: '300' },
@@ -138,6 +149,7 @@ function parseOptions(argv: string[]): Options | undefined {
     calls: int('calls', values.calls, 1),
     warmup: int('warmup', values.warmup, 0),
     concurrency: values.concurrency.split(',').map((c) => int('concurrency', c.trim(), 1)),
+    blocks: int('blocks', values.blocks, 1),
     transports: list(values.transports, TRANSPORTS, 'transports'),
     servers: int('servers', values.servers, 2),
     delayMs: int('delay-ms', values['delay-ms'], 0),
@@ -150,12 +162,6 @@ function parseOptions(argv: string[]): Options | undefined {
     svg: values.svg === 'none' ? undefined : resolve(values.svg),
     quiet: values.quiet,
   };
-}
-
-/** `items` rotated left by `n`: each round starts with a different contender. */
-function rotate<T>(items: readonly T[], n: number): T[] {
-  const k = items.length === 0 ? 0 : n % items.length;
-  return [...items.slice(k), ...items.slice(0, k)];
 }
 
 async function main(): Promise<void> {
@@ -204,6 +210,7 @@ async function main(): Promise<void> {
     reps: options.reps,
     kills: killsPerRound,
     blocks: 1,
+    steered: false,
   };
   const jobs: WorkerArgs[] = [];
   if (has('latency') || has('throughput')) {
@@ -226,16 +233,17 @@ async function main(): Promise<void> {
     const order = rotate(ran, r);
     log(`round ${r + 1}/${options.rounds}: ${order.join(' ')}`);
     for (const job of jobs) {
-      for (const contender of order) {
-        const http = job.job === 'calls' && job.server === 'http' ? await startHttpServer() : undefined;
-        let result: WorkerResult;
-        try {
-          result = await runWorker(contender, http === undefined ? job : { ...job, url: http.url });
-        } finally {
-          await http?.close();
+      if (job.job === 'calls') {
+        for (const [contender, result] of await interleavedCalls(order, job, options.blocks)) {
+          record(recorder, contender, r, job, result, has);
+          log(`  calls ${job.server} ${contender}: ${brief(result)}`);
         }
+        continue;
+      }
+      for (const contender of order) {
+        const result = await runWorker(contender, job);
         record(recorder, contender, r, job, result, has);
-        log(`  ${job.job}${job.job === 'calls' ? ` ${job.server}` : ''} ${contender}: ${brief(result)}`);
+        log(`  ${job.job} ${contender}: ${brief(result)}`);
       }
     }
     if (has('import')) {
@@ -317,6 +325,51 @@ async function main(): Promise<void> {
     writeFileSync(options.svg, ratioChart(results));
     log(`wrote ${options.svg}`);
   }
+}
+
+/**
+ * One `calls` job for every contender of `order` at once, steered: each contender's process (and its server)
+ * starts and connects, one after the other; then the warm-ups and measured blocks run in the order of
+ * {@link callSchedule}. Only one contender calls at any time. Resolves to each contender's answer, totals over its
+ * blocks; a contender whose process fails drops out of the schedule with its failure as its answer.
+ */
+async function interleavedCalls(
+  order: readonly ContenderId[],
+  job: WorkerArgs,
+  blocks: number,
+): Promise<Map<ContenderId, WorkerResult>> {
+  const servers: HttpServer[] = [];
+  const workers = new Map<ContenderId, SteeredWorker>();
+  const answers = new Map<ContenderId, WorkerResult>();
+  try {
+    for (const contender of order) {
+      let args = job;
+      if (job.server === 'http') {
+        const http = await startHttpServer();
+        servers.push(http);
+        args = { ...job, url: http.url };
+      }
+      const worker = startSteeredWorker(contender, args, WORKER_TIMEOUT_MS * order.length);
+      workers.set(contender, worker);
+      // One process starts and connects at a time, so that none of them starts beside another's.
+      if (!(await worker.ready)) answers.set(contender, await worker.result);
+    }
+    for (const step of callSchedule(order, job.calls, blocks, job.concurrency)) {
+      if (answers.has(step.contender)) continue;
+      const worker = workers.get(step.contender)!;
+      const command: SteerCommand = step.warmup
+        ? { op: 'warmup', concurrency: step.concurrency }
+        : { op: 'block', concurrency: step.concurrency, calls: step.calls };
+      if (!(await worker.order(command))) answers.set(step.contender, await worker.result);
+    }
+    for (const contender of order) {
+      if (!answers.has(contender)) answers.set(contender, await workers.get(contender)!.finish());
+    }
+  } finally {
+    for (const worker of workers.values()) worker.kill();
+    await Promise.all(servers.map((http) => http.close()));
+  }
+  return new Map(order.map((contender) => [contender, answers.get(contender)!]));
 }
 
 function record(

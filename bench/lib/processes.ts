@@ -8,9 +8,12 @@ import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BENCH_DIR, BUILD_DIR, ECHO_SDK, MODULES_BUILD_DIR, ROOT_DIR } from './paths.js';
 import type { ContenderId } from './peers.js';
-import type { Job, WorkerArgs, WorkerResult } from './protocol.js';
+import type { Job, SteerAnswer, SteerCommand, WorkerArgs, WorkerResult } from './protocol.js';
 
-/** Longest a contender process may run before it is killed and its job counted as failed. */
+/**
+ * Longest a contender process may run before it is killed and its job counted as failed (a steered one: this times
+ * the number of contenders whose blocks it waits through).
+ */
 export const WORKER_TIMEOUT_MS = 300_000;
 const STDERR_KEEP = 4_000;
 
@@ -36,20 +39,108 @@ export function workerFlags(args: WorkerArgs): string[] {
     String(args.kills),
   ];
   if (args.url !== undefined) flags.push('--url', args.url);
+  if (args.steered) flags.push('--steered');
   return flags;
+}
+
+function spawnWorker(contender: ContenderId, args: WorkerArgs): ChildProcess {
+  const file = join(BENCH_DIR, 'contenders', `${contender}.ts`);
+  return spawn(process.execPath, ['--import', 'tsx', '--expose-gc', file, ...workerFlags(args)], {
+    cwd: ROOT_DIR,
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
 }
 
 /** Runs one job of one contender in a fresh process and resolves to its answer (failures included). */
 export function runWorker(contender: ContenderId, args: WorkerArgs): Promise<WorkerResult> {
-  const file = join(BENCH_DIR, 'contenders', `${contender}.ts`);
-  const child = spawn(process.execPath, ['--import', 'tsx', '--expose-gc', file, ...workerFlags(args)], {
-    cwd: ROOT_DIR,
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-  });
-  return collect(child, args.job);
+  return collect(spawnWorker(contender, args), args.job, WORKER_TIMEOUT_MS);
 }
 
-function collect(child: ChildProcess, job: Job): Promise<WorkerResult> {
+/** A contender process running a steered `calls` job (`args.steered`), taking the harness's orders. */
+export interface SteeredWorker {
+  /** Resolves once the process has connected and takes orders (`true`), or has exited first (`false`). */
+  readonly ready: Promise<boolean>;
+  /**
+   * Sends an order and resolves once the process has carried it out: `true`, or `false` when the process is gone
+   * (its answer, a failure, is then in {@link result}). Orders are sent one at a time.
+   */
+  order(command: Exclude<SteerCommand, { op: 'finish' }>): Promise<boolean>;
+  /** Orders the process to finish and resolves to its answer. */
+  finish(): Promise<WorkerResult>;
+  /** The process's answer, once it has exited (failures included). */
+  readonly result: Promise<WorkerResult>;
+  /** Kills the process if it still runs (cleanup after a failure elsewhere; its answer is then a failure). */
+  kill(): void;
+}
+
+/**
+ * Starts a contender process for a steered `calls` job. It connects and checks one call by itself, then says it is
+ * ready; the worker's orders wait for that.
+ */
+export function startSteeredWorker(
+  contender: ContenderId,
+  args: WorkerArgs,
+  timeoutMs = WORKER_TIMEOUT_MS,
+): SteeredWorker {
+  const child = spawnWorker(contender, { ...args, job: 'calls', steered: true });
+  let pending: ((ok: boolean) => void) | undefined;
+  let markReady: (ok: boolean) => void = () => {};
+  const ready = new Promise<boolean>((resolve) => {
+    markReady = resolve;
+  });
+  const result = collect(child, 'calls', timeoutMs, (message) => {
+    const op = (message as Partial<SteerAnswer>).op;
+    if (op === 'ready') markReady(true);
+    else if (op === 'done') {
+      const resolve = pending;
+      pending = undefined;
+      resolve?.(true);
+    } else return false;
+    return true;
+  });
+  let gone = false;
+  void result.then(() => {
+    gone = true;
+    markReady(false);
+    const resolve = pending;
+    pending = undefined;
+    resolve?.(false);
+  });
+  return {
+    async order(command) {
+      if (!(await ready) || gone || !child.connected) return false;
+      return new Promise<boolean>((resolve) => {
+        pending = resolve;
+        child.send(command, (err) => {
+          if (err !== null && pending === resolve) {
+            pending = undefined;
+            resolve(false);
+          }
+        });
+      });
+    },
+    finish() {
+      if (child.connected) child.send({ op: 'finish' } satisfies SteerCommand, () => {});
+      return result;
+    },
+    ready,
+    result,
+    kill() {
+      if (!gone) child.kill('SIGKILL');
+    },
+  };
+}
+
+/**
+ * The answer of a contender process once it exits. `intercept`, when given, sees every IPC message first and keeps
+ * the ones it returns `true` for; the last message left is the answer.
+ */
+function collect(
+  child: ChildProcess,
+  job: Job,
+  timeoutMs: number,
+  intercept?: (message: unknown) => boolean,
+): Promise<WorkerResult> {
   return new Promise((resolve) => {
     let answer: WorkerResult | undefined;
     let stderr = '';
@@ -57,9 +148,10 @@ function collect(child: ChildProcess, job: Job): Promise<WorkerResult> {
       stderr = (stderr + chunk).slice(-STDERR_KEEP);
     });
     child.on('message', (message) => {
+      if (intercept?.(message) === true) return;
       answer = message as WorkerResult;
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), WORKER_TIMEOUT_MS);
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('error', (err) => {
       clearTimeout(timer);
       resolve({ ok: false, job, error: `could not start: ${err.message}` });

@@ -1,6 +1,6 @@
 /**
  * What the harness (`run.ts`) asks a contender process and what it answers, over the IPC channel. A
- * contender process runs one job and exits.
+ * contender process runs one job and exits; a steered `calls` job runs the blocks the harness orders first.
  */
 import type { ServerKind } from './contender.js';
 
@@ -30,6 +30,29 @@ export interface WorkerArgs {
   kills: number;
   /** How many blocks of `calls` calls the `warmup` job measures. */
   blocks: number;
+  /**
+   * The `calls` job takes its orders from the harness ({@link SteerCommand}) instead of running straight through,
+   * so that the harness can interleave the contenders' measured blocks.
+   */
+  steered: boolean;
+}
+
+/**
+ * An order from the harness to a steered `calls` process. The process says `ready` ({@link SteerAnswer}) once it has
+ * connected and listens for orders; the harness sends none before. It answers each `warmup` and `block` with `done`
+ * once its calls are done, and `finish` with its {@link WorkerResult}, totals of all its blocks.
+ * - `warmup`: the unmeasured calls before a figure (the `warmup` count); those before the sequential figure are
+ *   measured as the warm-up row;
+ * - `block`: `calls` measured calls, one after the other (each call's latency kept) or `concurrency` in flight.
+ */
+export type SteerCommand =
+  | { op: 'warmup'; concurrency: number | 'sequential' }
+  | { op: 'block'; concurrency: number | 'sequential'; calls: number }
+  | { op: 'finish' };
+
+/** What a steered process says before its result: that it takes orders now, or that it carried one out. */
+export interface SteerAnswer {
+  op: 'ready' | 'done';
 }
 
 /** Latency of sequential calls, in microseconds. */

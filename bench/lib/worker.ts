@@ -13,6 +13,7 @@ import { ECHO_RAW, ECHO_SDK } from './paths.js';
 import type {
   Job,
   LatencyResult,
+  SteerCommand,
   ThroughputResult,
   WarmupResult,
   WorkerArgs,
@@ -47,6 +48,7 @@ export function parseWorkerArgs(argv: readonly string[]): WorkerArgs {
       reps: { type: 'string', default: '3' },
       kills: { type: 'string', default: '20' },
       blocks: { type: 'string', default: '8' },
+      steered: { type: 'boolean', default: false },
     },
   });
   const int = (name: string, raw: string, min: number): number => {
@@ -76,6 +78,7 @@ export function parseWorkerArgs(argv: readonly string[]): WorkerArgs {
     reps: int('reps', values.reps, 1),
     kills: int('kills', values.kills, 1),
     blocks: int('blocks', values.blocks, 1),
+    steered: values.steered,
   };
 }
 
@@ -137,6 +140,7 @@ async function jobCalls(adapter: ContenderAdapter, args: WorkerArgs): Promise<Wo
   const session = await adapter.connect([serverFor(args)]);
   try {
     await checkedCall(session, BENCH_SERVER);
+    if (args.steered) return await steeredCalls(adapter, session, args);
     const warm0 = process.cpuUsage();
     for (let i = 0; i < args.warmup; i++) await session.call(BENCH_SERVER, ECHO_TEXT);
     const warm = process.cpuUsage(warm0);
@@ -183,6 +187,117 @@ async function jobCalls(adapter: ContenderAdapter, args: WorkerArgs): Promise<Wo
   } finally {
     await session.close();
   }
+}
+
+/**
+ * The `calls` job as the harness steers it: the same calls and figures as {@link jobCalls}, but each measured block
+ * runs when the harness orders it, so that the harness can interleave the contenders' blocks (one contender's
+ * block, then the next's...). A spell of load from elsewhere on the machine then falls on every contender's blocks
+ * alike instead of on whichever contender was running. Each figure is the total over this process's blocks: CPU per
+ * call is all the blocks' CPU over all their calls, a throughput is all their calls over all their time, and the
+ * latency quantiles are over every sequential call.
+ */
+async function steeredCalls(
+  adapter: ContenderAdapter,
+  session: Session,
+  args: WorkerArgs,
+): Promise<WorkerResult> {
+  if (process.send === undefined) throw new Error('--steered needs an IPC channel to the harness');
+  const commands = steerCommands();
+  let warmup: WarmupResult | undefined;
+  const times: number[] = [];
+  let seqCpuUs = 0;
+  const levels = new Map<number, { calls: number; cpuUs: number; ms: number }>();
+  const answer = (op: 'ready' | 'done') =>
+    new Promise<void>((resolve) => process.send!({ op }, undefined, {}, () => resolve()));
+  // Node drops a message that finds no listener: the harness sends its first order once this has gone out.
+  await answer('ready');
+  for (;;) {
+    const command = await commands.next();
+    if (command.op === 'finish') break;
+    if (command.op === 'warmup' && command.concurrency !== 'sequential') {
+      await concurrently(session, args.warmup, command.concurrency);
+    } else if (command.op === 'warmup') {
+      const c0 = process.cpuUsage();
+      for (let i = 0; i < args.warmup; i++) await session.call(BENCH_SERVER, ECHO_TEXT);
+      const c = process.cpuUsage(c0);
+      if (args.warmup > 0)
+        warmup = { n: args.warmup, cpuUsPerCall: round((c.user + c.system) / args.warmup, 2) };
+    } else if (command.concurrency === 'sequential') {
+      const c0 = process.cpuUsage();
+      for (let i = 0; i < command.calls; i++) {
+        const t0 = performance.now();
+        await session.call(BENCH_SERVER, ECHO_TEXT);
+        times.push((performance.now() - t0) * 1000);
+      }
+      const c = process.cpuUsage(c0);
+      seqCpuUs += c.user + c.system;
+    } else {
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      await concurrently(session, command.calls, command.concurrency);
+      const ms = performance.now() - t0;
+      const c = process.cpuUsage(c0);
+      const level = levels.get(command.concurrency) ?? { calls: 0, cpuUs: 0, ms: 0 };
+      level.calls += command.calls;
+      level.cpuUs += c.user + c.system;
+      level.ms += ms;
+      levels.set(command.concurrency, level);
+    }
+    await answer('done');
+  }
+  commands.close();
+  if (times.length === 0) throw new Error('the harness ordered no sequential block');
+  await checkedCall(session, BENCH_SERVER);
+  return {
+    ok: true,
+    job: 'calls',
+    warmup,
+    latency: {
+      n: times.length,
+      cpuUsPerCall: round(seqCpuUs / times.length, 2),
+      p50Us: round(quantile(times, 0.5), 1),
+      p99Us: round(quantile(times, 0.99), 1),
+      meanUs: round(times.reduce((a, b) => a + b, 0) / times.length, 1),
+    },
+    throughput: [...levels].map(([concurrency, level]) => ({
+      concurrency,
+      n: level.calls,
+      callsPerSec: round(level.calls / (level.ms / 1000), 1),
+      cpuUsPerCall: round(level.cpuUs / level.calls, 2),
+    })),
+    notes: adapter.notes?.(session) ?? {},
+  };
+}
+
+/** The harness's orders, one at a time; an IPC channel that closes reads as `finish`. */
+function steerCommands(): { next(): Promise<SteerCommand>; close(): void } {
+  const queue: SteerCommand[] = [];
+  let waiting: ((command: SteerCommand) => void) | undefined;
+  const push = (command: SteerCommand) => {
+    if (waiting === undefined) queue.push(command);
+    else {
+      const resolve = waiting;
+      waiting = undefined;
+      resolve(command);
+    }
+  };
+  const onMessage = (message: unknown) => push(message as SteerCommand);
+  const onDisconnect = () => push({ op: 'finish' });
+  process.on('message', onMessage);
+  process.on('disconnect', onDisconnect);
+  return {
+    next: () =>
+      queue.length > 0
+        ? Promise.resolve(queue.shift()!)
+        : new Promise<SteerCommand>((resolve) => {
+            waiting = resolve;
+          }),
+    close() {
+      process.off('message', onMessage);
+      process.off('disconnect', onDisconnect);
+    },
+  };
 }
 
 /** Runs `total` calls with `concurrency` of them in flight at any time. */
