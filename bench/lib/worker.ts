@@ -194,8 +194,9 @@ async function jobCalls(adapter: ContenderAdapter, args: WorkerArgs): Promise<Wo
  * runs when the harness orders it, so that the harness can interleave the contenders' blocks (one contender's
  * block, then the next's...). A spell of load from elsewhere on the machine then falls on every contender's blocks
  * alike instead of on whichever contender was running. Each figure is the total over this process's blocks: CPU per
- * call is all the blocks' CPU over all their calls, a throughput is all their calls over all their time, and the
- * latency quantiles are over every sequential call.
+ * call is the process's CPU from the start of the figure's first block to the end of its last ({@link FigureSpan})
+ * over all the blocks' calls, a throughput is all their calls over all their time, and the latency quantiles are
+ * over every sequential call.
  */
 async function steeredCalls(
   adapter: ContenderAdapter,
@@ -206,8 +207,7 @@ async function steeredCalls(
   const commands = steerCommands();
   let warmup: WarmupResult | undefined;
   const times: number[] = [];
-  let seqCpuUs = 0;
-  const levels = new Map<number, { calls: number; cpuUs: number; ms: number }>();
+  const figures = new Map<number | 'sequential', FigureSpan>();
   const answer = (op: 'ready' | 'done') =>
     new Promise<void>((resolve) => process.send!({ op }, undefined, {}, () => resolve()));
   // Node drops a message that finds no listener: the harness sends its first order once this has gone out.
@@ -218,56 +218,77 @@ async function steeredCalls(
     if (command.op === 'warmup' && command.concurrency !== 'sequential') {
       await concurrently(session, args.warmup, command.concurrency);
     } else if (command.op === 'warmup') {
-      const c0 = process.cpuUsage();
+      const c0 = cpuUs();
       for (let i = 0; i < args.warmup; i++) await session.call(BENCH_SERVER, ECHO_TEXT);
-      const c = process.cpuUsage(c0);
-      if (args.warmup > 0)
-        warmup = { n: args.warmup, cpuUsPerCall: round((c.user + c.system) / args.warmup, 2) };
-    } else if (command.concurrency === 'sequential') {
-      const c0 = process.cpuUsage();
-      for (let i = 0; i < command.calls; i++) {
-        const t0 = performance.now();
-        await session.call(BENCH_SERVER, ECHO_TEXT);
-        times.push((performance.now() - t0) * 1000);
-      }
-      const c = process.cpuUsage(c0);
-      seqCpuUs += c.user + c.system;
+      if (args.warmup > 0) warmup = { n: args.warmup, cpuUsPerCall: round((cpuUs() - c0) / args.warmup, 2) };
     } else {
-      const c0 = process.cpuUsage();
+      let figure = figures.get(command.concurrency);
+      if (figure === undefined) {
+        figure = { calls: 0, ms: 0, cpuFirstUs: cpuUs(), cpuLastUs: 0 };
+        figures.set(command.concurrency, figure);
+      }
       const t0 = performance.now();
-      await concurrently(session, command.calls, command.concurrency);
-      const ms = performance.now() - t0;
-      const c = process.cpuUsage(c0);
-      const level = levels.get(command.concurrency) ?? { calls: 0, cpuUs: 0, ms: 0 };
-      level.calls += command.calls;
-      level.cpuUs += c.user + c.system;
-      level.ms += ms;
-      levels.set(command.concurrency, level);
+      if (command.concurrency === 'sequential') {
+        for (let i = 0; i < command.calls; i++) {
+          const t = performance.now();
+          await session.call(BENCH_SERVER, ECHO_TEXT);
+          times.push((performance.now() - t) * 1000);
+        }
+      } else {
+        await concurrently(session, command.calls, command.concurrency);
+      }
+      figure.ms += performance.now() - t0;
+      figure.cpuLastUs = cpuUs();
+      figure.calls += command.calls;
     }
     await answer('done');
   }
   commands.close();
-  if (times.length === 0) throw new Error('the harness ordered no sequential block');
+  const sequential = figures.get('sequential');
+  if (sequential === undefined) throw new Error('the harness ordered no sequential block');
   await checkedCall(session, BENCH_SERVER);
+  const cpuPerCall = (figure: FigureSpan) => round((figure.cpuLastUs - figure.cpuFirstUs) / figure.calls, 2);
   return {
     ok: true,
     job: 'calls',
     warmup,
     latency: {
       n: times.length,
-      cpuUsPerCall: round(seqCpuUs / times.length, 2),
+      cpuUsPerCall: cpuPerCall(sequential),
       p50Us: round(quantile(times, 0.5), 1),
       p99Us: round(quantile(times, 0.99), 1),
       meanUs: round(times.reduce((a, b) => a + b, 0) / times.length, 1),
     },
-    throughput: [...levels].map(([concurrency, level]) => ({
-      concurrency,
-      n: level.calls,
-      callsPerSec: round(level.calls / (level.ms / 1000), 1),
-      cpuUsPerCall: round(level.cpuUs / level.calls, 2),
-    })),
+    throughput: [...figures]
+      .filter((entry): entry is [number, FigureSpan] => entry[0] !== 'sequential')
+      .map(([concurrency, figure]) => ({
+        concurrency,
+        n: figure.calls,
+        callsPerSec: round(figure.calls / (figure.ms / 1000), 1),
+        cpuUsPerCall: cpuPerCall(figure),
+      })),
     notes: adapter.notes?.(session) ?? {},
   };
+}
+
+/**
+ * One figure of a steered process: its calls and the time they took, block by block, and the process's CPU time
+ * (user and system, every thread) at the start of its first block and at the end of its latest. The CPU of a
+ * figure is the whole span between the two, the time while the other contenders ran their blocks included: what a
+ * block leaves for later (a garbage collection finished on a helper thread, a compilation, V8's memory reducer
+ * once the process goes quiet) would escape a count taken inside the blocks alone, and it is the process's own cost.
+ */
+interface FigureSpan {
+  calls: number;
+  ms: number;
+  cpuFirstUs: number;
+  cpuLastUs: number;
+}
+
+/** The CPU time (user and system) of this process so far, in µs. */
+function cpuUs(): number {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system;
 }
 
 /** The harness's orders, one at a time; an IPC channel that closes reads as `finish`. */
