@@ -11,6 +11,7 @@ import type { HeadersHelperConfig, MCPServerConfig } from '../config/servers.js'
 import { AuthError, ClosedError, ConfigError } from '../errors.js';
 import { authFailureOf } from '../interop/request-errors.js';
 import type { ServerAuth, ServerAuthFactory } from '../interop/transport.js';
+import { isJsonObject } from '../json.js';
 import { LoopbackReceiver, openBrowser } from './loopback.js';
 import { OAuthProvider, type OAuthProviderOptions, tokenStoreKey } from './provider.js';
 import { MemoryTokenStore, shareTokenRefresh, type TokenStore } from './token-store.js';
@@ -82,7 +83,7 @@ export function commandHeaders(helper: HeadersHelperConfig, timeoutMs = 10_000):
         } catch {
           parsed = undefined;
         }
-        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+        if (!isJsonObject(parsed)) {
           return reject(
             helperError(
               helper,

@@ -9,6 +9,7 @@ import type {
   StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
 import { AuthError } from '../errors.js';
+import { isJsonObject } from '../json.js';
 import { readPrivateFile, writePrivateFile } from '../private-file.js';
 import type { StateStore } from '../state/types.js';
 
@@ -114,7 +115,7 @@ export class FileTokenStore implements TokenStore {
     const text = await readPrivateFile(this.path, 'the token file');
     if (text === undefined) return Object.create(null) as Record<string, StoredOAuthState>;
     const parsed: unknown = JSON.parse(text);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    if (!isJsonObject(parsed)) {
       // The message names the file only: its content holds secrets.
       throw new AuthError(
         'credentials_unreadable',

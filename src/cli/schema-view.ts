@@ -4,6 +4,8 @@
  * (and of the objects in an array) follow their parent, indented. Schemas come from servers: nothing here
  * trusts their shape, depth or size.
  */
+
+import { isJsonObject } from '../json.js';
 import { visible } from './io.js';
 
 /** One argument (or nested field) of a schema. */
@@ -29,9 +31,6 @@ const MAX_VALUE_CHARS = 60;
 
 type Schema = Record<string, unknown>;
 
-const isSchema = (value: unknown): value is Schema =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 function quote(value: unknown): string {
   let text: string;
   try {
@@ -47,7 +46,7 @@ function quote(value: unknown): string {
 export function schemaRows(schema: unknown): { rows: SchemaRow[]; truncated: number } {
   const rows: SchemaRow[] = [];
   let truncated = 0;
-  const root = isSchema(schema) ? schema : {};
+  const root = isJsonObject(schema) ? schema : {};
 
   /** A local `$ref` (`#/$defs/X`, `#/definitions/X`) resolved against the root, or undefined. */
   const resolve = (ref: unknown): Schema | undefined => {
@@ -55,21 +54,21 @@ export function schemaRows(schema: unknown): { rows: SchemaRow[]; truncated: num
     let node: unknown = root;
     for (const raw of ref.slice(2).split('/')) {
       const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-      if (!isSchema(node) || !Object.hasOwn(node, key)) return undefined;
+      if (!isJsonObject(node) || !Object.hasOwn(node, key)) return undefined;
       node = node[key];
     }
-    return isSchema(node) ? node : undefined;
+    return isJsonObject(node) ? node : undefined;
   };
 
   const fields = (object: Schema, depth: number, refs: ReadonlySet<string>): void => {
-    const properties = isSchema(object.properties) ? object.properties : {};
+    const properties = isJsonObject(object.properties) ? object.properties : {};
     const required = new Set(Array.isArray(object.required) ? object.required.map(String) : []);
     for (const [name, value] of Object.entries(properties)) {
       if (rows.length >= MAX_SCHEMA_ROWS) {
         truncated += 1;
         continue;
       }
-      property(name, isSchema(value) ? value : {}, required.has(name), depth, refs);
+      property(name, isJsonObject(value) ? value : {}, required.has(name), depth, refs);
     }
   };
 
@@ -104,13 +103,13 @@ export function schemaRows(schema: unknown): { rows: SchemaRow[]; truncated: num
     s: Schema,
     refs: ReadonlySet<string>,
   ): { object: Schema; refs: ReadonlySet<string> } | undefined => {
-    if (isSchema(s.properties)) return { object: s, refs };
-    const items = isSchema(s.items) ? s.items : undefined;
+    if (isJsonObject(s.properties)) return { object: s, refs };
+    const items = isJsonObject(s.items) ? s.items : undefined;
     if (items === undefined) return undefined;
     const ref = typeof items.$ref === 'string' ? items.$ref : undefined;
     if (ref !== undefined && refs.has(ref)) return undefined;
     const object = ref === undefined ? items : resolve(ref);
-    if (object === undefined || !isSchema(object.properties)) return undefined;
+    if (object === undefined || !isJsonObject(object.properties)) return undefined;
     return { object, refs: ref === undefined ? refs : new Set([...refs, ref]) };
   };
 
@@ -137,7 +136,7 @@ export function schemaRows(schema: unknown): { rows: SchemaRow[]; truncated: num
     }
     if (Object.hasOwn(s, 'const')) return { type: quote(s.const) };
     const branches = Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : undefined;
-    const union = branches?.filter(isSchema);
+    const union = branches?.filter(isJsonObject);
     if (union !== undefined && union.length > 0 && baseType(s, depth) === undefined) {
       return { type: [...new Set(union.map((branch) => typeOf(branch, depth + 1).type))].join(' | ') };
     }
@@ -147,18 +146,18 @@ export function schemaRows(schema: unknown): { rows: SchemaRow[]; truncated: num
   function baseType(s: Schema, depth: number): string | undefined {
     const types = Array.isArray(s.type) ? s.type.map(String) : typeof s.type === 'string' ? [s.type] : [];
     if (types.length === 0) {
-      if (isSchema(s.properties)) types.push('object');
+      if (isJsonObject(s.properties)) types.push('object');
       else if (s.items !== undefined) types.push('array');
       else return undefined;
     }
     return types
       .map((t) => {
         if (t === 'array') {
-          if (!isSchema(s.items)) return 'array';
+          if (!isJsonObject(s.items)) return 'array';
           const inner = typeOf(s.items, depth + 1).type;
           return `array of ${inner.includes(' ') ? `(${inner})` : inner}`;
         }
-        if (t === 'object' && !isSchema(s.properties) && isSchema(s.additionalProperties)) {
+        if (t === 'object' && !isJsonObject(s.properties) && isJsonObject(s.additionalProperties)) {
           return `object of ${typeOf(s.additionalProperties, depth + 1).type}`;
         }
         if (t === 'string' && typeof s.format === 'string') return `string (${visible(s.format)})`;

@@ -4,14 +4,13 @@
  * file equal to what this function returns.
  */
 import { z } from 'zod';
+import { isJsonObject } from '../json.js';
 import { InterlockConfigSchema } from './schema.js';
 
 /** Where the schema is shipped inside the package. */
 export const CONFIG_SCHEMA_PATH = 'schema/interlock.config.schema.json';
 
 type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The project file's JSON Schema (draft-07, which the VS Code and YAML language servers read). Fields with
@@ -26,7 +25,7 @@ export function configJsonSchema(): Json {
   }) as Json;
   const properties = schema.properties as Record<string, Json>;
   const entry = properties.mcpServers?.additionalProperties;
-  if (isObject(entry)) {
+  if (isJsonObject(entry)) {
     for (const key of ['mcpServers', 'servers']) {
       const map = properties[key];
       if (map !== undefined) map.additionalProperties = { $ref: '#/definitions/serverEntry' };
@@ -46,12 +45,12 @@ const WITH_VARIABLE = { type: 'string', pattern: '\\$\\{[^}]+\\}' };
  */
 function forEditors(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(forEditors);
-  if (!isObject(value)) return value;
+  if (!isJsonObject(value)) return value;
   const out: Json = {};
   for (const [key, v] of Object.entries(value)) {
     out[key] =
       key === 'anyOf' && Array.isArray(v)
-        ? v.filter((b) => !(isObject(b) && b.const === null && b.type === 'number')).map(forEditors)
+        ? v.filter((b) => !(isJsonObject(b) && b.const === null && b.type === 'number')).map(forEditors)
         : forEditors(v);
   }
   if (out.type === 'string' && typeof out.format === 'string') {

@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import { appendPath, parsePath, toConfigIssues } from '../config-issues.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import type { GatewayConfig } from '../gateway/options.js';
+import { isJsonObject } from '../json.js';
 import { type Policy, policySchemas } from '../security/policy.js';
 import { type ConfigDocument, readConfigDocument } from './document.js';
 import { expandEnv, expanded } from './env.js';
@@ -92,9 +93,6 @@ export async function findConfigFile(cwd: string): Promise<string | undefined> {
   }
   return undefined;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A path for messages: relative to `cwd` when inside it. */
 function shown(file: string, cwd: string): string {
@@ -180,7 +178,7 @@ class Loader {
 
   async load(): Promise<InterlockConfig> {
     const data = this.doc.data;
-    if (!isObject(data)) {
+    if (!isJsonObject(data)) {
       const found = data === null || data === undefined ? 'an empty file' : `a ${typeof data}`;
       throw fileError('config file', this.doc.file, [
         { path: '(root)', message: `expected an object with mcpServers, policy, ...; found ${found}` },
@@ -191,10 +189,10 @@ class Loader {
 
     const servers = await this.#servers(data);
     const { policy, policyFile } = await this.#policy(data.policy);
-    const pins = isObject(data.pins) ? data.pins : {};
+    const pins = isJsonObject(data.pins) ? data.pins : {};
     const pinsFile =
       this.#path(pins.file ?? DEFAULT_PINS_FILE, 'pins.file') ?? resolve(this.#dir, DEFAULT_PINS_FILE);
-    const audit = isObject(data.audit) ? data.audit : {};
+    const audit = isJsonObject(data.audit) ? data.audit : {};
     const auditFile = audit.file === undefined ? undefined : this.#path(audit.file, 'audit.file');
     const agent =
       data.agent === undefined ? DEFAULT_AGENT : (this.#string(data.agent, 'agent') ?? DEFAULT_AGENT);
@@ -248,7 +246,7 @@ class Loader {
       ]);
     }
     const base = await this.#mcpConfig(data.mcpConfig);
-    if (!isObject(inline)) return base.servers;
+    if (!isJsonObject(inline)) return base.servers;
     const baseByName = new Map(base.servers.map((c) => [c.name, c]));
     const full: Record<string, unknown> = {};
     const configs: MCPServerConfig[] = [...base.servers];
@@ -257,7 +255,7 @@ class Loader {
       const previous = baseByName.get(name);
       if (previous === undefined) {
         // Options for a server of an mcp.json that failed to load: its problems are reported already.
-        const optionsOnly = isObject(entry) && entry.command === undefined && entry.url === undefined;
+        const optionsOnly = isJsonObject(entry) && entry.command === undefined && entry.url === undefined;
         if (optionsOnly && base.failed && (base.names?.has(name) ?? true)) continue;
         full[name] = entry;
         continue;
@@ -288,17 +286,17 @@ class Loader {
   ): Promise<{ servers: MCPServerConfig[]; failed: boolean; names?: ReadonlySet<string> }> {
     const none = { servers: [], failed: false };
     if (value === undefined) return none;
-    const ref = isObject(value) ? value : { path: value };
-    const path = this.#path(ref.path, isObject(value) ? 'mcpConfig.path' : 'mcpConfig');
+    const ref = isJsonObject(value) ? value : { path: value };
+    const path = this.#path(ref.path, isJsonObject(value) ? 'mcpConfig.path' : 'mcpConfig');
     if (path === undefined) return none;
-    const rename = isObject(ref.rename) ? (ref.rename as Record<string, unknown>) : {};
+    const rename = isJsonObject(ref.rename) ? (ref.rename as Record<string, unknown>) : {};
     const safe = Object.fromEntries(
       Object.entries(rename).filter((e): e is [string, string] => typeof e[1] === 'string'),
     );
     const doc = await this.#read(path, 'MCP config');
     if (doc === undefined) return { servers: [], failed: true };
-    const map = isObject(doc.data) ? (doc.data.mcpServers ?? doc.data.servers) : undefined;
-    if (isObject(map)) {
+    const map = isJsonObject(doc.data) ? (doc.data.mcpServers ?? doc.data.servers) : undefined;
+    if (isJsonObject(map)) {
       const names = Object.keys(map);
       for (const written of Object.keys(rename).filter((n) => !Object.hasOwn(map, n))) {
         const near = closestKey(written, names);
@@ -320,7 +318,7 @@ class Loader {
       return { servers: servers.map((c) => withCwd(c, dirname(path))), failed: false };
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      const prefix = isObject(doc.data) && doc.data.mcpServers === undefined ? 'servers' : 'mcpServers';
+      const prefix = isJsonObject(doc.data) && doc.data.mcpServers === undefined ? 'servers' : 'mcpServers';
       const written = typeof ref.path === 'string' ? ref.path : doc.file;
       const renamed = (issue: ConfigIssue) => {
         const at = parsePath(issue.path);
@@ -331,14 +329,14 @@ class Loader {
         .filter((i) => !renamed(i))
         .map((i) => nameIssue(i, prefix, { file: this.doc.file, path: written }));
       this.#add(issues, doc);
-      const names = isObject(map) ? Object.keys(map).map((n) => safe[n] ?? n) : [];
+      const names = isJsonObject(map) ? Object.keys(map).map((n) => safe[n] ?? n) : [];
       return { servers: [], failed: true, names: new Set(names) };
     }
   }
 
   /** Options in the project file for a server that `mcpConfig` defines: merged over it, field by field. */
   #overlay(base: MCPServerConfig, entry: unknown, path: string): MCPServerConfig | undefined {
-    if (!isObject(entry)) {
+    if (!isJsonObject(entry)) {
       this.#add([{ path, message: 'expected an object of options for this server' }]);
       return undefined;
     }
@@ -370,7 +368,7 @@ class Loader {
     const merged: Record<string, unknown> = { ...base, ...rest, name: base.name };
     for (const field of ['env', 'headers'] as const) {
       const mine = (base as Record<string, unknown>)[field];
-      if (isObject(mine) && isObject(rest[field])) merged[field] = { ...mine, ...rest[field] };
+      if (isJsonObject(mine) && isJsonObject(rest[field])) merged[field] = { ...mine, ...rest[field] };
     }
     if (disabled !== undefined) merged.enabled = disabled !== true;
     if (typeof rest.cwd === 'string') merged.cwd = resolve(this.#dir, rest.cwd);
@@ -393,7 +391,7 @@ class Loader {
     if (value === undefined) return { policy: undefined, policyFile: undefined };
     const projectFile = this.doc.path;
     if (
-      isObject(value) &&
+      isJsonObject(value) &&
       value.file !== undefined &&
       value.rules === undefined &&
       value.version === undefined

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { appendPath, describeIssues, toConfigIssues } from '../config-issues.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
+import { isJsonObject } from '../json.js';
 import { once } from '../lazy.js';
 import { type ExpandEnvOptions, type ExpansionContext, expanded } from './env.js';
 import { type MCPServerConfig, serverSchemas } from './servers.js';
@@ -25,11 +26,11 @@ const HTTP_TYPES: Record<string, MCPServerConfig['transport']> = {
 /** Translates one entry of an `mcpServers` / `servers` map into our config shape (not yet validated). */
 function translateEntry(name: string, entry: unknown, ctx: z.RefinementCtx): unknown {
   const issue = (message: string, path: string[] = []) => ctx.addIssue({ code: 'custom', message, path });
-  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+  if (!isJsonObject(entry)) {
     issue('expected an object with "command" or "url"');
     return z.NEVER;
   }
-  const { type, disabled, ...rest } = entry as Record<string, unknown>;
+  const { type, disabled, ...rest } = entry;
   const out: Record<string, unknown> = { name, ...rest };
   if (disabled !== undefined) out.enabled = disabled !== true;
   if (out.transport !== undefined) return out;
@@ -98,17 +99,17 @@ export function parseMCPConfig(
   } = {},
 ): MCPServerConfig[] {
   const where = options.file === undefined ? 'MCP config' : `MCP config ${options.file}`;
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+  if (!isJsonObject(input)) {
     throw new ConfigError(`Invalid ${where}: expected a JSON object with "mcpServers" or "servers"`, {
       file: options.file,
       issues: [{ path: '(root)', message: 'expected an object' }],
     });
   }
-  const root = input as Record<string, unknown>;
+  const root = input;
   const key =
     root.mcpServers !== undefined ? 'mcpServers' : root.servers !== undefined ? 'servers' : undefined;
   const map = key === undefined ? undefined : root[key];
-  if (key === undefined || typeof map !== 'object' || map === null || Array.isArray(map)) {
+  if (key === undefined || !isJsonObject(map)) {
     throw new ConfigError(
       `Invalid ${where}: expected "mcpServers" (or VS Code's "servers") to be an object`,
       {

@@ -3,13 +3,11 @@
  * which values a printer must mask, and the masking itself.
  */
 
+import { isJsonObject } from '../json.js';
 import { MIN_SECRET_LENGTH, SECRET_NAME } from '../redact.js';
 import { variableNames } from './env.js';
 
 export { createMasker, MIN_SECRET_LENGTH } from '../redact.js';
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Adds to `out` the values one server entry (as written) may print: the value of every variable referenced
@@ -20,13 +18,13 @@ export function collectEntrySecrets(
   env: Readonly<Record<string, string | undefined>>,
   out: Set<string>,
 ): void {
-  if (!isObject(entry)) return;
+  if (!isJsonObject(entry)) return;
   // Every variable expanded anywhere in the entry (command, args, cwd, url, env, headers, auth, tls, proxy...):
   // its value may land in any output, such as a failed server's stderr tail echoing its arguments.
   collectSecretValues(entry, env, out);
   for (const field of ['env', 'headers']) {
     const map = entry[field];
-    if (!isObject(map)) continue;
+    if (!isJsonObject(map)) continue;
     for (const [key, value] of Object.entries(map)) {
       if (typeof value !== 'string') continue;
       if (!value.includes('${') && SECRET_NAME.test(key) && value.length >= MIN_SECRET_LENGTH) {
@@ -57,7 +55,7 @@ export function collectSecretValues(
     addUrlPassword(value, out);
   } else if (Array.isArray(value)) {
     for (const v of value) collectSecretValues(v, env, out);
-  } else if (isObject(value)) {
+  } else if (isJsonObject(value)) {
     for (const v of Object.values(value)) collectSecretValues(v, env, out);
   }
 }

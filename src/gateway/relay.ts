@@ -37,6 +37,7 @@ import {
   type ServerRequestOptions,
   samplingConditionArgs,
 } from '../interop/server-requests.js';
+import { isJsonObject } from '../json.js';
 import { resourceFor } from '../security/pattern.js';
 import type { Approver } from '../security/types.js';
 import type { Principal } from './principals.js';
@@ -505,9 +506,7 @@ function elicitResultOf(answer: unknown): ElicitResult {
   const action = value.action;
   if (action === 'accept') {
     const content = value.content;
-    return typeof content === 'object' && content !== null && !Array.isArray(content)
-      ? { action, content: content as ElicitResult['content'] }
-      : { action };
+    return isJsonObject(content) ? { action, content: content as ElicitResult['content'] } : { action };
   }
   if (action === 'decline') return { action };
   return { action: 'cancel' };

@@ -24,6 +24,7 @@ import {
   SdkErrorCode,
   SERVER_INFO_META_KEY,
 } from '@modelcontextprotocol/client';
+import { isJsonObject } from '../json.js';
 import { TASKS_EXTENSION } from './task-handles.js';
 
 /** The key of the client capabilities in a 2026-07-28 request's `_meta` envelope (SEP-2575). */
@@ -705,7 +706,7 @@ function mirrorsHeaders(client: Client): boolean {
  * @internal
  */
 export function plainTextResult(codec: { era?: unknown }, raw: unknown): unknown {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  if (!isJsonObject(raw)) return undefined;
   const modern = codec.era === '2026-07-28';
   if (!modern && codec.era !== '2025-11-25') return undefined;
   const record = raw as { content?: unknown; isError?: unknown; resultType?: unknown; _meta?: unknown };
@@ -719,7 +720,7 @@ export function plainTextResult(codec: { era?: unknown }, raw: unknown): unknown
   const content = record.content;
   if (!Array.isArray(content)) return undefined;
   for (const block of content as unknown[]) {
-    if (typeof block !== 'object' || block === null || Array.isArray(block)) return undefined;
+    if (!isJsonObject(block)) return undefined;
     let keys = 0;
     for (const key in block) {
       if (key !== 'type' && key !== 'text') return undefined;
@@ -749,11 +750,10 @@ const SERVER_INFO_STRINGS = ['name', 'title', 'version', 'websiteUrl', 'descript
  * in its own order and drops none of these, so this does too.
  */
 function plainServerMeta(meta: unknown): Record<string, unknown> | undefined {
-  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return undefined;
+  if (!isJsonObject(meta)) return undefined;
   for (const key in meta) if (key !== SERVER_INFO_META_KEY) return undefined;
-  const info = (meta as Record<string, unknown>)[SERVER_INFO_META_KEY];
-  if (typeof info !== 'object' || info === null || Array.isArray(info)) return undefined;
-  const fields = info as Record<string, unknown>;
+  const fields = meta[SERVER_INFO_META_KEY];
+  if (!isJsonObject(fields)) return undefined;
   const parsed: Record<string, unknown> = {};
   let known = 0;
   for (const key of SERVER_INFO_STRINGS) {

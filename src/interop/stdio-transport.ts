@@ -14,6 +14,7 @@ import {
   SdkErrorCode,
   type Transport,
 } from '@modelcontextprotocol/client';
+import { isJsonObject } from '../json.js';
 
 /** How long a server gets after stdin ends, and again after SIGTERM. @default 2 000 ms */
 export const DEFAULT_KILL_GRACE_MS = 2_000;
@@ -432,10 +433,9 @@ export function isPlainResultResponse(value: unknown): value is JSONRPCMessage {
   const id = message.id;
   if (typeof id !== 'string' && !Number.isSafeInteger(id)) return false;
   const result = message.result;
-  if (typeof result !== 'object' || result === null || Array.isArray(result)) return false;
+  if (!isJsonObject(result)) return false;
   if (Object.hasOwn(result, '_meta')) {
-    const meta = (result as { _meta?: unknown })._meta;
-    if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return false;
+    if (!isJsonObject(result._meta)) return false;
   }
   let keys = 0;
   for (const key in message) {

@@ -11,6 +11,7 @@
  */
 import type { Client, Transport } from '@modelcontextprotocol/client';
 import { z } from 'zod';
+import { isJsonObject } from '../json.js';
 
 /** The identifier of the tasks extension (SEP-2663). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -185,9 +186,8 @@ export function acceptTaskResults(transport: Transport): void {
  * 2025: `{ task }` without `content`) becomes an error-flagged empty result (so no output-schema check runs on
  * it) carrying the handle; anything else only loses a server's own value for the handle key.
  */
-function liftTaskHandle(result: unknown): unknown {
-  if (result === null || typeof result !== 'object' || Array.isArray(result)) return result;
-  const record = result as Record<string, unknown>;
+function liftTaskHandle(record: unknown): unknown {
+  if (!isJsonObject(record)) return record;
   let handle: unknown;
   if (record.resultType === 'task') handle = record;
   else if (record.resultType === undefined && record.content === undefined && record.task !== undefined)

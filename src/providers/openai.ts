@@ -4,6 +4,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
+import { isJsonObject } from '../json.js';
 import { ModelProviderError } from './errors.js';
 import { type HttpProviderOptions, joinUrl, origin, postJson } from './http.js';
 import { parseOptions } from './options.js';
@@ -309,7 +310,7 @@ function toToolCall(
       argumentsError: `the arguments are not valid JSON (${(err as Error).message})`,
     };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!isJsonObject(value)) {
     return {
       id,
       name: call.function.name,

@@ -18,6 +18,7 @@
  * what to fix. Anything that cannot be converted fails with a `ToolSchemaError` saying why.
  */
 import { ToolSchemaError } from '../errors.js';
+import { isJsonObject } from '../json.js';
 import type { ModelToolDefinition } from './types.js';
 
 /** Tool names both APIs accept. */
@@ -139,9 +140,9 @@ function lookup(root: Json, ref: string, tool: string): Json {
   let node: unknown = root;
   for (const raw of ref.slice(2).split('/')) {
     const key = decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~');
-    node = isObject(node) && Object.hasOwn(node, key) ? node[key] : undefined;
+    node = isJsonObject(node) && Object.hasOwn(node, key) ? node[key] : undefined;
   }
-  if (!isObject(node)) {
+  if (!isJsonObject(node)) {
     throw new ToolSchemaError(`The input schema of '${tool}' has $ref '${ref}', which points at nothing.`);
   }
   return node;
@@ -162,7 +163,7 @@ function mergeCombinator(
     return schema;
   }
   const members = raw
-    .filter(isObject)
+    .filter(isJsonObject)
     .map((m) => resolveTopRef(structuredClone(m), root, tool, []))
     .map((m) =>
       m.allOf !== undefined || m.anyOf !== undefined || m.oneOf !== undefined ? convert(m, tool, []) : m,
@@ -176,14 +177,14 @@ function mergeCombinator(
     );
   }
   const props = new Map<string, unknown[]>();
-  const own = isObject(schema.properties) ? schema.properties : {};
+  const own = isJsonObject(schema.properties) ? schema.properties : {};
   for (const [key, value] of Object.entries(own)) props.set(key, [value]);
   let required: Set<string> | undefined;
   // A `true` alternative accepts any object: nothing is required and any key may appear.
   const anything = !all && raw.some((m) => m === true);
   let closed = !anything;
   for (const member of objects) {
-    const memberProps = isObject(member.properties) ? member.properties : {};
+    const memberProps = isJsonObject(member.properties) ? member.properties : {};
     for (const [key, value] of Object.entries(memberProps)) {
       const list = props.get(key) ?? [];
       if (!list.some((v) => JSON.stringify(v) === JSON.stringify(value))) list.push(value);
@@ -211,7 +212,7 @@ function mergeCombinator(
   }
   if (!all && objects.length > 1) {
     const shapes = objects.map(
-      (m) => `{${Object.keys(isObject(m.properties) ? m.properties : {}).join(', ')}}`,
+      (m) => `{${Object.keys(isJsonObject(m.properties) ? m.properties : {}).join(', ')}}`,
     );
     const note = `Arguments take one of these shapes: ${shapes.join(' | ')}.`;
     schema.description = typeof schema.description === 'string' ? `${schema.description} ${note}` : note;
@@ -220,10 +221,6 @@ function mergeCombinator(
     `merged the top-level '${keyword}' (${raw.length} schemas) into one object schema (the APIs refuse it at the top level; the server still checks the exact shape)`,
   );
   return schema;
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isObjectLike(schema: Json): boolean {

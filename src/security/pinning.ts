@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { ConfigError, ToolSchemaError } from '../errors.js';
+import { isJsonObject } from '../json.js';
 import { writePrivateFile } from '../private-file.js';
 
 /** Version of the pin file format. */
@@ -356,16 +357,15 @@ export class PinStore {
    * A store holding the pins of a parsed pin file (`where` names it in errors). Throws `ConfigError` when the file
    * is malformed; kept definitions count only if they hash to their pin.
    */
-  static fromFile(data: unknown, where: string): PinStore {
+  static fromFile(file: unknown, where: string): PinStore {
     const bad = (message: string): ConfigError => malformedPins(where, message);
-    if (typeof data !== 'object' || data === null || Array.isArray(data)) throw bad('it is not an object');
-    const file = data as Record<string, unknown>;
+    if (!isJsonObject(file)) throw bad('it is not an object');
     if (file.version !== PIN_FILE_VERSION) throw bad(`version must be ${PIN_FILE_VERSION}`);
     const pins = file.pins;
-    if (typeof pins !== 'object' || pins === null || Array.isArray(pins)) throw bad('pins must be an object');
+    if (!isJsonObject(pins)) throw bad('pins must be an object');
     const store = new PinStore();
     for (const [server, tools] of Object.entries(pins)) {
-      if (typeof tools !== 'object' || tools === null || Array.isArray(tools)) {
+      if (!isJsonObject(tools)) {
         throw bad(`pins.${server} must be an object`);
       }
       for (const [tool, hash] of Object.entries(tools)) {

@@ -4,6 +4,7 @@
  * these parts are what a caller that opted in sends beside it.
  */
 import type { ContentBlock } from '@modelcontextprotocol/client';
+import { isJsonObject } from '../json.js';
 
 /** One image or audio clip of a tool result, as base64 data with its media type. */
 export interface MediaContent {
@@ -12,10 +13,6 @@ export interface MediaContent {
   readonly data: string;
   /** The IANA media type the server gave, e.g. `image/png` or `audio/wav`. */
   readonly mimeType: string;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A media type of the given kind (`image/png` for `image`), or undefined when it names another kind. */
@@ -31,14 +28,14 @@ function mediaTypeOf(kind: 'image' | 'audio', value: unknown): string | undefine
 export function resultMedia(content: readonly ContentBlock[] | readonly unknown[]): MediaContent[] {
   const out: MediaContent[] = [];
   for (const part of content as readonly unknown[]) {
-    if (!isRecord(part)) continue;
+    if (!isJsonObject(part)) continue;
     if ((part.type === 'image' || part.type === 'audio') && typeof part.data === 'string') {
       const mimeType = mediaTypeOf(part.type, part.mimeType);
       if (mimeType !== undefined && part.data.length > 0)
         out.push({ type: part.type, data: part.data, mimeType });
     } else if (
       part.type === 'resource' &&
-      isRecord(part.resource) &&
+      isJsonObject(part.resource) &&
       typeof part.resource.blob === 'string'
     ) {
       const blob = part.resource.blob;

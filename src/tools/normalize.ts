@@ -3,6 +3,7 @@
  * or a visible placeholder, and a cut result says how much was cut.
  */
 import type { ContentBlock } from '@modelcontextprotocol/client';
+import { isJsonObject } from '../json.js';
 
 /** Default longest result string kept, in UTF-16 code units. */
 export const DEFAULT_MAX_RESULT_CHARS = 100_000;
@@ -58,10 +59,6 @@ function base64ByteLength(data: string): number {
   return Math.floor(((chars + padding) * 3) / 4) - Math.min(padding, 2);
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function str(value: unknown): string | undefined {
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
@@ -87,7 +84,7 @@ function placeholder(kind: string, parts: (string | undefined)[]): string {
 
 function unknownPart(part: unknown): string {
   const type =
-    isRecord(part) && typeof part.type === 'string' ? part.type : part === null ? 'null' : typeof part;
+    isJsonObject(part) && typeof part.type === 'string' ? part.type : part === null ? 'null' : typeof part;
   const json = safeJson(part);
   const label = `[unsupported content: ${type}]`;
   return json.length <= MAX_UNKNOWN_PART_JSON
@@ -96,7 +93,7 @@ function unknownPart(part: unknown): string {
 }
 
 function resourcePart(resource: unknown): string {
-  if (!isRecord(resource)) return unknownPart({ type: 'resource', resource });
+  if (!isJsonObject(resource)) return unknownPart({ type: 'resource', resource });
   const uri = str(resource.uri) ?? 'unknown URI';
   const mime = str(resource.mimeType);
   if (typeof resource.text === 'string') return `[resource: ${uri}]\n${resource.text}`;
@@ -109,7 +106,7 @@ function resourcePart(resource: unknown): string {
 /** One content part as text; `text` parts are returned as they are. */
 function partToString(part: unknown): string {
   if (typeof part === 'string') return part;
-  if (!isRecord(part)) return unknownPart(part);
+  if (!isJsonObject(part)) return unknownPart(part);
   switch (part.type) {
     case 'text':
       return typeof part.text === 'string' ? part.text : unknownPart(part);
@@ -140,7 +137,7 @@ function contentToString(content: readonly unknown[], structured: unknown): stri
     const part = content[i];
     // A hole in a sparse array is an empty line, as join would make it.
     const line = part === undefined && !(i in content) ? '' : partToString(part);
-    if (typeof part === 'string' || (isRecord(part) && part.type === 'text')) hasText = true;
+    if (typeof part === 'string' || (isJsonObject(part) && part.type === 'text')) hasText = true;
     out = i === 0 ? line : `${out}\n${line}`;
   }
   // MCP 2025-11-25 tools: structuredContent is the result's JSON; show it when no text part carries it.
@@ -200,7 +197,7 @@ const ERROR_PREFIX = 'Error: ';
  */
 export function mcpResultToString(result: unknown, options: ResultToStringOptions = {}): string {
   let text = bodyOf(result);
-  if (isRecord(result) && result.isError === true && !text.startsWith(ERROR_PREFIX)) {
+  if (isJsonObject(result) && result.isError === true && !text.startsWith(ERROR_PREFIX)) {
     text = `${ERROR_PREFIX}${text.length > 0 ? text : 'the tool reported an error without details'}`;
   }
   return truncate(text, resolveMaxChars(options.maxResultChars));
@@ -213,13 +210,13 @@ export function mcpResultToString(result: unknown, options: ResultToStringOption
  */
 export function toToolCallResult(raw: unknown, options: ResultToStringOptions = {}): ToolCallResult {
   const text = mcpResultToString(raw, options);
-  const record = isRecord(raw) ? raw : undefined;
+  const record = isJsonObject(raw) ? raw : undefined;
   const content: ContentBlock[] = Array.isArray(record?.content)
     ? [...(record.content as ContentBlock[])]
     : text.length > 0
       ? [{ type: 'text', text }]
       : [];
   const result: ToolCallResult = { text, isError: record?.isError === true, content };
-  if (isRecord(record?.structuredContent)) result.structuredContent = record.structuredContent;
+  if (isJsonObject(record?.structuredContent)) result.structuredContent = record.structuredContent;
   return result;
 }

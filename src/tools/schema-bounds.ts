@@ -12,6 +12,7 @@
  *   that stays on the same value (`{ "$ref": "#" }`) would recurse forever. Recursion that descends is bounded
  *   by the value's own depth, which argument limits (and the result size) cap.
  */
+import { isJsonObject } from '../json.js';
 
 /** Limits on one schema. */
 export interface SchemaLimits {
@@ -101,10 +102,6 @@ function token(key: string): string {
   return key.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function withoutFragment(uri: string): string {
   const hash = uri.indexOf('#');
   return hash === -1 ? uri : uri.slice(0, hash);
@@ -189,7 +186,7 @@ export function schemaBoundsProblem(schema: unknown, options: SchemaBoundsOption
     }
     if (typeof value !== 'object' || value === null) continue;
     if (depth >= maxDepth) return `it is nested deeper than ${maxDepth} levels (at ${shown(pointer)})`;
-    if (current.kind === 'data' || !isObject(value)) {
+    if (current.kind === 'data' || !isJsonObject(value)) {
       // Data, or an array in data position: count what is inside, read nothing as a schema.
       const entries = Array.isArray(value)
         ? value.map((v, i) => [String(i), v] as const)
@@ -242,11 +239,11 @@ export function schemaBoundsProblem(schema: unknown, options: SchemaBoundsOption
         continue;
       }
       const descending = DESCENDING.has(key);
-      if (SCHEMA_MAP.has(key) && isObject(v)) {
+      if (SCHEMA_MAP.has(key) && isJsonObject(v)) {
         count += 1 + Object.keys(v).length;
         if (count > maxNodes) return `it has more than ${maxNodes} JSON values`;
         for (const [name, sub] of Object.entries(v)) {
-          const kind = isObject(sub) || typeof sub === 'boolean' ? 'schema' : 'data';
+          const kind = isJsonObject(sub) || typeof sub === 'boolean' ? 'schema' : 'data';
           const property = key === 'properties' ? name : undefined;
           stack.push(
             item(
@@ -266,13 +263,13 @@ export function schemaBoundsProblem(schema: unknown, options: SchemaBoundsOption
       } else if (SCHEMA_ARRAY.has(key) && Array.isArray(v)) {
         if (++count > maxNodes) return `it has more than ${maxNodes} JSON values`;
         v.forEach((sub, i) => {
-          const kind = isObject(sub) || typeof sub === 'boolean' ? 'schema' : 'data';
+          const kind = isJsonObject(sub) || typeof sub === 'boolean' ? 'schema' : 'data';
           stack.push(
             item(sub, `${at}/${i}`, depth + 2, kind, base, index, descending, true, false, undefined),
           );
         });
       } else {
-        const kind = ONE_SCHEMA.has(key) && (isObject(v) || typeof v === 'boolean') ? 'schema' : 'data';
+        const kind = ONE_SCHEMA.has(key) && (isJsonObject(v) || typeof v === 'boolean') ? 'schema' : 'data';
         stack.push(item(v, at, depth + 1, kind, base, index, descending, true, false, undefined));
       }
     }

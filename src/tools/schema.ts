@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { describeIssues, toConfigIssues } from '../config-issues.js';
 import { ConfigError } from '../errors.js';
+import { isJsonObject } from '../json.js';
 import { lazySchema, once } from '../lazy.js';
 
 /** Longest tool name accepted. */
@@ -92,10 +93,7 @@ const ToolSchemaListSchema = once(() =>
  * server and the path of each bad field (`tools[2].inputSchema.type`), also for duplicate names.
  */
 export function parseToolSchemas(server: string, input: unknown): ToolSchemaInput[] {
-  const list =
-    typeof input === 'object' && input !== null && !Array.isArray(input) && 'tools' in input
-      ? (input as { tools: unknown }).tools
-      : input;
+  const list = isJsonObject(input) && 'tools' in input ? (input as { tools: unknown }).tools : input;
   const parsed = ToolSchemaListSchema().safeParse(list);
   if (!parsed.success) {
     // `tools[2].inputSchema.type`

@@ -12,6 +12,7 @@ import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
 import type { RE2JS } from 're2js';
 import { type ToolInputIssue, ToolSchemaError } from '../errors.js';
+import { isJsonObject } from '../json.js';
 import { DEFAULT_MAX_VALUE_DEPTH, type SchemaLimits, schemaBoundsProblem } from './schema-bounds.js';
 
 /** Checks arguments against one input schema; an empty array means they are valid. */
@@ -206,7 +207,7 @@ export const linearRegExp: RegExpEngine = Object.assign(
 );
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  if (!isJsonObject(value)) return false;
   const proto = Object.getPrototypeOf(value) as unknown;
   return proto === Object.prototype || proto === null;
 }

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { closestKey } from '../../config/issues.js';
 import { ToolNotFoundError } from '../../errors.js';
+import { isJsonObject } from '../../json.js';
 import type { ToolWrapper } from '../../tools/tool-wrapper.js';
 import { UsageError } from '../exit.js';
 import type { CliIO } from '../io.js';
@@ -44,7 +45,7 @@ export async function readArgs(io: CliIO, options: ArgsOptions): Promise<Record<
       { cause: err },
     );
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!isJsonObject(value)) {
     const found = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
     throw new UsageError(
       `The arguments in ${source} must be a JSON object, e.g. {"id":"drafts/x"}; found ${found}.`,
