@@ -13,6 +13,7 @@ import { ECHO_RAW, ECHO_SDK } from './paths.js';
 import type {
   Job,
   LatencyResult,
+  Notes,
   SteerCommand,
   ThroughputResult,
   WarmupResult,
@@ -224,10 +225,11 @@ async function steeredCalls(
     } else {
       let figure = figures.get(command.concurrency);
       if (figure === undefined) {
-        figure = { calls: 0, ms: 0, cpuFirstUs: cpuUs(), cpuLastUs: 0 };
+        figure = { calls: 0, ms: 0, cpuFirstUs: cpuUs(), cpuLastUs: 0, blocksCpuUs: 0 };
         figures.set(command.concurrency, figure);
       }
       const t0 = performance.now();
+      const c0 = cpuUs();
       if (command.concurrency === 'sequential') {
         for (let i = 0; i < command.calls; i++) {
           const t = performance.now();
@@ -239,6 +241,7 @@ async function steeredCalls(
       }
       figure.ms += performance.now() - t0;
       figure.cpuLastUs = cpuUs();
+      figure.blocksCpuUs += figure.cpuLastUs - c0;
       figure.calls += command.calls;
     }
     await answer('done');
@@ -267,8 +270,21 @@ async function steeredCalls(
         callsPerSec: round(figure.calls / (figure.ms / 1000), 1),
         cpuUsPerCall: cpuPerCall(figure),
       })),
-    notes: adapter.notes?.(session) ?? {},
+    notes: { ...adapter.notes?.(session), ...betweenBlocks(figures) },
   };
+}
+
+/**
+ * For each figure, the CPU per call the process spent between its blocks (`between.sequential`, `between.c16`...):
+ * part of the figure's CPU, shown apart so that a contender whose cost lands between blocks stands out.
+ */
+function betweenBlocks(figures: Map<number | 'sequential', FigureSpan>): Notes {
+  const notes: Notes = {};
+  for (const [level, figure] of figures) {
+    const key = level === 'sequential' ? 'between.sequential' : `between.c${level}`;
+    notes[key] = round((figure.cpuLastUs - figure.cpuFirstUs - figure.blocksCpuUs) / figure.calls, 2);
+  }
+  return notes;
 }
 
 /**
@@ -283,6 +299,8 @@ interface FigureSpan {
   ms: number;
   cpuFirstUs: number;
   cpuLastUs: number;
+  /** The CPU inside the blocks alone. */
+  blocksCpuUs: number;
 }
 
 /** The CPU time (user and system) of this process so far, in µs. */
