@@ -10,6 +10,7 @@ import type { FetchLike } from '@modelcontextprotocol/client';
 import type { buildConnector, Dispatcher, ProxyAgent, Response as UndiciResponse } from 'undici';
 import { ConfigError } from '../errors.js';
 import { SECRET_NAME, SecretRedactor } from '../redact.js';
+import { bufferedResponse } from './buffered-response.js';
 import { DEFAULT_NETWORK_POLICY, NetworkGuard, type NetworkPolicy } from './network.js';
 import { envProxyRoutes, type ProxyRoutes, proxyFor, tunnelingConnector } from './proxy-tunnel.js';
 import { heldWhileUsedSignal, requestSignal } from './signals.js';
@@ -444,6 +445,20 @@ async function send(dispatcher: Dispatcher, target: URL, init: RequestInit): Pro
   }
   const empty = NULL_BODY_STATUSES.has(status) || method === 'HEAD';
   if (empty) answer.body.dump().catch(() => {});
+  else if (readWhole(answer.headers)) {
+    let bytes: Uint8Array;
+    try {
+      bytes = await answer.body.bytes();
+    } catch (err) {
+      if (init.signal?.aborted) throw init.signal.reason;
+      throw new TypeError('fetch failed', { cause: err });
+    }
+    return bufferedResponse(
+      bytes,
+      { status, statusText: statusTexts()[status] ?? '', headers: responseHeaders },
+      target.href,
+    );
+  }
   const out = new Response(empty ? null : (answer.body as unknown as ReadableStream<Uint8Array>), {
     status,
     statusText: statusTexts()[status] ?? '',
@@ -454,6 +469,19 @@ async function send(dispatcher: Dispatcher, target: URL, init: RequestInit): Pro
   // answer is collected unread, as fetch does (a body stream still being read, an SSE stream, is left alone).
   if (out.body !== null) unreadBodies.register(out, { socket: answer.body, stream: new WeakRef(out.body) });
   return out;
+}
+
+/**
+ * Whether an answer's body is read whole before fetch resolves (see buffered-response.ts): a JSON document, which
+ * nobody can use before its end anyway, or an empty body. Event streams and everything else stay streams.
+ */
+function readWhole(headers: Dispatcher.ResponseData['headers']): boolean {
+  if (headers['content-length'] === '0') return true;
+  const type = headers['content-type'];
+  if (typeof type !== 'string') return false;
+  const semicolon = type.indexOf(';');
+  const essence = (semicolon === -1 ? type : type.slice(0, semicolon)).trim().toLowerCase();
+  return essence === 'application/json' || (essence.startsWith('application/') && essence.endsWith('+json'));
 }
 
 /** Destroys the socket stream of an answer collected before anyone started to read its body. */
@@ -526,13 +554,11 @@ function guardedFetch(
   // The bearer token is looked up on every request (one header read) so that a JSON-RPC error echoing it is
   // masked too; it is added to the redactor only when it changed.
   let lastAuthorization: string | undefined;
-  const check = async (target: URL) => {
-    guard.checkUrl(target);
-    if (proxied === undefined) return;
-    // Through a proxy our connector never sees the target: check what it resolves to now (NO_PROXY targets
-    // connect directly, through the guarded connector).
+  // Through a proxy our connector never sees the target: check what it resolves to now (NO_PROXY targets
+  // connect directly, through the guarded connector).
+  const checkProxied = async (target: URL, routes: ProxyRoutes) => {
     const port = Number(target.port) || (target.protocol === 'https:' ? 443 : 80);
-    if (proxyFor(proxied, target.protocol, target.hostname, port) !== undefined)
+    if (proxyFor(routes, target.protocol, target.hostname, port) !== undefined)
       await guard.resolveChecked(target.hostname);
   };
   return async (url, init) => {
@@ -545,7 +571,8 @@ function guardedFetch(
       redactor.add(authorization);
     }
     for (let hop = 0; ; hop++) {
-      await check(target);
+      guard.checkUrl(target);
+      if (proxied !== undefined) await checkProxied(target, proxied);
       let response = await send(dispatcher(), target, request);
       if (response.status >= 400) {
         recordSecretHeaders(request.headers, redactor);

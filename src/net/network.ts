@@ -274,6 +274,9 @@ function matchesHost(entry: string, host: string, address: string | undefined): 
   return e === host;
 }
 
+/** How many allowed hosts a guard remembers before it starts over (a bound for a client that talks to many). */
+const ALLOWED_HOSTS_KEPT = 256;
+
 /** A normalized policy with its resolver; built once per manager. */
 export class NetworkGuard {
   readonly #allowPrivate: boolean;
@@ -282,6 +285,11 @@ export class NetworkGuard {
   /** Metadata endpoints named by address in `allowHosts`: a range or a host name never allows one. */
   readonly #allowMetadata: ReadonlySet<string>;
   readonly #resolve: Resolver;
+  /**
+   * Hosts as written that {@link checkHost} allowed. The policy never changes after construction, so neither does
+   * its answer for a host: every request of a transport checks the same one (issue 15, the lean HTTP path).
+   */
+  readonly #allowedHosts = new Set<string>();
 
   constructor(policy: NetworkPolicy = DEFAULT_NETWORK_POLICY) {
     this.#allowPrivate = policy.allowPrivate ?? false;
@@ -308,8 +316,11 @@ export class NetworkGuard {
   /** Throws {@link NetworkPolicyError} when a host (a name or a literal address, brackets allowed) is refused as written. */
   checkHost(hostname: string): void {
     const host = stripBrackets(hostname.toLowerCase());
+    if (this.#allowedHosts.has(host)) return;
     if (isIP(host) !== 0) this.checkAddress(host, host);
     else if (this.#deny.some((e) => matchesHost(e, host, undefined))) throw this.#denied(host);
+    if (this.#allowedHosts.size >= ALLOWED_HOSTS_KEPT) this.#allowedHosts.clear();
+    this.#allowedHosts.add(host);
   }
 
   /** Throws {@link NetworkPolicyError} when `address` (which `host` resolved to) is refused. */

@@ -169,3 +169,106 @@ describe('requests sent without the fetch algorithm', () => {
     expect((await next).length).toBe(256 * 1024);
   });
 });
+
+describe('answers read whole before fetch resolves', () => {
+  const json = '{"jsonrpc":"2.0","id":1,"result":{"text":"héllo"}}';
+
+  it('hands out a JSON answer as a Response that can be read once, as fetch does', async () => {
+    const { server } = await recording((_seen, res) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(json);
+    });
+    const response = await client().fetch(`${server.url}/mcp`, { method: 'POST', body: '{}' });
+    expect(response).toBeInstanceOf(Response);
+    expect(response.url).toBe(`${server.url}/mcp`);
+    expect(response.bodyUsed).toBe(false);
+    const copy = response.clone();
+    expect(await response.json()).toEqual(JSON.parse(json));
+    expect(response.bodyUsed).toBe(true);
+    await expect(response.text()).rejects.toThrow(TypeError);
+    expect(() => response.clone()).toThrow(TypeError);
+    expect(copy.url).toBe(`${server.url}/mcp`);
+    expect(new TextDecoder().decode(await copy.arrayBuffer())).toBe(json);
+  });
+
+  it('gives the body as a stream of the bytes when asked for it, in every format', async () => {
+    const { server } = await recording((_seen, res) => {
+      res.writeHead(200, { 'content-type': 'application/problem+json' });
+      res.end(json);
+    });
+    const http = client();
+    const streamed = await http.fetch(server.url, { method: 'POST', body: '{}' });
+    const reader = streamed.body?.getReader();
+    let text = '';
+    for (let chunk = await reader?.read(); chunk !== undefined && !chunk.done; chunk = await reader?.read())
+      text += new TextDecoder().decode(chunk.value, { stream: true });
+    expect(text).toBe(json);
+    expect(streamed.bodyUsed).toBe(true);
+    const blob = await (await http.fetch(server.url, { method: 'POST', body: '{}' })).blob();
+    expect(await blob.text()).toBe(json);
+    const answer = (await http.fetch(server.url, { method: 'POST', body: '{}' })) as Response & {
+      bytes(): Promise<Uint8Array>;
+    };
+    const bytes = await answer.bytes();
+    expect(new TextDecoder().decode(bytes)).toBe(json);
+    const read = await http.fetch(server.url, { method: 'POST', body: '{}' });
+    await read.text();
+    expect(read.body?.locked).toBe(true);
+    expect(read.bodyUsed).toBe(true);
+  });
+
+  it('answers an accepted notification with an empty body that reads as empty text', async () => {
+    const { server } = await recording((_seen, res) => {
+      res.writeHead(202, { 'content-length': '0' });
+      res.end();
+    });
+    const response = await client().fetch(server.url, { method: 'POST', body: '{}' });
+    expect(response.status).toBe(202);
+    expect(await response.text()).toBe('');
+  });
+
+  it('leaves an event stream a stream: fetch resolves before the stream ends', async () => {
+    let finish: (() => void) | undefined;
+    const { server } = await recording((_seen, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: one\n\n');
+      finish = () => res.end('data: two\n\n');
+    });
+    const response = await client().fetch(server.url, { method: 'POST', body: '{}' });
+    const reader = response.body?.getReader();
+    const first = await reader?.read();
+    expect(new TextDecoder().decode(first?.value)).toBe('data: one\n\n');
+    finish?.();
+    const second = await reader?.read();
+    expect(new TextDecoder().decode(second?.value)).toBe('data: two\n\n');
+  });
+
+  it('rejects with the abort reason when the signal fires while a JSON body is still arriving', async () => {
+    let started: (() => void) | undefined;
+    const bodyStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const { server } = await recording((_seen, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"jsonrpc":', () => started?.());
+    });
+    const controller = new AbortController();
+    const pending = client().fetch(server.url, { method: 'POST', body: '{}', signal: controller.signal });
+    await bodyStarted;
+    const reason = new Error('the caller gave up');
+    controller.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+  });
+
+  it('fails as fetch does when the connection drops in the middle of a JSON body', async () => {
+    const { server } = await recording((_seen, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"jsonrpc":', () => res.socket?.destroy());
+    });
+    const err = await client()
+      .fetch(server.url, { method: 'POST', body: '{}' })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as TypeError).message).toBe('fetch failed');
+  });
+});

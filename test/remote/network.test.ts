@@ -186,6 +186,22 @@ describe('SSRF guard', () => {
     expect(() => guard.checkUrl('http://10.9.0.1/')).toThrow(/denyHosts/);
   });
 
+  it('gives the same answer for a host however often it is asked, whatever was asked before', () => {
+    const guard = new NetworkGuard({ allowHosts: ['api.example.com'], denyHosts: ['*.blocked.example'] });
+    for (let round = 0; round < 3; round++) {
+      expect(() => guard.checkUrl('https://api.example.com/mcp')).not.toThrow();
+      expect(() => guard.checkUrl('https://API.example.com/other')).not.toThrow();
+      expect(() => guard.checkUrl('http://169.254.169.254/latest')).toThrow(/metadata endpoint/);
+      expect(() => guard.checkUrl('https://x.blocked.example/')).toThrow(/denyHosts/);
+      expect(() => guard.checkUrl('http://10.0.0.1/')).toThrow(NetworkPolicyError);
+      expect(() => guard.checkUrl('ftp://api.example.com/')).toThrow(/only http: and https:/);
+    }
+    // Past the hosts a guard remembers, it checks again and still refuses what it must.
+    for (let n = 0; n < 600; n++) guard.checkHost(`host-${n}.example.com`);
+    expect(() => guard.checkUrl('http://10.0.0.1/')).toThrow(NetworkPolicyError);
+    expect(() => guard.checkUrl('https://api.example.com/mcp')).not.toThrow();
+  });
+
   it('refuses a loopback MCP server for a manager with network: {} and connects once it is allowed', async () => {
     const fixture = track(await startHttpFixture({ transport: 'http' }));
     const refusing = track(
