@@ -354,12 +354,14 @@ async function interleavedCalls(
       // One process starts and connects at a time, so that none of them starts beside another's.
       if (!(await worker.ready)) answers.set(contender, await worker.result);
     }
-    for (const step of callSchedule(order, job.calls, blocks, job.concurrency)) {
+    for (const step of callSchedule(order, job.calls, blocks, job.concurrency, job.warmup)) {
       if (answers.has(step.contender)) continue;
       const worker = workers.get(step.contender)!;
-      const command: SteerCommand = step.warmup
-        ? { op: 'warmup', concurrency: step.concurrency }
-        : { op: 'block', concurrency: step.concurrency, calls: step.calls };
+      const command: Exclude<SteerCommand, { op: 'finish' }> = {
+        op: step.warmup ? 'warmup' : 'block',
+        concurrency: step.concurrency,
+        calls: step.calls,
+      };
       if (!(await worker.order(command))) answers.set(step.contender, await worker.result);
     }
     for (const contender of order) {

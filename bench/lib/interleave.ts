@@ -7,13 +7,12 @@
  */
 
 /**
- * One step of a `calls` job: a contender's warm-up calls before a figure (the harness's `--warmup` count), or one
- * measured block of `calls` calls; sequential, or with `concurrency` in flight.
+ * One step of a `calls` job: a turn of a contender's warm-up calls before a figure, or one measured block; `calls`
+ * calls either way, sequential or with `concurrency` in flight.
  */
 export interface Step<C extends string> {
   contender: C;
   concurrency: number | 'sequential';
-  /** Measured calls; 0 for a warm-up step. */
   calls: number;
   warmup: boolean;
 }
@@ -32,25 +31,33 @@ export function splitCalls(total: number, parts: number): number[] {
 
 /**
  * Every step of one `calls` job, in the order to run them: the sequential figure first, then each concurrency level.
- * For each, every contender warms up at it in turn, then come `blocks` turns in which every contender runs one
- * measured block, the order of the contenders rotating from turn to turn so that none always follows the same one.
- * Each contender's blocks of one figure add up to `calls`.
+ * For each, the contenders warm up at it in `blocks` turns, then measure it in `blocks` more, the order of the
+ * contenders rotating from turn to turn so that none always follows the same one. Each contender's warm-up turns of
+ * a figure add up to `warmup` calls, its measured blocks to `calls`.
+ *
+ * The warm-up takes turns too: warmed up whole, one contender after the other, a contender would wait out all the
+ * others' warm-ups (half a minute over HTTP) between its own and its first measured block. A Node process that goes
+ * quiet that long has its heap shrunk by V8's memory reducer, and then pays to grow it back in the blocks that
+ * follow: the measure of steady state would start out of it (issue 15, sixteenth pass).
  */
 export function callSchedule<C extends string>(
   order: readonly C[],
   calls: number,
   blocks: number,
   concurrency: readonly number[],
+  warmup = 0,
 ): Step<C>[] {
-  const sizes = splitCalls(calls, blocks);
   const schedule: Step<C>[] = [];
-  for (const level of ['sequential' as const, ...concurrency]) {
-    for (const contender of order) schedule.push({ contender, concurrency: level, calls: 0, warmup: true });
+  const turns = (level: number | 'sequential', sizes: number[], isWarmup: boolean) => {
     for (const [turn, size] of sizes.entries()) {
       for (const contender of rotate(order, turn)) {
-        schedule.push({ contender, concurrency: level, calls: size, warmup: false });
+        schedule.push({ contender, concurrency: level, calls: size, warmup: isWarmup });
       }
     }
+  };
+  for (const level of ['sequential' as const, ...concurrency]) {
+    if (warmup > 0) turns(level, splitCalls(warmup, blocks), true);
+    turns(level, splitCalls(calls, blocks), false);
   }
   return schedule;
 }

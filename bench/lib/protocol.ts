@@ -41,12 +41,12 @@ export interface WorkerArgs {
  * An order from the harness to a steered `calls` process. The process says `ready` ({@link SteerAnswer}) once it has
  * connected and listens for orders; the harness sends none before. It answers each `warmup` and `block` with `done`
  * once its calls are done, and `finish` with its {@link WorkerResult}, totals of all its blocks.
- * - `warmup`: the unmeasured calls before a figure (the `warmup` count); those before the sequential figure are
- *   measured as the warm-up row;
+ * - `warmup`: `calls` of the unmeasured calls before a figure (the `warmup` count, in turns); the CPU of those before
+ *   the sequential figure is the warm-up row;
  * - `block`: `calls` measured calls, one after the other (each call's latency kept) or `concurrency` in flight.
  */
 export type SteerCommand =
-  | { op: 'warmup'; concurrency: number | 'sequential' }
+  | { op: 'warmup'; concurrency: number | 'sequential'; calls: number }
   | { op: 'block'; concurrency: number | 'sequential'; calls: number }
   | { op: 'finish' };
 

@@ -141,7 +141,7 @@ async function jobCalls(adapter: ContenderAdapter, args: WorkerArgs): Promise<Wo
   const session = await adapter.connect([serverFor(args)]);
   try {
     await checkedCall(session, BENCH_SERVER);
-    if (args.steered) return await steeredCalls(adapter, session, args);
+    if (args.steered) return await steeredCalls(adapter, session);
     const warm0 = process.cpuUsage();
     for (let i = 0; i < args.warmup; i++) await session.call(BENCH_SERVER, ECHO_TEXT);
     const warm = process.cpuUsage(warm0);
@@ -199,14 +199,10 @@ async function jobCalls(adapter: ContenderAdapter, args: WorkerArgs): Promise<Wo
  * over all the blocks' calls, a throughput is all their calls over all their time, and the latency quantiles are
  * over every sequential call.
  */
-async function steeredCalls(
-  adapter: ContenderAdapter,
-  session: Session,
-  args: WorkerArgs,
-): Promise<WorkerResult> {
+async function steeredCalls(adapter: ContenderAdapter, session: Session): Promise<WorkerResult> {
   if (process.send === undefined) throw new Error('--steered needs an IPC channel to the harness');
   const commands = steerCommands();
-  let warmup: WarmupResult | undefined;
+  let warming: FigureSpan | undefined;
   const times: number[] = [];
   const figures = new Map<number | 'sequential', FigureSpan>();
   const answer = (op: 'ready' | 'done') =>
@@ -217,11 +213,15 @@ async function steeredCalls(
     const command = await commands.next();
     if (command.op === 'finish') break;
     if (command.op === 'warmup' && command.concurrency !== 'sequential') {
-      await concurrently(session, args.warmup, command.concurrency);
+      await concurrently(session, command.calls, command.concurrency);
     } else if (command.op === 'warmup') {
+      // The warm-up row spans its turns as a figure spans its blocks.
+      warming ??= { calls: 0, ms: 0, cpuFirstUs: cpuUs(), cpuLastUs: 0, blocksCpuUs: 0 };
       const c0 = cpuUs();
-      for (let i = 0; i < args.warmup; i++) await session.call(BENCH_SERVER, ECHO_TEXT);
-      if (args.warmup > 0) warmup = { n: args.warmup, cpuUsPerCall: round((cpuUs() - c0) / args.warmup, 2) };
+      for (let i = 0; i < command.calls; i++) await session.call(BENCH_SERVER, ECHO_TEXT);
+      warming.cpuLastUs = cpuUs();
+      warming.blocksCpuUs += warming.cpuLastUs - c0;
+      warming.calls += command.calls;
     } else {
       let figure = figures.get(command.concurrency);
       if (figure === undefined) {
@@ -251,6 +251,10 @@ async function steeredCalls(
   if (sequential === undefined) throw new Error('the harness ordered no sequential block');
   await checkedCall(session, BENCH_SERVER);
   const cpuPerCall = (figure: FigureSpan) => round((figure.cpuLastUs - figure.cpuFirstUs) / figure.calls, 2);
+  const warmup: WarmupResult | undefined =
+    warming === undefined || warming.calls === 0
+      ? undefined
+      : { n: warming.calls, cpuUsPerCall: cpuPerCall(warming) };
   return {
     ok: true,
     job: 'calls',

@@ -46,16 +46,25 @@ describe('callSchedule', () => {
     }
   });
 
-  it('warms every contender up at a figure right before that figure is measured', () => {
+  it('warms every contender up at a figure in turns too, right before that figure is measured', () => {
+    const warmed = callSchedule(order, 1000, 4, [16, 64], 6000);
     for (const level of ['sequential', 16, 64] as const) {
-      const steps = schedule.filter((step) => step.concurrency === level);
-      expect(steps.slice(0, 3).map((step) => [step.contender, step.warmup, step.calls])).toEqual([
-        ['sdk', true, 0],
-        ['interlock', true, 0],
-        ['ai-sdk', true, 0],
+      const steps = warmed.filter((step) => step.concurrency === level);
+      // All of a figure's warm-up turns, then all its measured blocks: no contender is measured before every
+      // contender has warmed up, and none waits out the others' whole warm-ups between its own and its blocks.
+      expect(steps.slice(0, 12).every((step) => step.warmup)).toBe(true);
+      expect(steps.slice(12).every((step) => !step.warmup)).toBe(true);
+      expect(steps.slice(0, 6).map((step) => step.contender)).toEqual([
+        ...['sdk', 'interlock', 'ai-sdk'],
+        ...['interlock', 'ai-sdk', 'sdk'],
       ]);
-      expect(steps.slice(3).every((step) => !step.warmup)).toBe(true);
+      for (const contender of order) {
+        const turns = steps.filter((step) => step.warmup && step.contender === contender);
+        expect(turns.map((step) => step.calls)).toEqual([1500, 1500, 1500, 1500]);
+      }
     }
+    // Without warm-up calls there are no warm-up steps.
+    expect(schedule.some((step) => step.warmup)).toBe(false);
   });
 
   it('lets the contenders take turns, in an order that rotates from turn to turn', () => {
