@@ -32,6 +32,14 @@ const ALLOWED: readonly { text: string; why: string }[] = [
   { text: 'redirects from ${target.origin}', why: "a fetch implementation: fetch's contract is a TypeError" },
   { text: "new TypeError('fetch failed'", why: "a fetch implementation: fetch's contract is a TypeError" },
   {
+    text: "'Response.clone: Body has already been consumed.'",
+    why: "a Response of the fetch implementation: the Fetch standard's contract is a TypeError",
+  },
+  {
+    text: "'Body is unusable: Body has already been read'",
+    why: "a Response of the fetch implementation: the Fetch standard's contract is a TypeError",
+  },
+  {
     text: 'outside 200 to 599',
     why: "the cause of a fetch implementation's TypeError, as undici's fetch puts its own there",
   },
