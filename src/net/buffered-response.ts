@@ -15,12 +15,10 @@ const utf8 = new TextDecoder();
 const ResponseBase = Response as unknown as new (body: null, init: ResponseInit) => object;
 
 class BufferedResponse extends ResponseBase {
-  /** The body not yet read; undefined once read, or once handed to {@link #streamed}. */
+  /** The body not yet read: undefined once read without a stream (the body is used), or handed to {@link #streamed}. */
   #bytes: Uint8Array | undefined;
   /** A response over a stream of the bytes, once someone asked for `body` or for a body format read through it. */
   #streamed: Response | undefined;
-  /** Whether the bytes were read without a stream. */
-  #read = false;
   readonly #init: ResponseInit;
   readonly #url: string;
 
@@ -40,7 +38,7 @@ class BufferedResponse extends ResponseBase {
   }
 
   get bodyUsed(): boolean {
-    return this.#streamed === undefined ? this.#read : this.#streamed.bodyUsed;
+    return this.#streamed === undefined ? this.#bytes === undefined : this.#streamed.bodyUsed;
   }
 
   async text(): Promise<string> {
@@ -78,15 +76,13 @@ class BufferedResponse extends ResponseBase {
       Object.defineProperty(copy, 'url', { value: this.#url });
       return copy;
     }
-    return bufferedResponse(this.#bytes ?? new Uint8Array(0), this.#init, this.#url);
+    return bufferedResponse(this.#bytes as Uint8Array, this.#init, this.#url);
   }
 
   /** The bytes, for a read without a stream; the body is used after it. */
   #take(): Uint8Array {
     const bytes = this.#bytes;
-    if (bytes === undefined || this.#read)
-      throw new TypeError('Body is unusable: Body has already been read');
-    this.#read = true;
+    if (bytes === undefined) throw new TypeError('Body is unusable: Body has already been read');
     this.#bytes = undefined;
     return bytes;
   }
@@ -97,7 +93,7 @@ class BufferedResponse extends ResponseBase {
       const bytes = this.#bytes;
       this.#bytes = undefined;
       const streamed = new Response(bytes ?? new Uint8Array(0), this.#init);
-      if (this.#read) void streamed.body?.getReader().read();
+      if (bytes === undefined) void streamed.body?.getReader().read();
       this.#streamed = streamed;
     }
     return this.#streamed;

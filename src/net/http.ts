@@ -444,6 +444,7 @@ async function send(dispatcher: Dispatcher, target: URL, init: RequestInit): Pro
     else if (value !== undefined) responseHeaders.append(name, value);
   }
   const empty = NULL_BODY_STATUSES.has(status) || method === 'HEAD';
+  const responseInit = { status, statusText: statusTexts()[status] ?? '', headers: responseHeaders };
   if (empty) answer.body.dump().catch(() => {});
   else if (readWhole(answer.headers)) {
     let bytes: Uint8Array;
@@ -453,17 +454,12 @@ async function send(dispatcher: Dispatcher, target: URL, init: RequestInit): Pro
       if (init.signal?.aborted) throw init.signal.reason;
       throw new TypeError('fetch failed', { cause: err });
     }
-    return bufferedResponse(
-      bytes,
-      { status, statusText: statusTexts()[status] ?? '', headers: responseHeaders },
-      target.href,
-    );
+    return bufferedResponse(bytes, responseInit, target.href);
   }
-  const out = new Response(empty ? null : (answer.body as unknown as ReadableStream<Uint8Array>), {
-    status,
-    statusText: statusTexts()[status] ?? '',
-    headers: responseHeaders,
-  });
+  const out = new Response(
+    empty ? null : (answer.body as unknown as ReadableStream<Uint8Array>),
+    responseInit,
+  );
   Object.defineProperty(out, 'url', { value: target.href });
   // A body nobody reads would hold its pooled socket and its abort listener for good: let go of it once the
   // answer is collected unread, as fetch does (a body stream still being read, an SSE stream, is left alone).
