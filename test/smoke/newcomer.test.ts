@@ -90,6 +90,8 @@ let work: string;
 let packedFiles: string[] = [];
 let project: string;
 const npx = (...args: string[]) => run('npx', ['--no', ...args], project);
+/** The guide's start line names the package (`npx -p mcp-interlock interlock`); `--no`: never a registry install. */
+const OUR_CLI = ['-p', 'mcp-interlock', 'interlock'];
 
 beforeAll(
   async () => {
@@ -126,9 +128,10 @@ beforeAll(
   2 * STEP_TIMEOUT_MS + 60_000,
 );
 
+// Removing a project with its node_modules takes long on a loaded machine: a limit against hangs, not a timing.
 afterAll(() => {
   if (work !== undefined) rmSync(work, { recursive: true, force: true });
-});
+}, STEP_TIMEOUT_MS);
 
 describe('the newcomer path, on the packed tarball', () => {
   it('packs the build, the example servers and the JSON Schema, and nothing else', () => {
@@ -154,10 +157,10 @@ describe('the newcomer path, on the packed tarball', () => {
   });
 
   it(
-    'runs the demo from the installed package (npx interlock demo)',
+    'runs the demo from the installed package (npx -p mcp-interlock interlock demo)',
     async () => {
-      expect(GUIDE).toContain('npx interlock demo');
-      const demo = await npx('interlock', 'demo');
+      expect(GUIDE).toContain('npx -p mcp-interlock interlock demo');
+      const demo = await npx(...OUR_CLI, 'demo');
       expect(demo.code, show(demo)).toBe(0);
       expect(demo.stdout).toMatch(/notes\s+stdio.*tools: list_notes, read_note, write_note, delete_note/);
       expect(demo.stdout).toMatch(/weather\s+http.*tools: get_forecast, set_alert/);
@@ -172,10 +175,10 @@ describe('the newcomer path, on the packed tarball', () => {
     'makes a first call from the CLI: denied without a policy, allowed once the policy names the tool',
     async () => {
       copyFileSync(join(SNIPPETS, 'interlock.config.yaml'), join(project, 'interlock.config.yaml'));
-      const call = ['interlock', 'call', 'mcp__notes__read_note', '--args', '{"id":"drafts/welcome"}'];
-      expect(GUIDE).toContain(`npx ${call.slice(0, 3).join(' ')} --args '${call[4]}'`);
+      const call = [...OUR_CLI, 'call', 'mcp__notes__read_note', '--args', '{"id":"drafts/welcome"}'];
+      expect(GUIDE).toContain(`npx ${call.slice(0, 5).join(' ')} --args '${call[6]}'`);
 
-      const servers = await npx('interlock', 'servers');
+      const servers = await npx(...OUR_CLI, 'servers');
       expect(servers.code, show(servers)).toBe(0);
       expect(servers.stdout).toMatch(/notes\s+stdio\s+\S+\s+ready\s+4\b/);
 
@@ -193,7 +196,7 @@ describe('the newcomer path, on the packed tarball', () => {
       expect(allowed.stdout).toContain('Welcome to the notes server.');
 
       // The policy allows that one tool: the one next to it is still denied.
-      const other = await npx('interlock', 'call', 'mcp__notes__delete_note', '--args', '{"id":"x"}');
+      const other = await npx(...OUR_CLI, 'call', 'mcp__notes__delete_note', '--args', '{"id":"x"}');
       expect(other.code, show(other)).toBe(3);
       expect(leftovers(project)).toEqual([]);
     },
