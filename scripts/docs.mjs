@@ -10,9 +10,19 @@
 // Exits non-zero on any failure. Needs Debian's `mkdocs` and `mkdocs-material` (CI installs them);
 // set MKDOCS to use another mkdocs binary.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -124,8 +134,37 @@ for (const [type, anchor] of [
   );
 }
 
+// "See the security guide" in a doc comment is a link on the site. A comment cannot know how deep its page is,
+// so the link is written here, relative to each page.
+const GUIDES = {
+  security: 'guides/security.md',
+  gateway: 'guides/gateway.md',
+  fleet: 'guides/fleet.md',
+  reliability: 'guides/reliability.md',
+  frameworks: 'guides/frameworks.md',
+  telemetry: 'guides/observability.md',
+  CLI: 'guides/cli.md',
+};
+const docsDir = join(root, 'docs');
+for (const file of markdownFiles(apiDir)) {
+  const text = readFileSync(file, 'utf8');
+  const linked = text.replace(
+    new RegExp(`(?<![\\[\\w/-])(the (${Object.keys(GUIDES).join('|')}) guide)\\b(?!\\])`, 'g'),
+    (phrase, _all, name) =>
+      `[${phrase}](${relative(dirname(file), join(docsDir, GUIDES[name])).split(sep).join('/')})`,
+  );
+  if (linked !== text) writeFileSync(file, linked);
+}
+
 // The folder is generated: keep it out of git even where the root .gitignore does not list it.
 writeFileSync(join(apiDir, '.gitignore'), '*\n');
+
+// Diagrams: the theme would load mermaid from a CDN; the site must work offline, so the bundle from npm ships
+// with it (docs/assets/javascripts/diagrams.js draws the ```mermaid blocks with it).
+const vendorDir = join(root, 'docs', 'assets', 'javascripts', 'vendor');
+mkdirSync(vendorDir, { recursive: true });
+copyFileSync(require.resolve('mermaid/dist/mermaid.min.js'), join(vendorDir, 'mermaid.min.js'));
+writeFileSync(join(vendorDir, '.gitignore'), '*\n');
 
 // 2. The site.
 const mkdocs = process.env.MKDOCS ?? 'mkdocs';
@@ -136,9 +175,51 @@ if (probe.error !== undefined || probe.status !== 0) {
       '(mkdocs 1.4, Material 8.2), or set MKDOCS.',
   );
 }
-run(
-  mkdocs,
-  ['build', '--strict', '--clean', '--quiet', '--config-file', join(root, 'mkdocs.yml')],
-  'mkdocs build --strict',
+// The API pages in the navigation, so the sidebar shows where a reader is: mkdocs.yml lists the API's index
+// page; the config mkdocs builds with lists every generated page under it, by area and kind.
+const KINDS = {
+  classes: 'Classes',
+  functions: 'Functions',
+  interfaces: 'Interfaces',
+  'type-aliases': 'Type aliases',
+  variables: 'Variables',
+  enumerations: 'Enumerations',
+};
+function apiNav(dir, indent) {
+  const pad = ' '.repeat(indent);
+  const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
+  const lines = [];
+  const page = (file) => relative(join(root, 'docs'), file).split(sep).join('/');
+  if (existsSync(join(dir, 'index.md'))) lines.push(`${pad}- ${page(join(dir, 'index.md'))}`);
+  for (const entry of entries.filter((e) => e.isDirectory())) {
+    lines.push(`${pad}- ${JSON.stringify(KINDS[entry.name] ?? entry.name)}:`);
+    lines.push(...apiNav(join(dir, entry.name), indent + 4));
+  }
+  for (const entry of entries.filter((e) => e.isFile() && e.name.endsWith('.md') && e.name !== 'index.md')) {
+    lines.push(`${pad}- ${JSON.stringify(entry.name.slice(0, -3))}: ${page(join(dir, entry.name))}`);
+  }
+  return lines;
+}
+const apiEntry = /^( *)- API: reference\/api\/index\.md$/m;
+const siteConfig = readFileSync(join(root, 'mkdocs.yml'), 'utf8');
+const entry = apiEntry.exec(siteConfig);
+if (entry === null) fail("mkdocs.yml: no '- API: reference/api/index.md' entry in the nav.");
+const generatedConfig = join(mkdtempSync(join(tmpdir(), 'interlock-docs-')), 'mkdocs.yml');
+writeFileSync(
+  generatedConfig,
+  siteConfig
+    .replace(apiEntry, () => [`${entry[1]}- API:`, ...apiNav(apiDir, entry[1].length + 4)].join('\n'))
+    // The config is written elsewhere: its folders are this repository's.
+    .replace(/^docs_dir: .*$/m, `docs_dir: ${JSON.stringify(join(root, 'docs'))}`)
+    .replace(/^site_dir: .*$/m, `site_dir: ${JSON.stringify(join(root, 'site'))}`),
 );
+
+const built = spawnSync(
+  mkdocs,
+  ['build', '--strict', '--clean', '--quiet', '--config-file', generatedConfig],
+  { cwd: root, stdio: 'inherit' },
+);
+rmSync(dirname(generatedConfig), { recursive: true, force: true });
+if (built.error !== undefined) fail(`mkdocs build --strict could not start: ${built.error.message}`);
+if (built.status !== 0) fail(`mkdocs build --strict failed (exit ${built.status ?? built.signal}).`);
 process.stdout.write(`docs: site built in ${join(root, 'site')}\n`);

@@ -1,19 +1,21 @@
 /**
  * The guides site builds (`node scripts/docs.mjs`: TypeDoc, then `mkdocs build --strict`), every page of the
- * navigation exists, every snippet include resolved into the page, and the Mermaid diagrams are in place.
- * Then headless Chromium loads the home page and the security guide from a loopback server and the
- * screenshots are kept under site/screenshots/ (CI keeps them as artifacts).
+ * navigation exists, every snippet include resolved into the page, code blocks carry file names a user knows,
+ * guides named in the text are links, and API pages are in the navigation. Then Debian's Chromium, driven by
+ * playwright-core, loads pages from a loopback server with every other request refused (issue 39): the
+ * architecture diagrams are drawn as SVG by the mermaid bundle that ships with the site, no code line of the
+ * gateway guide runs past its block, and the screenshots are kept under site/screenshots/ (CI keeps them).
  *
  * Skipped, with the reason, when Debian's `mkdocs` (or `chromium`) is not installed; CI installs both.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inflateSync } from 'node:zlib';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -30,9 +32,11 @@ function available(command: string): boolean {
 
 const MKDOCS = process.env.MKDOCS ?? 'mkdocs';
 const hasMkdocs = available(MKDOCS);
-const CHROMIUM = [process.env.CHROMIUM, 'chromium', 'chromium-browser'].find(
-  (c): c is string => c !== undefined && available(c),
-);
+/** A browser's executable: playwright-core launches it by path. */
+const CHROMIUM = [process.env.CHROMIUM, 'chromium', 'chromium-browser']
+  .filter((c): c is string => c !== undefined && available(c))
+  .map((c) => (c.includes('/') ? c : spawnSync('which', [c], { encoding: 'utf8' }).stdout.trim()))
+  .find((c) => c !== '');
 const NO_MKDOCS = `'${MKDOCS}' is not installed (CI installs Debian's mkdocs and mkdocs-material)`;
 const NO_CHROMIUM = "no 'chromium' on PATH (CI installs Debian's chromium; or set CHROMIUM)";
 
@@ -130,49 +134,6 @@ async function serveSite(): Promise<{ server: Server; base: string }> {
   return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-/** Runs headless Chromium to screenshot `url` into `png`; kills it if it hangs. */
-function screenshot(
-  chromium: string,
-  url: string,
-  png: string,
-): Promise<{ code: number | null; output: string }> {
-  const profile = mkdtempSync(join(tmpdir(), 'interlock-chromium-'));
-  const child: ChildProcess = spawn(
-    chromium,
-    [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      `--user-data-dir=${profile}`,
-      `--screenshot=${png}`,
-      '--window-size=1280,900',
-      '--virtual-time-budget=3000',
-      url,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-8_000);
-  });
-  return new Promise((done) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), BROWSER_TIMEOUT_MS);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      rmSync(profile, { recursive: true, force: true });
-      done({ code, output });
-    });
-  });
-}
-
 /** Width, height and the number of distinct byte values in the decoded image data of a PNG. */
 function inspectPng(file: string): { width: number; height: number; distinctBytes: number } {
   const png = readFileSync(file);
@@ -249,54 +210,216 @@ describe('the guides site', () => {
     }
   });
 
-  it('renders the Mermaid blocks as superfences output for Material to draw', (ctx) => {
+  it('writes the Mermaid blocks as <div class="mermaid"> for the bundled mermaid, which ships with the site', (ctx) => {
     if (!hasMkdocs) ctx.skip(NO_MKDOCS);
     const html = readFileSync(builtFile('architecture.md'), 'utf8');
-    const blocks = html.match(/<pre class="mermaid"><code>/g) ?? [];
+    const blocks = html.match(/<div class="mermaid">/g) ?? [];
     expect(blocks.length).toBe(2);
     expect(html).toContain('sequenceDiagram');
     expect(html).not.toContain('```mermaid');
+    // Material 8.2 fetches mermaid from a CDN for <pre class="mermaid">: there must be none.
+    expect(html).not.toContain('<pre class="mermaid">');
+    expect(html).toMatch(/<script src="[./]*assets\/javascripts\/vendor\/mermaid\.min\.js"><\/script>/);
+    expect(statSync(join(SITE, 'assets/javascripts/vendor/mermaid.min.js')).size).toBeGreaterThan(1_000_000);
+  });
+
+  it('titles code blocks with the file name a user knows, not a path inside this repository', (ctx) => {
+    if (!hasMkdocs) ctx.skip(NO_MKDOCS);
+    const gateway = readFileSync(builtFile('guides/gateway.md'), 'utf8');
+    expect(gateway).toContain('<span class="filename">claude_desktop_config.json</span>');
+    const repoPaths: string[] = [];
+    for (const file of walk(SITE, (f) => f.endsWith('.html'))) {
+      for (const [, title] of readFileSync(file, 'utf8').matchAll(
+        /<span class="filename">([^<]*)<\/span>/g,
+      )) {
+        if (title!.startsWith('docs/')) repoPaths.push(`${relative(SITE, file)}: ${title}`);
+      }
+    }
+    expect(repoPaths).toEqual([]);
+  });
+
+  it('links "the security guide" (and the other guides) where a page names one', (ctx) => {
+    if (!hasMkdocs) ctx.skip(NO_MKDOCS);
+    const unlinked: string[] = [];
+    for (const file of walk(SITE, (f) => f.endsWith('.html'))) {
+      const text = readFileSync(file, 'utf8')
+        .replace(/<a\b[^>]*>[\s\S]*?<\/a>/g, '')
+        .replace(/<(pre|code|script)\b[\s\S]*?<\/\1>/g, '');
+      const match = /\bthe (security|gateway|fleet|reliability|frameworks|CLI) guide\b/.exec(
+        visibleText(text),
+      );
+      if (match !== null) unlinked.push(`${relative(SITE, file)}: ${match[0]}`);
+    }
+    expect(unlinked).toEqual([]);
+    const capabilitySet = readFileSync(builtFile('reference/api/security/classes/CapabilitySet.md'), 'utf8');
+    expect(capabilitySet).toMatch(/<a href="(\.\.\/)+guides\/security\/">the security guide<\/a>/);
+  });
+
+  it("reaches the gateway, the adapters, the fleet and the CLI from the home page's Where next", (ctx) => {
+    if (!hasMkdocs) ctx.skip(NO_MKDOCS);
+    const html = readFileSync(builtFile('index.md'), 'utf8');
+    const whereNext = html.slice(
+      html.indexOf('id="where-next"'),
+      html.indexOf('</ul>', html.indexOf('id="where-next"')),
+    );
+    for (const page of ['guides/gateway/', 'guides/frameworks/', 'guides/fleet/', 'guides/cli/']) {
+      expect(whereNext).toContain(`href="${page}"`);
+    }
+  });
+
+  it('shows an API page in the navigation, marked as the page the reader is on', (ctx) => {
+    if (!hasMkdocs) ctx.skip(NO_MKDOCS);
+    const html = readFileSync(builtFile('reference/api/security/classes/CapabilitySet.md'), 'utf8');
+    const active = [
+      ...html.matchAll(/<a href="([^"]*)" class="md-nav__link md-nav__link--active">\s*([^<]*?)\s*<\/a>/g),
+    ];
+    expect(active.map((m) => m[2])).toContain('CapabilitySet');
+    // Its area and kind are the open sections around it.
+    expect(html).toMatch(
+      /md-nav__item--active md-nav__item--nested[\s\S]*security[\s\S]*Classes[\s\S]*CapabilitySet/,
+    );
   });
 
   describe('in headless Chromium', () => {
     let served: { server: Server; base: string } | undefined;
+    let browser: Browser | undefined;
+    /** Requests the pages made to anything but the loopback site: the site must work offline. */
+    const offsite: string[] = [];
 
     beforeAll(async () => {
-      if (hasMkdocs && CHROMIUM !== undefined && build?.status === 0) served = await serveSite();
-    });
+      if (!hasMkdocs || CHROMIUM === undefined || build?.status !== 0) return;
+      served = await serveSite();
+      // Debian's chromium, driven by playwright-core: no browser download. Playwright gives it a fresh profile.
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        chromiumSandbox: false,
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+        timeout: BROWSER_TIMEOUT_MS,
+      });
+    }, BROWSER_TIMEOUT_MS + 10_000);
     afterAll(async () => {
+      await browser?.close();
       await new Promise<void>((done) => (served === undefined ? done() : served.server.close(() => done())));
     });
 
-    const targets = [
-      { name: 'home', page: 'index.md', heading: 'Interlock' },
-      { name: 'security', page: SECURITY_PAGE, heading: undefined },
-    ];
-    for (const { name, page, heading } of targets) {
-      it(
-        `loads ${page} and keeps a non-blank screenshot in site/screenshots/${name}.png`,
-        async (ctx) => {
-          if (!hasMkdocs) ctx.skip(NO_MKDOCS);
-          if (CHROMIUM === undefined) ctx.skip(NO_CHROMIUM);
-          if (!navPages().includes(page)) ctx.skip(`${page} is not in the navigation yet`);
-          expect(served, 'the site did not build').toBeDefined();
-          const html = readFileSync(builtFile(page), 'utf8');
-          if (heading !== undefined) expect(html).toContain(`<h1 id="interlock">${heading}`);
-
-          const dir = join(SITE, 'screenshots');
-          mkdirSync(dir, { recursive: true });
-          const png = join(dir, `${name}.png`);
-          rmSync(png, { force: true });
-          const run = await screenshot(CHROMIUM!, `${served!.base}${urlPath(page)}`, png);
-          expect(existsSync(png), `no screenshot; chromium said:\n${run.output}`).toBe(true);
-          expect(statSync(png).size).toBeGreaterThan(20_000);
-          const image = inspectPng(png);
-          expect(image).toMatchObject({ width: 1280, height: 900 });
-          // A blank page decodes to a handful of byte values; text and navigation give many.
-          expect(image.distinctBytes).toBeGreaterThan(32);
-        },
-        BROWSER_TIMEOUT_MS + 10_000,
-      );
+    /** A page of the site at 1280 x 900, with every request off the loopback site refused and recorded. */
+    async function open(page: string): Promise<Page> {
+      const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+      await context.route('**/*', (route) => {
+        const url = route.request().url();
+        if (url.startsWith(served!.base)) return route.continue();
+        offsite.push(url);
+        return route.abort();
+      });
+      const tab = await context.newPage();
+      await tab.goto(`${served!.base}${urlPath(page)}`, { waitUntil: 'load' });
+      return tab;
     }
+
+    function ready(ctx: { skip: (reason: string) => void }): void {
+      if (!hasMkdocs) ctx.skip(NO_MKDOCS);
+      if (CHROMIUM === undefined) ctx.skip(NO_CHROMIUM);
+      expect(browser, `the site did not build or chromium did not start:\n${build?.output}`).toBeDefined();
+    }
+
+    async function keep(tab: Page, name: string, fullPage = false): Promise<string> {
+      const dir = join(SITE, 'screenshots');
+      mkdirSync(dir, { recursive: true });
+      const png = join(dir, `${name}.png`);
+      await tab.screenshot({ path: png, fullPage });
+      return png;
+    }
+
+    it(
+      'draws the architecture diagrams as SVG, with no raw mermaid text left on the page',
+      async (ctx) => {
+        ready(ctx);
+        const tab = await open('architecture.md');
+        // Drawing is asynchronous: wait until each block holds a drawn <svg>.
+        const blocks = await tab.locator('div.mermaid').count();
+        expect(blocks).toBe(2);
+        await tab
+          .locator('div.mermaid > svg')
+          .nth(blocks - 1)
+          .waitFor({ timeout: BROWSER_TIMEOUT_MS });
+        await tab.locator('div.mermaid > svg').first().waitFor({ timeout: BROWSER_TIMEOUT_MS });
+        const drawn = await tab.$$eval('div.mermaid > svg', (svgs) =>
+          svgs.map((svg) => {
+            const box = svg.getBoundingClientRect();
+            return { width: box.width, height: box.height, text: svg.textContent ?? '' };
+          }),
+        );
+        expect(drawn).toHaveLength(2);
+        for (const svg of drawn) {
+          expect(svg.width).toBeGreaterThan(100);
+          expect(svg.height).toBeGreaterThan(100);
+        }
+        expect(drawn[0]!.text).toContain('interop');
+        expect(drawn[1]!.text).toContain('MCPClientManager');
+        const text = await tab.innerText('article');
+        expect(text).not.toMatch(/flowchart BT|sequenceDiagram|participant W as/);
+        await tab.locator('div.mermaid').first().scrollIntoViewIfNeeded();
+        const image = inspectPng(await keep(tab, 'architecture'));
+        expect(image).toMatchObject({ width: 1280, height: 900 });
+        expect(image.distinctBytes).toBeGreaterThan(32);
+        await tab.context().close();
+      },
+      2 * BROWSER_TIMEOUT_MS,
+    );
+
+    it(
+      "shows every code line of the gateway guide inside its block: the desktop config's serve is visible",
+      async (ctx) => {
+        ready(ctx);
+        const tab = await open('guides/gateway.md');
+        const blocks = await tab.$$eval('article pre > code', (codes) =>
+          codes.map((code) => ({
+            text: (code.textContent ?? '').slice(0, 60),
+            scrollWidth: code.scrollWidth,
+            clientWidth: code.clientWidth,
+          })),
+        );
+        expect(blocks.length).toBeGreaterThan(4);
+        // Nothing runs past the block's edge: long lines wrap.
+        expect(blocks.filter((b) => b.scrollWidth > b.clientWidth + 1)).toEqual([]);
+        const desktop = tab.locator('article .highlight', { hasText: 'claude_desktop_config.json' }).first();
+        const serve = desktop.locator('code span', { hasText: '"serve"' }).first();
+        const [block, word] = [await desktop.boundingBox(), await serve.boundingBox()];
+        expect(word, 'the desktop config has no visible "serve"').not.toBeNull();
+        expect(word!.x + word!.width).toBeLessThanOrEqual(block!.x + block!.width);
+        const inspector = tab.locator('article .highlight', { hasText: 'Inspector commands' }).first();
+        await inspector.scrollIntoViewIfNeeded();
+        await keep(tab, 'gateway');
+        await tab.context().close();
+      },
+      2 * BROWSER_TIMEOUT_MS,
+    );
+
+    it(
+      'loads the home page with its navigation and keeps a non-blank screenshot',
+      async (ctx) => {
+        ready(ctx);
+        const tab = await open('index.md');
+        expect(await tab.innerText('article h1')).toMatch(/^Interlock\b/);
+        const image = inspectPng(await keep(tab, 'home'));
+        expect(image).toMatchObject({ width: 1280, height: 900 });
+        expect(image.distinctBytes).toBeGreaterThan(32);
+        await tab.context().close();
+      },
+      2 * BROWSER_TIMEOUT_MS,
+    );
+
+    it('asked nothing of the network: fonts, scripts and diagrams all come from the site', (ctx) => {
+      ready(ctx);
+      expect(offsite).toEqual([]);
+    });
   });
 });
