@@ -23,7 +23,7 @@ import { type LocalRegistry, startLocalRegistry } from '../helpers/local-registr
 
 const SNIPPETS = join(ROOT, 'docs/snippets/gateway');
 /** Installs from the loopback registry and server starts on a loaded 2-core machine: a limit against hangs. */
-const STEP_TIMEOUT_MS = 240_000;
+const STEP_TIMEOUT_MS = 420_000;
 const READER_KEY = 'reader-key-from-the-environment-0123';
 
 interface Run {
