@@ -6,22 +6,29 @@
  */
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { PolicyRule } from '../security/policy.js';
-import type { PrincipalBinding } from './options.js';
-import type { Principal } from './principals.js';
+import type { AuthMethod, PrincipalBinding } from './options.js';
+import { type Principal, principalMatches } from './principals.js';
 
 /** Picks the capability set for a principal; sets are built once per distinct combination of bindings. */
 export class PrincipalPolicies {
   readonly #root: CapabilitySet;
   readonly #bindings: readonly PrincipalBinding[] | undefined;
   readonly #sets = new Map<string, CapabilitySet>();
+  readonly #shorthand: AuthMethod | undefined;
 
   /**
    * Derives every binding once up front, so a binding that asks for more than the project policy allows is
    * refused at start (`INVALID_POLICY`), not on the first call of some principal.
    */
-  constructor(root: CapabilitySet, bindings: readonly PrincipalBinding[] | undefined) {
+  constructor(
+    root: CapabilitySet,
+    bindings: readonly PrincipalBinding[] | undefined,
+    /** The method a match's names without one stand for (see `shorthandMethod`); none: they match nobody. */
+    shorthand?: AuthMethod | undefined,
+  ) {
     this.#root = root;
     this.#bindings = bindings;
+    this.#shorthand = shorthand;
     for (const binding of bindings ?? []) root.derive(binding.rules as PolicyRule[]);
   }
 
@@ -29,7 +36,7 @@ export class PrincipalPolicies {
   matching(principal: Principal): number[] {
     const out: number[] = [];
     (this.#bindings ?? []).forEach((binding, index) => {
-      if (matches(binding, principal)) out.push(index);
+      if (principalMatches(binding.match, principal, this.#shorthand)) out.push(index);
     });
     return out;
   }
@@ -47,13 +54,4 @@ export class PrincipalPolicies {
     }
     return set;
   }
-}
-
-function matches(binding: PrincipalBinding, principal: Principal): boolean {
-  const { subjects, clients, groups, scopes } = binding.match;
-  if (subjects?.includes(principal.subject)) return true;
-  if (principal.clientId !== undefined && clients?.includes(principal.clientId)) return true;
-  if (groups?.some((g) => principal.groups.includes(g))) return true;
-  if (scopes?.some((s) => principal.scopes.includes(s))) return true;
-  return false;
 }

@@ -9,13 +9,11 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { TLSSocket } from 'node:tls';
 import { getRequestListener } from '@hono/node-server';
 import {
   type AuthInfo,
   createMcpHandler,
   getOAuthProtectedResourceMetadataUrl,
-  hostHeaderValidationResponse,
   type McpHttpHandler,
   requireBearerAuth,
   type Server,
@@ -28,19 +26,16 @@ import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { AuditSink } from '../security/types.js';
 import { PrincipalPolicies } from './bindings.js';
+import { FrontDoor, LOOPBACK_HOSTS } from './front-door.js';
 import { GatewayMetrics } from './metrics.js';
 import {
   type GatewayConfig,
   type GatewayConfigInput,
   GatewayConfigSchema,
   type GatewayTlsConfig,
+  shorthandMethod,
 } from './options.js';
-import {
-  createPrincipalVerifier,
-  type Principal,
-  principalFromCertificate,
-  principalOf,
-} from './principals.js';
+import { createPrincipalVerifier, type Principal, principalOf } from './principals.js';
 import type { ServerRequestRelay } from './relay.js';
 import { createGatewayServer } from './server.js';
 
@@ -69,8 +64,6 @@ export interface GatewayAddress {
   url: URL;
   port: number;
 }
-
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
 
 /** The project's servers as one MCP server, gated per caller. */
 export class Gateway {
@@ -105,7 +98,11 @@ export class Gateway {
     this.#relay = options.relay;
     this.#serverInfo = options.serverInfo ?? { name: 'mcp-interlock-gateway', version: '0' };
     // Derives every binding now: one asking for more than the project policy allows fails here, at start.
-    this.#policies = new PrincipalPolicies(options.manager.capabilities, this.config.principals);
+    this.#policies = new PrincipalPolicies(
+      options.manager.capabilities,
+      this.config.principals,
+      shorthandMethod(this.config),
+    );
     this.metrics = new GatewayMetrics(options.manager);
     const announce = () => {
       this.#http?.handler.notify.toolsChanged();
@@ -173,32 +170,40 @@ export class Gateway {
       resourceUrl.hostname,
       ...(LOOPBACK_HOSTS.has(http.host) ? ['localhost', '127.0.0.1', '[::1]'] : []),
     ];
-    const gate = this.#bearerGate(resourceUrl);
+    const door = new FrontDoor({
+      allowedHosts,
+      resourceUrl,
+      loopback: LOOPBACK_HOSTS.has(http.host),
+      allowedOrigins: http.allowedOrigins,
+      bearer: this.#bearerGate(resourceUrl),
+      certificates,
+      operators: this.config.operators,
+      shorthand: shorthandMethod(this.config),
+    });
     const metadata = this.#resourceMetadata(resourceUrl);
+    const refuse = (response: Response) => {
+      this.metrics.rejected(response.status);
+      return response;
+    };
     const listener = getRequestListener(async (request, env) => {
+      // Host and Origin first, on every path (issue 38): nothing answers a rebound or cross-origin request.
+      const screened = door.screen(request);
+      if (screened !== undefined) return refuse(screened);
       const path = new URL(request.url).pathname;
       if (path === '/healthz') return text(200, 'ok\n');
       if (path === '/readyz') return this.#readiness();
       if (path === '/metrics') {
+        const denied = await door.metricsAccess(request, env.incoming);
+        if (denied !== undefined) return refuse(denied);
         return new Response(await this.metrics.render(), {
           headers: { 'content-type': this.metrics.contentType },
         });
       }
       if (metadata !== undefined && path === metadata.path) return Response.json(metadata.document);
       if (path !== http.path) return text(404, `Not found. The MCP endpoint is at ${http.path}\n`);
-      const rebinding = hostHeaderValidationResponse(request, allowedHosts);
-      if (rebinding !== undefined) return rebinding;
       if (this.#draining) return text(503, 'The gateway is shutting down.\n');
-      let authInfo: AuthInfo | undefined =
-        certificates === 'none' ? undefined : certificateAuth(env.incoming);
-      if (authInfo === undefined && gate !== undefined) {
-        const verdict = await gate(request);
-        if (verdict instanceof Response) {
-          this.metrics.rejected(verdict.status);
-          return verdict;
-        }
-        authInfo = verdict;
-      }
+      const authInfo = await door.authenticate(request, env.incoming);
+      if (authInfo instanceof Response) return refuse(authInfo);
       return handler.fetch(request, authInfo === undefined ? {} : { authInfo });
     });
     server.on('request', (req, res) => {
@@ -373,15 +378,6 @@ async function readTls(tls: GatewayTlsConfig): Promise<HttpsServerOptions> {
           rejectUnauthorized: mode === 'required',
         }),
   };
-}
-
-/** The caller a verified client certificate names, as the bearer check would describe it; else undefined. */
-function certificateAuth(incoming: unknown): AuthInfo | undefined {
-  const socket = (incoming as { socket?: unknown }).socket;
-  if (!(socket instanceof TLSSocket) || !socket.authorized) return undefined;
-  const principal = principalFromCertificate(socket.getPeerCertificate().subject as never);
-  if (principal === undefined) return undefined;
-  return { token: '', clientId: principal.subject, scopes: [], extra: { principal } };
 }
 
 function text(status: number, body: string): Response {

@@ -40,7 +40,7 @@ export class GatewayMetrics implements GatewayCallObserver {
     });
     this.#rejected = new Counter({
       name: 'interlock_gateway_rejected_requests_total',
-      help: 'HTTP requests refused before any MCP message was read (401 no or bad credential, 403 scope).',
+      help: 'HTTP requests refused before any MCP message was read (400 ambiguous credential, 401 no or bad credential, 403 scope, Host, Origin or not an operator).',
       labelNames: ['status'],
       registers,
     });

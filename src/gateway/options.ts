@@ -117,23 +117,82 @@ export const GatewayAuthSchema = z
   })
   .describe('Who may call the HTTP endpoint. stdio callers are the local user (see `stdio`).');
 
-/** Which principals a binding applies to: any listed subject, client, group or scope matches. */
+/** Names a principal has within one way of authenticating. */
+const methodMatch = <S extends z.core.$ZodLooseShape>(shape: S, what: string) =>
+  z.strictObject(shape).refine((m) => Object.keys(m).length > 0, {
+    message: `list at least one of ${Object.keys(shape).join(', ')} for ${what}`,
+  });
+
+const Subjects = (what: string) => Names.optional().describe(what);
+const Groups = (what: string) => Names.optional().describe(what);
+
+/**
+ * Which principals a binding applies to, by how they authenticated (issue 38): a JWT with `sub: ci-bot` is not
+ * the API key whose subject is `ci-bot`, so each name is written under its method. Any listed name matches.
+ */
 export const PrincipalMatchSchema = z
   .strictObject({
-    subjects: Names.optional().describe("Subjects (a token's sub, an API key's subject, a certificate CN)."),
-    clients: Names.optional().describe('OAuth client ids (client_id or azp of a token).'),
-    groups: Names.optional().describe("Groups (the groups claim, an API key's groups, certificate OUs)."),
-    scopes: Names.optional().describe('Scopes the token carries.'),
+    jwt: methodMatch(
+      {
+        subjects: Subjects('Token subjects (the `sub` claim).'),
+        clients: Names.optional().describe('OAuth client ids (`client_id` or `azp` of a token).'),
+        groups: Groups('Groups from the groups claim.'),
+        scopes: Names.optional().describe('Scopes the token carries.'),
+      },
+      'jwt',
+    )
+      .optional()
+      .describe('Callers with a JWT access token from `auth.jwt`.'),
+    apiKey: methodMatch(
+      {
+        subjects: Subjects("API keys' subjects."),
+        groups: Groups("API keys' groups."),
+        scopes: Names.optional().describe("API keys' scopes."),
+      },
+      'apiKey',
+    )
+      .optional()
+      .describe('Callers with a key from `auth.apiKeys`.'),
+    mtls: methodMatch(
+      {
+        subjects: Subjects("Client certificates' subject CN."),
+        groups: Groups("Client certificates' OUs."),
+      },
+      'mtls',
+    )
+      .optional()
+      .describe('Callers with a client certificate (`http.tls.clientCertificates`).'),
+    stdio: methodMatch(
+      {
+        subjects: Subjects('The stdio subject (`stdio.subject`).'),
+        groups: Groups('The stdio groups (`stdio.groups`).'),
+      },
+      'stdio',
+    )
+      .optional()
+      .describe('The local client on stdio.'),
+    subjects: Names.optional().describe(
+      'Shorthand for the one way of authenticating the gateway has (see `jwt`, `apiKey`, `mtls`, `stdio`); refused when it has several.',
+    ),
+    clients: Names.optional().describe('Shorthand: OAuth client ids, when `auth.jwt` is the only way in.'),
+    groups: Names.optional().describe('Shorthand: groups, for the one way of authenticating.'),
+    scopes: Names.optional().describe('Shorthand: scopes, for the one way of authenticating.'),
   })
   .refine((m) => Object.keys(m).length > 0, {
-    message: 'a binding needs at least one of subjects, clients, groups or scopes',
+    message: 'a binding needs at least one of jwt, apiKey, mtls or stdio',
   });
+
+/** How a caller proved who it is, as a binding names it. */
+export type AuthMethod = 'jwt' | 'apiKey' | 'mtls' | 'stdio';
+
+/** The names a match lists without a method (the shorthand form). */
+export const SHORTHAND_KEYS = ['subjects', 'clients', 'groups', 'scopes'] as const;
 
 /** Rules for the principals a binding matches; narrowed from the project's policy, never wider. */
 export const PrincipalBindingSchema = z
   .strictObject({
     match: PrincipalMatchSchema.describe(
-      'Whom the rules apply to: any listed subject, client, group or scope.',
+      'Whom the rules apply to, by how they authenticated: any listed subject, client, group or scope of that method.',
     ),
     rules: z
       .array(policySchemas().rule)
@@ -159,6 +218,9 @@ export const GatewayConfigSchema = z
       .describe(
         'Bindings from principals to rules. Without it every authenticated caller gets the whole project policy; with it a caller gets the rules of the bindings it matches, and nothing when it matches none.',
       ),
+    operators: PrincipalMatchSchema.optional().describe(
+      'Who may read `/metrics` on a gateway with `auth` or client certificates: the principals this matches. Without it nobody may; a gateway without either serves `/metrics` to the loopback callers it serves.',
+    ),
     stdio: z
       .strictObject({
         subject: z.string().min(1).max(256).default('local').describe('The subject of the stdio client.'),
@@ -187,6 +249,16 @@ export const GatewayConfigSchema = z
           .describe(
             'Host header values accepted (DNS-rebinding defense). Default: the resource URL host, and loopback names on a loopback listener.',
           ),
+        allowedOrigins: z
+          .array(
+            z.url().refine((u) => new URL(u).origin === u, {
+              message: 'an origin is scheme://host[:port], without a path or a trailing slash',
+            }),
+          )
+          .optional()
+          .describe(
+            "Browser origins (`https://app.example.com`) that may call the endpoint, besides the resource URL's own origin and, on a loopback listener, loopback origins. A request with any other `Origin` header is refused (403).",
+          ),
         tls: GatewayTlsSchema.optional(),
       })
       .optional()
@@ -199,11 +271,58 @@ export const GatewayConfigSchema = z
       .default(DEFAULT_DRAIN_TIMEOUT_MS)
       .describe('How long a graceful shutdown waits for requests in flight, in milliseconds.'),
   })
+  .superRefine((config, ctx) => {
+    // Issue 38: a name without its method is accepted only where one way of authenticating exists.
+    const method = shorthandMethod(config);
+    const matches = [
+      ...(config.principals ?? []).map((b, i) => ({ match: b.match, path: ['principals', i, 'match'] })),
+      ...(config.operators === undefined ? [] : [{ match: config.operators, path: ['operators'] }]),
+    ];
+    for (const { match, path } of matches) {
+      for (const key of SHORTHAND_KEYS) {
+        if (match[key] === undefined) continue;
+        if (method === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [...path, key],
+            message: `the gateway has several ways to authenticate (${configuredMethods(config).join(', ')}), so '${key}' alone is ambiguous: the same name can come from a JWT and from an API key. Write it under the method, e.g. { apiKey: { ${key}: [...] } } or { jwt: { ${key}: [...] } }`,
+          });
+        } else if (key === 'clients' && method !== 'jwt') {
+          ctx.addIssue({
+            code: 'custom',
+            path: [...path, key],
+            message:
+              'only JWT callers have an OAuth client id; write { jwt: { clients: [...] } } with auth.jwt',
+          });
+        }
+      }
+    }
+  })
   .describe('`interlock serve`: the project as one MCP server for any client, every call gated per caller.');
+
+/** The ways a caller can authenticate to a gateway with this config (stdio when no HTTP way is configured). */
+export function configuredMethods(config: {
+  auth?: { jwt?: unknown; apiKeys?: readonly unknown[] | undefined } | undefined;
+  http?: { tls?: { clientCertificates?: string } | undefined } | undefined;
+}): AuthMethod[] {
+  const methods: AuthMethod[] = [];
+  if (config.auth?.jwt !== undefined) methods.push('jwt');
+  if ((config.auth?.apiKeys?.length ?? 0) > 0) methods.push('apiKey');
+  const certificates = config.http?.tls?.clientCertificates;
+  if (certificates !== undefined && certificates !== 'none') methods.push('mtls');
+  return methods.length === 0 ? ['stdio'] : methods;
+}
+
+/** The method a shorthand match (`subjects` without a method) stands for; `undefined` when ambiguous. */
+export function shorthandMethod(config: Parameters<typeof configuredMethods>[0]): AuthMethod | undefined {
+  const methods = configuredMethods(config);
+  return methods.length === 1 ? methods[0] : undefined;
+}
 
 export type GatewayConfig = z.output<typeof GatewayConfigSchema>;
 export type GatewayConfigInput = z.input<typeof GatewayConfigSchema>;
 export type PrincipalBinding = z.output<typeof PrincipalBindingSchema>;
+export type PrincipalMatch = z.output<typeof PrincipalMatchSchema>;
 export type JwtAuthConfig = z.output<typeof JwtAuthSchema>;
 export type ApiKeyConfig = z.output<typeof ApiKeySchema>;
 export type GatewayTlsConfig = z.output<typeof GatewayTlsSchema>;

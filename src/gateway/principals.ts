@@ -19,7 +19,7 @@ import {
   errors as joseErrors,
   jwtVerify,
 } from 'jose';
-import type { ApiKeyConfig, JwtAuthConfig } from './options.js';
+import type { ApiKeyConfig, AuthMethod, JwtAuthConfig, PrincipalMatch } from './options.js';
 
 /** A verified caller. */
 export interface Principal {
@@ -31,6 +31,45 @@ export interface Principal {
   readonly scopes: readonly string[];
   /** How it was verified. */
   readonly via: 'jwt' | 'api-key' | 'mtls' | 'stdio' | 'none';
+}
+
+/** The binding key of each way of authenticating; `none` (an anonymous loopback caller) has none. */
+const METHOD_OF: Record<Principal['via'], AuthMethod | undefined> = {
+  jwt: 'jwt',
+  'api-key': 'apiKey',
+  mtls: 'mtls',
+  stdio: 'stdio',
+  none: undefined,
+};
+
+/**
+ * Whether `match` names `principal` (issue 38): only the names listed under the method it authenticated with
+ * count, so a JWT whose `sub` is `ci-bot` never matches what was written for the API key `ci-bot`. The shorthand
+ * names (no method) count for `shorthand`, the one method the gateway has, if any.
+ */
+export function principalMatches(
+  match: PrincipalMatch,
+  principal: Principal,
+  shorthand: AuthMethod | undefined,
+): boolean {
+  const method = METHOD_OF[principal.via];
+  if (method === undefined) return false;
+  const names: {
+    subjects?: readonly string[] | undefined;
+    clients?: readonly string[] | undefined;
+    groups?: readonly string[] | undefined;
+    scopes?: readonly string[] | undefined;
+  } = match[method] ?? {};
+  const flat = method === shorthand ? match : {};
+  const listed = (key: 'subjects' | 'clients' | 'groups' | 'scopes') => [
+    ...(names[key] ?? []),
+    ...(flat[key] ?? []),
+  ];
+  if (listed('subjects').includes(principal.subject)) return true;
+  if (principal.clientId !== undefined && listed('clients').includes(principal.clientId)) return true;
+  if (listed('groups').some((g) => principal.groups.includes(g))) return true;
+  if (listed('scopes').some((s) => principal.scopes.includes(s))) return true;
+  return false;
 }
 
 /** Asymmetric JWS algorithms: a gateway never accepts HMAC tokens signed with a shared secret by default. */

@@ -21,7 +21,10 @@ describe('gateway snippets', () => {
     const config = await loadInterlockConfig({
       file: 'interlock.config.yaml',
       cwd: SNIPPETS,
-      env: { CI_GATEWAY_KEY: 'a-ci-key-from-the-environment-0123' },
+      env: {
+        CI_GATEWAY_KEY: 'a-ci-key-from-the-environment-0123',
+        METRICS_KEY: 'a-metrics-key-from-the-environment',
+      },
     });
     expect(config.gateway?.auth?.jwt?.issuer).toBe('https://login.example.com');
     expect(config.secrets).toContain('a-ci-key-from-the-environment-0123');
@@ -29,6 +32,7 @@ describe('gateway snippets', () => {
     const manager = new MCPClientManager({ capabilities: CapabilitySet.fromPolicy(config.policy) });
     await using gateway = new Gateway({ manager, config: config.gateway });
     expect(gateway.config.principals).toHaveLength(2);
+    expect(gateway.config.operators).toEqual({ apiKey: { subjects: ['prometheus'] } });
     await manager.close();
   });
 

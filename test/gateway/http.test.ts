@@ -9,6 +9,7 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyHttp } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors.js';
 import { Gateway } from '../../src/gateway/gateway.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';
@@ -19,6 +20,9 @@ type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
 const ALICE_KEY = 'alice-key-0123456789abcdef';
 const BOB_KEY = 'bob-key-0123456789abcdef01';
+/** An API key whose subject equals a JWT subject that has a binding (issue 38: they are different callers). */
+const CAROL_KEY = 'carol-key-0123456789abcdef';
+const OPS_KEY = 'ops-key-0123456789abcdef012';
 const ISSUER = 'https://auth.example.test';
 
 let log: FixtureLog;
@@ -60,12 +64,14 @@ beforeAll(async () => {
         apiKeys: [
           { key: ALICE_KEY, subject: 'alice', groups: ['dev'] },
           { key: BOB_KEY, subject: 'bob' },
+          { key: CAROL_KEY, subject: 'carol' },
+          { key: OPS_KEY, subject: 'ops' },
         ],
         jwt: { issuer: ISSUER, jwks: { keys: [jwk as Record<string, unknown>] } },
       },
       principals: [
         {
-          match: { groups: ['dev'] },
+          match: { apiKey: { groups: ['dev'] } },
           rules: [
             ...['echo', 'add', 'slow', 'progress'].map((tool) => ({
               effect: 'allow' as const,
@@ -78,10 +84,11 @@ beforeAll(async () => {
           ],
         },
         {
-          match: { subjects: ['bob', 'carol'] },
+          match: { apiKey: { subjects: ['bob'] }, jwt: { subjects: ['carol'] } },
           rules: [{ effect: 'allow', resource: 'mcp:echo:echo', actions: ['execute'] }],
         },
       ],
+      operators: { apiKey: { subjects: ['ops'] } },
       http: { port: 0 },
     },
   });
@@ -276,6 +283,75 @@ describe('resources and prompts', () => {
   });
 });
 
+describe('principals by how they authenticated (issue 38)', () => {
+  it("does not give a JWT whose sub is 'bob' the binding written for the API key 'bob'", async () => {
+    const before = log.toolCalls('echo').length;
+    const impostor = await modern(await jwt({ sub: 'bob' }));
+    try {
+      expect((await impostor.listTools()).tools).toEqual([]);
+      const result = await impostor.callTool({ name: 'mcp__echo__echo', arguments: { text: 'as bob' } });
+      expect(result.isError).toBe(true);
+      expect(log.toolCalls('echo').length).toBe(before);
+    } finally {
+      await impostor.close();
+    }
+  });
+
+  it("does not give the API key 'carol' the binding written for the JWT subject 'carol'", async () => {
+    const impostor = await modern(CAROL_KEY);
+    try {
+      expect((await impostor.listTools()).tools).toEqual([]);
+    } finally {
+      await impostor.close();
+    }
+  });
+
+  it("does not give a JWT in group 'dev' the binding written for API keys in group 'dev'", async () => {
+    const impostor = await modern(await jwt({ sub: 'erin', groups: ['dev'] }));
+    try {
+      expect((await impostor.listTools()).tools).toEqual([]);
+    } finally {
+      await impostor.close();
+    }
+  });
+
+  it("does not let a JWT whose sub is 'ops' read the metrics the API key 'ops' may", async () => {
+    const response = await fetch(new URL('/metrics', url), {
+      headers: { authorization: `Bearer ${await jwt({ sub: 'ops' })}` },
+    });
+    expect(response.status).toBe(403);
+  });
+
+  it('refuses at start a name without its method when the gateway has several ways in, naming the fix', () => {
+    let error: unknown;
+    try {
+      new Gateway({
+        manager,
+        config: {
+          auth: {
+            apiKeys: [{ key: ALICE_KEY, subject: 'ci-bot' }],
+            jwt: { issuer: ISSUER, jwks: { keys: [{ kty: 'EC' }] } },
+          },
+          principals: [
+            {
+              match: { subjects: ['ci-bot'] },
+              rules: [{ effect: 'allow', resource: 'mcp:echo:echo', actions: ['execute'] }],
+            },
+          ],
+        },
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const issue = (error as ConfigError).issues.find(
+      (i) => i.path === 'gateway.principals[0].match.subjects',
+    );
+    expect(issue?.message).toContain('ambiguous');
+    expect(issue?.message).toContain('{ apiKey: { subjects: [...] } }');
+  });
+});
+
 describe('bindings', () => {
   it('refuses at start a binding that asks for more than the project policy allows', () => {
     expect(
@@ -360,7 +436,9 @@ describe('operations', () => {
   });
 
   it('exports calls, denials and upstream health in the Prometheus format', async () => {
-    const text = await (await fetch(new URL('/metrics', url))).text();
+    const text = await (
+      await fetch(new URL('/metrics', url), { headers: { authorization: `Bearer ${OPS_KEY}` } })
+    ).text();
     expect(text).toMatch(/interlock_gateway_calls_total\{server="echo",tool="add",outcome="denied"\} [1-9]/);
     expect(text).toMatch(/interlock_gateway_denials_total\{server="echo",tool="add"\} [1-9]/);
     expect(text).toMatch(/interlock_gateway_upstream_up\{server="echo"\} 1/);

@@ -95,6 +95,17 @@ describe.skipIf(!hasOpenssl())('the gateway with client certificates', () => {
     }
   });
 
+  it('refuses a request with both a client certificate and a bearer token (two identities), with 400', async () => {
+    const { gateway, url } = await gatewayWith('optional');
+    try {
+      const { connected, dispatcher } = connect(url, true, KEY);
+      await expect(connected).rejects.toThrow(/both a client certificate and an Authorization header/);
+      await dispatcher.close();
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it('falls back to a bearer credential when certificates are optional and none is sent', async () => {
     const { gateway, url } = await gatewayWith('optional');
     try {
