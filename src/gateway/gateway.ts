@@ -109,6 +109,9 @@ export class Gateway {
     this.#audit = options.audit;
     this.#fetch = options.fetch;
     this.#relay = options.relay;
+    if (this.config.serverRequests !== undefined) {
+      this.#relay?.configure(this.config.serverRequests, 'gateway.serverRequests');
+    }
     this.#logger = options.logger ?? silentLogger;
     this.#serverInfo = options.serverInfo ?? { name: 'mcp-interlock-gateway', version: '0' };
     // Derives every binding now: one asking for more than the project policy allows fails here, at start.

@@ -29,6 +29,10 @@ describe('gateway snippets', () => {
     const manager = new MCPClientManager({ capabilities: CapabilitySet.fromPolicy(config.policy) });
     await using gateway = new Gateway({ manager, config: config.gateway });
     expect(gateway.config.principals).toHaveLength(2);
+    expect(gateway.config.serverRequests).toMatchObject({
+      maxParkedCallsPerPrincipal: 8,
+      maxParkedCalls: 500,
+    });
     await manager.close();
   });
 
