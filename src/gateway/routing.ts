@@ -13,7 +13,7 @@
  *   it is left out of the list and a read is refused, rather than served by whichever server connected first.
  */
 import { ProtocolError, ProtocolErrorCode, UriTemplate } from '@modelcontextprotocol/server';
-import { InterlockError } from '../errors.js';
+import { InterlockError, RequestCancelledError } from '../errors.js';
 import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
 import { resourceFor } from '../security/pattern.js';
 import type { CheckContext } from '../security/types.js';
@@ -58,7 +58,9 @@ export function unknownName(kind: 'tool' | 'prompt' | 'resource', name: string):
 
 /** A signal that is already aborted: a decision recorded for a hidden name must never become a request. */
 function refused(): AbortSignal {
-  return AbortSignal.abort(unknownName('tool', ''));
+  return AbortSignal.abort(
+    new RequestCancelledError('A name hidden from the caller is decided and audited, never sent.'),
+  );
 }
 
 /**
