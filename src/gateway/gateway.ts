@@ -22,6 +22,7 @@ import {
 import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { toConfigIssues } from '../config-issues.js';
 import { ConfigError } from '../errors.js';
+import { type Logger, silentLogger } from '../interop/logger.js';
 import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { AuditSink } from '../security/types.js';
@@ -56,6 +57,8 @@ export interface GatewayOptions {
    * it. The manager must have been created with `relay.handlers`; without a relay those requests are refused.
    */
   relay?: ServerRequestRelay | undefined;
+  /** Where the gateway warns the operator (a tool listed under another name, ...). @default silent */
+  logger?: Logger | undefined;
 }
 
 /** What {@link Gateway.listen} resolves with. */
@@ -76,6 +79,9 @@ export class Gateway {
   readonly #fetch: typeof fetch | undefined;
   readonly #relay: ServerRequestRelay | undefined;
   readonly #views = new Map<CapabilitySet, CapabilityView>();
+  readonly #logger: Logger;
+  /** Tools already warned about (once per process, not once per tools/list). */
+  readonly #renamed = new Set<string>();
   #inFlight = 0;
   #idle: (() => void) | undefined;
   #draining = false;
@@ -96,6 +102,10 @@ export class Gateway {
     this.#audit = options.audit;
     this.#fetch = options.fetch;
     this.#relay = options.relay;
+    if (this.config.serverRequests !== undefined) {
+      this.#relay?.configure(this.config.serverRequests, 'gateway.serverRequests');
+    }
+    this.#logger = options.logger ?? silentLogger;
     this.#serverInfo = options.serverInfo ?? { name: 'mcp-interlock-gateway', version: '0' };
     // Derives every binding now: one asking for more than the project policy allows fails here, at start.
     this.#policies = new PrincipalPolicies(
@@ -286,6 +296,14 @@ export class Gateway {
       serverInfo: this.#serverInfo,
       observer: this.metrics,
       relay: this.#relay,
+      onRenamed: (tool) => {
+        if (this.#renamed.has(tool.name)) return;
+        this.#renamed.add(tool.name);
+        this.#logger.warn(
+          `Server '${tool.server}' lists a tool named '${tool.tool}', which has the shape of an exposed name; the gateway lists it as '${tool.name}' so that it cannot pass for another server's tool.`,
+          { server: tool.server },
+        );
+      },
       track: (work) => this.#track(work),
     });
   }

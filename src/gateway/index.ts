@@ -17,5 +17,6 @@ export {
   type PrincipalBinding,
 } from './options.js';
 export { createPrincipalVerifier, type Principal, type PrincipalVerifierOptions } from './principals.js';
-export { ServerRequestRelay, type ServerRequestRelayOptions } from './relay.js';
+export { ServerRequestRelay } from './relay.js';
+export type { ServerRequestRelayOptions } from './relay-options.js';
 export type { GatewayCallObserver } from './server.js';

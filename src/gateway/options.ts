@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { policySchemas } from '../security/policy.js';
+import { ServerRequestRelayOptionsSchema } from './relay-options.js';
 
 /** Where `interlock serve --http` listens when neither the file nor the command line says. */
 export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
@@ -263,6 +264,9 @@ export const GatewayConfigSchema = z
       })
       .optional()
       .describe('The Streamable HTTP endpoint of `interlock serve --http`.'),
+    serverRequests: ServerRequestRelayOptionsSchema.optional().describe(
+      "Elicitation and sampling requests of upstream servers, relayed to the caller whose call made them: how long a call waits for its caller's answer, how many calls may wait at once, which servers' requests that name no call may still be routed.",
+    ),
     drainTimeoutMs: z
       .number()
       .int()

@@ -6,10 +6,15 @@
  * A 2026-07-28 client answers it and calls again with the responses; for a 2025-era client the SDK's shim sends
  * real requests over the client's connection. Either way the upstream call waits in this process meanwhile.
  *
- * Which downstream call a request belongs to: the call whose async context it runs in. Interlock answers a
- * 2026-07-28 server's input rounds inside the call that got them, so those are always attributed. A 2025-era
- * server's request arrives on the connection, naming no call: it goes to the one caller with calls in flight to
- * that server, and when several callers have, it is refused rather than risk asking the wrong client.
+ * Which downstream call a request belongs to: the call whose async context it runs in, while that call runs.
+ * Interlock answers a 2026-07-28 server's input rounds inside the call that got them, so those are always
+ * attributed. A 2025-era server's request over stdio arrives on the connection, naming no call, possibly after
+ * the call that caused it ended: it is declined (issue 38), unless the server is listed in `routeUnattributed`,
+ * which sends it to the one caller with calls in flight to that server (refused when several callers have).
+ *
+ * Each call that waits for its caller's answer holds an upstream call open: their number is bounded per caller
+ * and in all (`maxParkedCallsPerPrincipal`, `maxParkedCalls`), and a call beyond a bound is refused with
+ * `OVERLOADED` before it reaches the server.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -21,9 +26,11 @@ import type {
   ElicitResult,
 } from '@modelcontextprotocol/client';
 import { createRequestStateCodec, type InputRequest, inputRequired } from '@modelcontextprotocol/server';
+import { toConfigIssues } from '../config-issues.js';
 import {
   ClosedError,
   ConfigError,
+  OverloadedError,
   PermissionDeniedError,
   RequestCancelledError,
   RequestTimeoutError,
@@ -41,16 +48,11 @@ import { isJsonObject } from '../json.js';
 import { resourceFor } from '../security/pattern.js';
 import type { Approver } from '../security/types.js';
 import type { Principal } from './principals.js';
-
-/** Options of {@link ServerRequestRelay}. */
-export interface ServerRequestRelayOptions {
-  /**
-   * How long a call waits for the downstream client's answer to a relayed request before the request is
-   * cancelled (the upstream server then sees a cancelled elicitation or a failed sampling request).
-   * @default 600000 (ten minutes: a person answers these)
-   */
-  inputTimeoutMs?: number | undefined;
-}
+import {
+  type ServerRequestRelayConfig,
+  type ServerRequestRelayOptions,
+  ServerRequestRelayOptionsSchema,
+} from './relay-options.js';
 
 /** One downstream caller's call, while it runs. */
 interface Caller {
@@ -84,6 +86,8 @@ interface Outstanding {
  */
 class PendingCall {
   readonly id = randomUUID();
+  /** Whose call it is, for the per-caller bound on waiting calls. */
+  readonly owner: string;
   readonly abort = new AbortController();
   readonly #outstanding = new Map<string, Outstanding>();
   /** Keys already handed to the client, so a request is never asked twice in one round. */
@@ -93,6 +97,10 @@ class PendingCall {
   #next = 0;
   settled: { ok: true; value: unknown } | { ok: false; error: unknown } | undefined;
   result!: Promise<void>;
+
+  constructor(owner: string) {
+    this.owner = owner;
+  }
 
   ask(request: InputRequest, signal: AbortSignal): Promise<unknown> {
     const key = `r${++this.#next}`;
@@ -194,7 +202,10 @@ class PendingCall {
   }
 }
 
-const DEFAULT_INPUT_TIMEOUT_MS = 600_000;
+/** One key per caller: how it authenticated and its subject, as an unambiguous tuple. */
+function ownerOf(principal: Principal): string {
+  return JSON.stringify([principal.via, principal.subject]);
+}
 
 /**
  * The relay between the gateway's upstream servers and its downstream clients. Create it before the manager,
@@ -204,7 +215,7 @@ export class ServerRequestRelay {
   readonly #scope = new AsyncLocalStorage<Caller>();
   readonly #byServer = new Map<string, Set<Caller>>();
   readonly #pending = new Map<string, PendingCall>();
-  readonly #inputTimeoutMs: number;
+  #options: ServerRequestRelayConfig;
   /** Seals the state a 2026-07-28 client echoes: bound to the principal and the tool, useless to anyone else. */
   readonly #codec = createRequestStateCodec<{ id: string; binding: string }>({
     key: randomBytes(32),
@@ -212,13 +223,15 @@ export class ServerRequestRelay {
   });
 
   constructor(options: ServerRequestRelayOptions = {}) {
-    const timeout = options.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS;
-    if (!Number.isInteger(timeout) || timeout <= 0) {
-      throw new ConfigError(`inputTimeoutMs must be a positive integer of milliseconds, not ${timeout}.`, {
-        issues: [{ path: 'inputTimeoutMs', message: 'must be a positive integer of milliseconds' }],
-      });
-    }
-    this.#inputTimeoutMs = timeout;
+    this.#options = parseOptions(options, 'serverRequests');
+  }
+
+  /**
+   * Replaces the options (the gateway applies its `serverRequests` section this way, since the relay is made
+   * before the project file is read). Calls already waiting keep their timers.
+   */
+  configure(options: ServerRequestRelayOptions, path = 'serverRequests'): void {
+    this.#options = parseOptions(options, path);
   }
 
   /** The manager options that send elicitation and sampling requests here. */
@@ -291,7 +304,11 @@ export class ServerRequestRelay {
   ): Promise<RelayStep<T>> {
     let call: PendingCall;
     if (round.state === undefined) {
-      call = new PendingCall();
+      const owner = ownerOf(target.principal);
+      // Refused before the upstream call starts: the server never sees a call that could not wait.
+      const full = this.#full(owner);
+      if (full !== undefined) return { kind: 'failed', error: full };
+      call = new PendingCall(owner);
       const caller: Caller = { ...target, call };
       const callers = this.#byServer.get(target.server) ?? new Set<Caller>();
       this.#byServer.set(target.server, callers);
@@ -350,9 +367,18 @@ export class ServerRequestRelay {
         ? { kind: 'done', value: settled.value as T }
         : { kind: 'failed', error: settled.error };
     }
+    if (!this.#pending.has(call.id)) {
+      // Calls of the same caller started together: the bound holds when they park, too.
+      const full = this.#full(call.owner);
+      if (full !== undefined) {
+        call.fail(full);
+        await call.result;
+        return { kind: 'failed', error: full };
+      }
+    }
     const inputRequests = call.unasked() ?? {};
     this.#pending.set(call.id, call);
-    call.armTimeout(this.#inputTimeoutMs, () => this.#pending.delete(call.id));
+    call.armTimeout(this.#options.inputTimeoutMs, () => this.#pending.delete(call.id));
     return {
       kind: 'input',
       inputRequests,
@@ -370,6 +396,24 @@ export class ServerRequestRelay {
     this.#pending.clear();
   }
 
+  /** Why one more call of `owner` may not wait for answers now, or undefined when it may. */
+  #full(owner: string): OverloadedError | undefined {
+    const { maxParkedCalls, maxParkedCallsPerPrincipal } = this.#options;
+    if (this.#pending.size >= maxParkedCalls) {
+      return new OverloadedError(
+        `The gateway already holds ${maxParkedCalls} calls waiting for their callers' answers, its limit; answer or cancel a waiting call, or try again later.`,
+      );
+    }
+    let own = 0;
+    for (const call of this.#pending.values()) if (call.owner === owner) own++;
+    if (own >= maxParkedCallsPerPrincipal) {
+      return new OverloadedError(
+        `You already have ${own} calls waiting for your answers, the limit per caller; answer or cancel one of them, then call again.`,
+      );
+    }
+    return undefined;
+  }
+
   async #resume(state: unknown, binding: string): Promise<PendingCall | undefined> {
     if (typeof state !== 'string') return undefined;
     try {
@@ -383,7 +427,11 @@ export class ServerRequestRelay {
   /** The downstream call a request of `server` belongs to, or why there is none. */
   #callerFor(server: string): Caller | string {
     const scoped = this.#scope.getStore();
-    if (scoped !== undefined && scoped.server === server) return scoped;
+    // Only while its call runs: a context can outlive the call it belongs to (e.g. a connection made during it).
+    if (scoped !== undefined && scoped.server === server && scoped.call.settled === undefined) return scoped;
+    if (!this.#options.routeUnattributed.includes(server)) {
+      return 'the request names no call in flight, so the gateway cannot tell which caller it is for';
+    }
     const callers = this.#byServer.get(server);
     if (callers === undefined || callers.size === 0) {
       return 'no downstream call to this server is in flight to relay it to';
@@ -510,4 +558,14 @@ function elicitResultOf(answer: unknown): ElicitResult {
   }
   if (action === 'decline') return { action };
   return { action: 'cancel' };
+}
+
+function parseOptions(options: ServerRequestRelayOptions, path: string): ServerRequestRelayConfig {
+  const parsed = ServerRequestRelayOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    throw new ConfigError('Invalid server request relay options.', {
+      issues: toConfigIssues(parsed.error, path),
+    });
+  }
+  return parsed.data;
 }

@@ -15,7 +15,6 @@ import {
   Server,
   type ServerContext,
   type Tool,
-  UriTemplate,
 } from '@modelcontextprotocol/server';
 import { InterlockError } from '../errors.js';
 import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
@@ -23,6 +22,17 @@ import { resourceFor } from '../security/pattern.js';
 import type { ToolWrapper } from '../tools/tool-wrapper.js';
 import type { Principal } from './principals.js';
 import type { DownstreamNeed, ServerRequestRelay } from './relay.js';
+import {
+  ambiguousResource,
+  promptRoutes,
+  recordHiddenPrompt,
+  recordHiddenResource,
+  recordHiddenTool,
+  resourceRoute,
+  toolRoutes,
+  unknownName,
+  upstream,
+} from './routing.js';
 
 /** What the gateway records about each call (metrics, logs). */
 export interface GatewayCallObserver {
@@ -46,6 +56,8 @@ export interface GatewayServerOptions {
   observer?: GatewayCallObserver | undefined;
   /** Relays upstream servers' elicitation and sampling requests to this client; none: they are refused. */
   relay?: ServerRequestRelay | undefined;
+  /** Hears of a tool listed under its exposed name because its own name has that shape (`naming: tool`). */
+  onRenamed?: ((tool: ToolWrapper) => void) | undefined;
   /** Counts calls in flight, for a graceful drain. */
   track?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
 }
@@ -64,17 +76,38 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
   const context = { principal: principal.subject };
 
   server.setRequestHandler('tools/list', () => {
-    const visible = view.visibleTools(context);
-    const names = downstreamNames(visible, naming);
-    return { tools: visible.map((wrapper) => toTool(wrapper, names.get(wrapper.name) ?? wrapper.name)) };
+    const routes = toolRoutes(view.visibleTools(context), naming, options.onRenamed);
+    return { tools: [...routes].map(([name, wrapper]) => toTool(wrapper, name)) };
   });
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
-    const name = resolveName(manager, view.visibleTools(context), request.params.name, naming);
-    const wrapper = name === undefined ? undefined : manager.getTool(name);
-    if (wrapper === undefined || name === undefined) {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    // Issue 38: resolved through the map the caller's list was built from, never the manager's names.
+    const visible = view.visibleTools(context);
+    const wrapper = toolRoutes(visible, naming).get(request.params.name);
+    if (wrapper === undefined) {
+      // A tool hidden from the caller answers as one that does not exist; the operator still sees the denial.
+      const hidden = await recordHiddenTool(
+        manager,
+        view,
+        visible,
+        naming,
+        request.params.name,
+        principal.subject,
+      );
+      for (const { tool, code } of hidden) {
+        const outcome = DENIAL_CODES.has(code) ? 'denied' : 'error';
+        options.observer?.onCall({
+          principal,
+          server: tool.server,
+          tool: tool.tool,
+          outcome,
+          durationMs: 0,
+          code,
+        });
+      }
+      throw unknownName('tool', request.params.name);
     }
+    const name = wrapper.name;
     const started = performance.now();
     const args = request.params.arguments;
     const relay = options.relay;
@@ -95,11 +128,13 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
     });
     return result.result;
   });
+  // A URI several servers offer this caller is left out (issue 38): a read of it is refused.
   server.setRequestHandler('resources/list', () => ({
     resources: upstream(manager).flatMap(({ name, connection }) =>
-      connection.resources.filter((r) =>
-        view.capabilities.couldAllow(resourceFor.resource(name, r.uri), 'read', context),
-      ),
+      connection.resources.filter((r) => {
+        const route = resourceRoute(manager, view, r.uri, context);
+        return route.kind === 'one' && route.server === name;
+      }),
     ),
   }));
 
@@ -115,18 +150,15 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
 
   server.setRequestHandler('resources/read', async (request, ctx) => {
     const { uri } = request.params;
-    // The first server that lists the URI, else the first whose template matches it; otherwise it is unknown.
-    const servers = upstream(manager);
-    const owner =
-      servers.find(({ connection }) => connection.resources.some((r) => r.uri === uri)) ??
-      servers.find(({ connection }) =>
-        connection.resourceTemplates.some((t) => templateMatches(t.uriTemplate, uri)),
-      );
-    if (owner === undefined) {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown resource: ${uri}`);
+    // The one server this caller may read the URI from: decided on and read from that same server.
+    const route = resourceRoute(manager, view, uri, context);
+    if (route.kind === 'ambiguous') throw ambiguousResource(uri, route.servers);
+    if (route.kind === 'none') {
+      await recordHiddenResource(view, route.hidden, uri, principal.subject);
+      throw unknownName('resource', uri);
     }
     return guarded(() =>
-      view.readResource(owner.name, uri, { signal: ctx.mcpReq.signal, principal: principal.subject }),
+      view.readResource(route.server, uri, { signal: ctx.mcpReq.signal, principal: principal.subject }),
     );
   });
 
@@ -139,40 +171,19 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
   }));
 
   server.setRequestHandler('prompts/get', async (request, ctx) => {
-    const target = upstream(manager)
-      .map(({ name, connection }) => ({
-        name,
-        prompt: connection.prompts.find((p) => `mcp__${name}__${p.name}` === request.params.name),
-      }))
-      .find((t) => t.prompt !== undefined);
-    if (target?.prompt === undefined) {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
+    const target = promptRoutes(manager, view, context).get(request.params.name);
+    if (target === undefined) {
+      await recordHiddenPrompt(manager, view, request.params.name, principal.subject);
+      throw unknownName('prompt', request.params.name);
     }
-    const promptName = target.prompt.name;
     return guarded(() =>
-      view.getPrompt(target.name, promptName, request.params.arguments ?? {}, {
+      view.getPrompt(target.server, target.prompt, request.params.arguments ?? {}, {
         signal: ctx.mcpReq.signal,
         principal: principal.subject,
       }),
     );
   });
   return server;
-}
-
-/** Whether `uri` is an instance of `template` (a malformed template matches nothing). */
-function templateMatches(template: string, uri: string): boolean {
-  try {
-    return new UriTemplate(template).match(uri) !== null;
-  } catch {
-    return false;
-  }
-}
-
-/** The connected upstream servers, in connect order. */
-function upstream(manager: MCPClientManager) {
-  return manager.connections
-    .filter((connection) => connection.state === 'ready')
-    .map((connection) => ({ name: connection.name, connection }));
 }
 
 /** A local refusal or failure becomes a JSON-RPC error with our code and message, nothing more. */
@@ -307,30 +318,4 @@ function toTool(wrapper: ToolWrapper, name: string): Tool {
       : { outputSchema: definition.outputSchema as Tool['outputSchema'] }),
     ...(definition.annotations === undefined ? {} : { annotations: definition.annotations }),
   };
-}
-
-/** Downstream names by exposed name: the exposed name, or the tool's own name where it is unique. */
-function downstreamNames(tools: readonly ToolWrapper[], naming: 'exposed' | 'tool'): Map<string, string> {
-  const out = new Map<string, string>();
-  if (naming === 'exposed') {
-    for (const t of tools) out.set(t.name, t.name);
-    return out;
-  }
-  const counts = new Map<string, number>();
-  for (const t of tools) counts.set(t.tool, (counts.get(t.tool) ?? 0) + 1);
-  for (const t of tools) out.set(t.name, counts.get(t.tool) === 1 ? t.tool : t.name);
-  return out;
-}
-
-/** The exposed name a downstream name stands for (see {@link downstreamNames}). */
-function resolveName(
-  manager: MCPClientManager,
-  visible: readonly ToolWrapper[],
-  name: string,
-  naming: 'exposed' | 'tool',
-): string | undefined {
-  if (manager.getTool(name) !== undefined) return name;
-  if (naming === 'exposed') return undefined;
-  const candidates = visible.filter((t) => t.tool === name);
-  return candidates.length === 1 ? candidates[0]?.name : undefined;
 }

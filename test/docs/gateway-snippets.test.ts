@@ -33,6 +33,10 @@ describe('gateway snippets', () => {
     await using gateway = new Gateway({ manager, config: config.gateway });
     expect(gateway.config.principals).toHaveLength(2);
     expect(gateway.config.operators).toEqual({ apiKey: { subjects: ['prometheus'] } });
+    expect(gateway.config.serverRequests).toMatchObject({
+      maxParkedCallsPerPrincipal: 8,
+      maxParkedCalls: 500,
+    });
     await manager.close();
   });
 

@@ -188,13 +188,14 @@ describe('principals and their tools', () => {
     }
   });
 
-  it("refuses a tool outside bob's binding as a tool error, and the call never reaches the server", async () => {
+  it("answers a tool outside bob's binding as unknown, the call never reaches the server, and the audit keeps the denial", async () => {
     const bob = await modern(BOB_KEY);
     try {
       const before = log.toolCalls('add').length;
-      const result = await bob.callTool({ name: 'mcp__echo__add', arguments: { a: 1, b: 2 } });
-      expect(result.isError).toBe(true);
-      expect(JSON.stringify(result.content)).toContain('CAPABILITY_DENIED');
+      // Issue 38: a caller cannot tell a tool it may not see from one that does not exist.
+      await expect(bob.callTool({ name: 'mcp__echo__add', arguments: { a: 1, b: 2 } })).rejects.toThrow(
+        /Unknown tool: mcp__echo__add/,
+      );
       expect(log.toolCalls('add').length).toBe(before);
       const record = audit.records.findLast((r) => r.resource === 'mcp:echo:add');
       expect(record).toMatchObject({ effect: 'default-deny', principal: 'bob', agent: 'gateway' });
@@ -239,7 +240,7 @@ describe('resources and prompts', () => {
       const read = await alice.readResource({ uri: 'fixture://greeting' });
       expect(read.contents[0]?.uri).toBe('fixture://greeting');
       expect((await bob.listResources()).resources).toEqual([]);
-      await expect(bob.readResource({ uri: 'fixture://greeting' })).rejects.toThrow(/CAPABILITY_DENIED/);
+      await expect(bob.readResource({ uri: 'fixture://greeting' })).rejects.toThrow(/Unknown resource/);
       const record = audit.records.findLast((r) => r.resource === 'mcp-resource:echo:fixture://greeting');
       expect(record).toMatchObject({ principal: 'bob', effect: 'default-deny' });
     } finally {
@@ -257,7 +258,7 @@ describe('resources and prompts', () => {
       const read = await alice.readResource({ uri: 'fixture://items/7' });
       expect(read.contents[0]).toMatchObject({ uri: 'fixture://items/7', text: 'item 7' });
       expect((await bob.listResourceTemplates()).resourceTemplates).toEqual([]);
-      await expect(bob.readResource({ uri: 'fixture://items/7' })).rejects.toThrow(/CAPABILITY_DENIED/);
+      await expect(bob.readResource({ uri: 'fixture://items/7' })).rejects.toThrow(/Unknown resource/);
       await expect(alice.readResource({ uri: 'fixture://nowhere/1' })).rejects.toThrow(/Unknown resource/);
     } finally {
       await alice.close();
@@ -274,7 +275,7 @@ describe('resources and prompts', () => {
       expect(JSON.stringify(prompt.messages)).toContain('Hello, Alice!');
       expect((await bob.listPrompts()).prompts).toEqual([]);
       await expect(bob.getPrompt({ name: 'mcp__echo__greet', arguments: { name: 'Bob' } })).rejects.toThrow(
-        /CAPABILITY_DENIED/,
+        /Unknown prompt/,
       );
     } finally {
       await alice.close();
@@ -400,8 +401,9 @@ describe('credentials', () => {
     const dave = await modern(await jwt({ sub: 'dave' }));
     try {
       expect((await dave.listTools()).tools).toEqual([]);
-      const result = await dave.callTool({ name: 'mcp__echo__echo', arguments: { text: 'x' } });
-      expect(result.isError).toBe(true);
+      await expect(dave.callTool({ name: 'mcp__echo__echo', arguments: { text: 'x' } })).rejects.toThrow(
+        /Unknown tool/,
+      );
     } finally {
       await dave.close();
     }

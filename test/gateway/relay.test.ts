@@ -41,7 +41,8 @@ beforeAll(async () => {
     allow('mcp:modern:echo', ['execute']),
   ];
   const requests = [allow('mcp:*:elicitation', ['request']), allow('mcp:*:sampling', ['request'])];
-  relay = new ServerRequestRelay({ inputTimeoutMs: 30_000 });
+  // server-everything (2025-era, stdio) names no call in its requests: it is opted in to sole-caller routing.
+  relay = new ServerRequestRelay({ inputTimeoutMs: 30_000, routeUnattributed: ['legacy'] });
   manager = new MCPClientManager({
     capabilities: CapabilitySet.fromPolicy({ version: 1, rules: [...everything, ...modern, ...requests] }),
     ...relay.handlers,

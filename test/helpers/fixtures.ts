@@ -21,7 +21,8 @@ export type FixtureName =
   | 'hostile-requests'
   | 'tool-defs'
   | 'tasks-modern'
-  | 'tasks-legacy';
+  | 'tasks-legacy'
+  | 'routing';
 
 /** Absolute path of a fixture server; `name` may carry the `.mjs` suffix or not. */
 export function fixture(name: FixtureName | `${FixtureName}.mjs`): string {

@@ -61,10 +61,13 @@ export async function main(notesServer: string) {
     }),
   );
   const tools = (await reader.listTools()).tools.map((t) => t.name);
-  const write = await reader.callTool({
-    name: 'mcp__notes__write_note',
-    arguments: { id: 'drafts/x', text: 'hi' },
-  });
+  // A tool the reader may not see answers exactly as one that does not exist (the audit keeps the denial).
+  const writeRefused = await reader
+    .callTool({ name: 'mcp__notes__write_note', arguments: { id: 'drafts/x', text: 'hi' } })
+    .then(
+      () => false,
+      (err: Error) => err.message.includes('Unknown tool: mcp__notes__write_note'),
+    );
   await reader.close();
-  return { tools, writeRefused: write.isError === true };
+  return { tools, writeRefused };
 }

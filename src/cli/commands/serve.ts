@@ -42,6 +42,13 @@ export async function serveCommand(ctx: CommandContext, options: ServeOptions): 
       audit: project.audit,
       serverInfo: { name: 'interlock', version: packageVersion() },
       relay,
+      // The gateway's warnings to the operator (a tool listed under another name) go to stderr.
+      logger: {
+        debug: () => {},
+        info: () => {},
+        warn: (m) => printer.warn(m),
+        error: (m) => printer.warn(m),
+      },
     });
     if (options.http) {
       const { url } = await gateway.listen({
