@@ -170,6 +170,7 @@ export class MCPClientManager implements ToolInvoker {
         onSampling: options.onSampling,
         samplingWithTools: options.samplingWithTools,
         roots: options.roots,
+        maxRequestsPerRound: options.maxInputRequestsPerRound,
       },
       {
         // Answers to server requests pass the pipeline's authorize stage: the decision goes on their span.

@@ -423,6 +423,56 @@ describe('hostile servers', () => {
     expect(rounds).toBe(10);
   });
 
+  it('refuses a round of 500 elicitations before asking anyone, and answers a round at the limit', async () => {
+    const capabilities = new CapabilitySet();
+    capabilities.grant('mcp:srv:*', 'execute');
+    capabilities.grant('mcp:srv:elicitation', 'request');
+    let asked = 0;
+    const m = await connect(MODERN, {
+      capabilities,
+      onElicitation: () => {
+        asked++;
+        return { action: 'accept', content: { ok: true } };
+      },
+    });
+    const outcome = await outcomeOf(m.executeTool('mcp__srv__ask_many', { count: 500 }));
+    expect(outcome).toMatch(
+      /^thrown: SERVER_ERROR .*carried 500 input requests in one round, over Interlock's limit of 16 per round; none was answered/,
+    );
+    expect(asked).toBe(0);
+    await expect(m.executeTool('mcp__srv__ask_many', { count: 16 })).resolves.toBe('16 answers');
+    expect(asked).toBe(16);
+  });
+
+  it('takes another limit from maxInputRequestsPerRound, over Streamable HTTP too', async () => {
+    await using server = await startModernHttp();
+    const capabilities = new CapabilitySet();
+    capabilities.grant('mcp:srv:*', 'execute');
+    capabilities.grant('mcp:srv:elicitation', 'request');
+    let asked = 0;
+    const m = await connect(
+      { name: 'srv', transport: 'http', url: server.mcpUrl },
+      {
+        capabilities,
+        maxInputRequestsPerRound: 2,
+        onElicitation: () => {
+          asked++;
+          return { action: 'accept', content: { ok: true } };
+        },
+      },
+    );
+    const outcome = await outcomeOf(m.executeTool('mcp__srv__ask_many', { count: 3 }));
+    expect(outcome).toMatch(/carried 3 input requests in one round, over Interlock's limit of 2 per round/);
+    expect(asked).toBe(0);
+    await expect(m.executeTool('mcp__srv__ask_many', { count: 2 })).resolves.toBe('2 answers');
+    await manager?.close();
+    manager = undefined;
+  });
+
+  it('refuses a maxInputRequestsPerRound that is not a positive integer', () => {
+    expect(() => new MCPClientManager({ maxInputRequestsPerRound: 0 })).toThrow(/maxInputRequestsPerRound/);
+  });
+
   it('bounds the requestState over Streamable HTTP too, and answers elicitation there', async () => {
     await using server = await startModernHttp();
     const capabilities = new CapabilitySet();
