@@ -71,6 +71,8 @@ export interface OpenClientOptions {
   /** Timeout for the initialize request. */
   timeoutMs: number;
   onStderr: StderrListener;
+  /** Masks known secrets in a stdio server's stderr and stdout noise before they are cut. @default none */
+  mask?: ((text: string) => string) | undefined;
   /** Client capabilities and handlers for requests the server sends us. @default none declared */
   serverRequests?: ServerRequestSupport | undefined;
   /** The log level to ask for and where log messages go. @default log messages are dropped */
@@ -168,6 +170,7 @@ function createTransport(
       env: stdioEnvironment(config),
       cwd: config.cwd,
       onStderr: options.onStderr,
+      mask: options.mask,
       maxLineBytes: config.maxMessageBytes,
     });
   }
