@@ -18,6 +18,28 @@ function forms(value: string): string[] {
   return credentials === undefined ? [value] : [value, credentials];
 }
 
+/**
+ * How much of a text is kept past a cut until it is masked: a secret of up to this many characters that starts
+ * before the cut is then whole when masked (issue 38). Used where text arrives piece by piece (a stderr line without
+ * an end, an error body read to a bound).
+ */
+export const MASK_LOOKAHEAD_CHARS = 16 * 1024;
+
+/**
+ * `text` masked, then cut to `max` characters, `marker(n)` appended when `n` characters were cut. In this order
+ * everywhere a text is both masked and cut: cut first, a secret straddling the cut would be masked in neither part
+ * and its head would stay readable (issue 38).
+ */
+export function maskThenCut(
+  text: string,
+  mask: ((text: string) => string) | undefined,
+  max: number,
+  marker: (cut: number) => string = () => '…',
+): string {
+  const masked = mask === undefined ? text : mask(text);
+  return masked.length <= max ? masked : `${masked.slice(0, max)}${marker(masked.length - max)}`;
+}
+
 /** A function that replaces every occurrence of each secret with `***` (longest secrets first). */
 export function createMasker(secrets: Iterable<string>): (text: string) => string {
   const list = [...new Set(secrets)].filter((s) => s.length >= MIN_SECRET_LENGTH);

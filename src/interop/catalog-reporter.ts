@@ -202,6 +202,7 @@ export class CatalogReporter {
         pinnedHash: p.pinned,
         currentHash: p.current,
         action: p.action,
+        diff: p.diff,
       });
       if (p.action !== 'accepted') {
         const what =

@@ -11,6 +11,7 @@ import {
   type PinnedToolDefinition,
   type PinStore,
   pinnedPartsOf,
+  toolChangeDiff,
   toolDefinitionHash,
 } from '../security/pinning.js';
 import { ToolNameRegistry, unsafeToolNameReason } from '../tools/names.js';
@@ -58,6 +59,8 @@ export interface CatalogChange {
     pinned: string;
     current: string;
     action: 'blocked' | 'warned' | 'accepted';
+    /** What changed since the pin, as {@link toolChangeDiff} shows it. */
+    diff: string[];
   }[];
 }
 
@@ -214,9 +217,11 @@ export class ToolCatalog {
       return undefined;
     }
     const mode = options.onToolChange ?? 'block';
+    const definition = pinnedPartsOf(raw);
+    const diff = toolChangeDiff(pins.definition(server, tool), definition);
     if (mode === 'block') {
-      change.pinChanges.push({ name, tool, pinned, current: hash, action: 'blocked' });
-      return { pinned, current: hash, definition: pinnedPartsOf(raw) };
+      change.pinChanges.push({ name, tool, pinned, current: hash, action: 'blocked', diff });
+      return { pinned, current: hash, definition };
     }
     pins.set(server, tool, hash, raw);
     change.pinChanges.push({
@@ -224,6 +229,7 @@ export class ToolCatalog {
       tool,
       pinned,
       current: hash,
+      diff,
       action: mode === 'warn' ? 'warned' : 'accepted',
     });
     return undefined;
@@ -259,7 +265,9 @@ export class ToolCatalog {
     tool: string,
     pins: PinStore,
     onToolChange: MergeOptions['onToolChange'],
-  ): { name: string; action: 'unblocked' | 'blocked'; pinned: string; current: string } | undefined {
+  ):
+    | { name: string; action: 'unblocked' | 'blocked'; pinned: string; current: string; diff: string[] }
+    | undefined {
     const entry = [...(this.#byServer.get(server) ?? [])]
       .map((name) => this.#entries.get(name))
       .find((e) => e?.wrapper.tool === tool);
@@ -269,11 +277,12 @@ export class ToolCatalog {
     if (pinnedHash === entry.hash) {
       if (entry.blocked === undefined) return undefined;
       entry.blocked = undefined;
-      return { name, action: 'unblocked', pinned: pinnedHash, current: entry.hash };
+      return { name, action: 'unblocked', pinned: pinnedHash, current: entry.hash, diff: [] };
     }
     if ((onToolChange ?? 'block') !== 'block') return undefined;
     entry.blocked = { pinned: pinnedHash, current: entry.hash, definition: entry.pinned };
-    return { name, action: 'blocked', pinned: pinnedHash, current: entry.hash };
+    const diff = toolChangeDiff(pins.definition(server, tool), entry.pinned);
+    return { name, action: 'blocked', pinned: pinnedHash, current: entry.hash, diff };
   }
 
   /** Removes every tool of `server`. */

@@ -24,7 +24,7 @@ import {
 } from '../errors.js';
 import { requestSignal } from '../net/signals.js';
 import { type Span, SpanKind, SpanStatusCode, type Tracer } from '../otel.js';
-import type { SecretRedactor } from '../redact.js';
+import { maskThenCut, type SecretRedactor } from '../redact.js';
 import { STDERR_LINES_KEPT } from './bounds.js';
 import { connectReason } from './describe-error.js';
 import { CallLimiter } from './limiter.js';
@@ -59,7 +59,7 @@ export interface ConnectionHooks {
 }
 
 /** What opening needs besides the config (the manager's identity, fetch and tracer). */
-export type ConnectOptions = Omit<OpenClientOptions, 'signal' | 'timeoutMs' | 'onStderr'> & {
+export type ConnectOptions = Omit<OpenClientOptions, 'signal' | 'timeoutMs' | 'onStderr' | 'mask'> & {
   tracer: Tracer;
   /**
    * Gives the fetch of this server anew for each connect attempt, the first and every reconnect (a server's own
@@ -279,6 +279,7 @@ export class ServerConnection implements ServerConnectionInfo {
           signal: controller.signal,
           timeoutMs,
           onStderr: (line) => this.#pushStderr(line),
+          mask: options.redactor === undefined ? undefined : (text) => options.redactor?.mask(text) ?? text,
           serverRequests: options.serverRequests,
           serverLogs: options.serverLogs,
         });
@@ -482,7 +483,7 @@ export class ServerConnection implements ServerConnectionInfo {
 
   #pushStderr(raw: string): void {
     const line = this.#connectOptions?.redactor?.mask(raw) ?? raw;
-    this.#stderr.push(line.length > 2000 ? `${line.slice(0, 2000)}…` : line);
+    this.#stderr.push(maskThenCut(line, undefined, 2000));
     if (this.#stderr.length > STDERR_LINES_KEPT) this.#stderr.shift();
     this.#hooks.onStderr(this, line);
   }

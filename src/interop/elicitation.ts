@@ -1,7 +1,8 @@
 /**
  * What Interlock checks in an elicitation before anyone is asked (issue 13). URL mode: the URL a server wants
  * the user to open is parsed once and refused when it could harm or mislead (a scheme other than https, or
- * http to a loopback host; user info that hides the real host; control characters); the handler sees the full
+ * http to a loopback host; user info that hides the real host; control characters; invisible or formatting
+ * characters in the URL, raw or percent-encoded, or in the message, issue 38); the handler sees the full
  * URL and whether its host is punycode. Nothing here ever fetches the URL (MCP 2026-07-28 elicitation, "Safe
  * URL Handling": clients MUST NOT pre-fetch it). Form mode: the schema's defaults, including the newer enum
  * forms (titled `oneOf`/`anyOf` options and multi-select arrays), fill what an accepted answer leaves out.
@@ -36,6 +37,54 @@ export type UrlCheck = { ok: true; request: UrlElicitationRequest } | { ok: fals
 
 const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/;
 
+/**
+ * Characters a person cannot see or that reorder what they see (issue 38): the Unicode format category (bidi
+ * overrides and isolates U+202A-202E and U+2066-2069, the Arabic letter mark U+061C, zero-width U+200B-200D,
+ * U+FEFF, the soft hyphen U+00AD, ...), every default-ignorable code point (Hangul fillers, variation selectors,
+ * tags) and the line and paragraph separators. A URL's host parser drops some of them silently, so
+ * `exa\u00ADmple.com` passes an allowlist of `example.com` while the user is shown something else.
+ */
+const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029]/u;
+/** In a URL, also every space but U+0020 (refused raw as a control character, and fine as `%20`). */
+const INVISIBLE_IN_URL =
+  /[\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]/u;
+
+/** `U+202E` for the first invisible or format character of `text`, or undefined. */
+function invisibleIn(text: string, pattern: RegExp): string | undefined {
+  const found = pattern.exec(text)?.[0];
+  return found === undefined
+    ? undefined
+    : `U+${(found.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/**
+ * The first invisible or format character hidden in the URL's percent-encoded runs: an app (and a browser's
+ * address bar) shows `%E2%80%AE` decoded, and the host parser decodes and then drops `%E2%80%8B`.
+ */
+function invisibleEncoded(url: string): string | undefined {
+  for (const run of url.match(/(?:%[0-9a-f]{2})+/gi) ?? []) {
+    const bytes = Uint8Array.from(run.slice(1).split('%'), (hex) => Number.parseInt(hex, 16));
+    const found = invisibleIn(new TextDecoder().decode(bytes), INVISIBLE_IN_URL);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** Why a URL request hides something from the person asked, or undefined. */
+function hiddenCharacters(url: string, message: string): string | undefined {
+  const raw = invisibleIn(url, INVISIBLE_IN_URL);
+  if (raw !== undefined) return `the URL contains the invisible or formatting character ${raw}`;
+  const encoded = invisibleEncoded(url);
+  if (encoded !== undefined) {
+    return `the URL contains the invisible or formatting character ${encoded}, percent-encoded`;
+  }
+  const inMessage = typeof message === 'string' ? invisibleIn(message, INVISIBLE) : undefined;
+  if (inMessage !== undefined) {
+    return `its message contains the invisible or formatting character ${inMessage}`;
+  }
+  return undefined;
+}
+
 /** Checks the URL of a URL-mode elicitation. Never fetches it. */
 export function checkElicitationUrl(params: {
   url: string;
@@ -55,6 +104,8 @@ export function checkElicitationUrl(params: {
   if (/[\u0000-\u0020\u007f-\u009f]/.test(raw)) {
     return { ok: false, reason: 'the URL contains spaces or control characters' };
   }
+  const hidden = hiddenCharacters(raw, params.message);
+  if (hidden !== undefined) return { ok: false, reason: hidden };
   let url: URL;
   try {
     url = new URL(raw);
@@ -82,13 +133,15 @@ export function checkElicitationUrl(params: {
   }
   const host = url.hostname;
   const punycode = host.split('.').some((label) => label.startsWith('xn--'));
+  // A punycode label that decodes to an invisible character never gets here: the URL parser refuses it.
+  const displayHost = punycode ? domainToUnicode(host) || host : host;
   return {
     ok: true,
     request: {
       message: params.message,
       url: raw,
       host,
-      displayHost: punycode ? domainToUnicode(host) || host : host,
+      displayHost,
       punycode,
       elicitationId: params.elicitationId,
     },

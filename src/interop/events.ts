@@ -66,6 +66,11 @@ export interface MCPManagerEvents {
     pinnedHash: string;
     currentHash: string;
     action: 'blocked' | 'warned' | 'accepted';
+    /**
+     * What changed since the pin, part by part (title, description, schemas, annotations, icons): `- ` lines were
+     * pinned, `+ ` lines are new. Every line is `+ ` when the pin kept no definition (an older pin file).
+     */
+    diff: readonly string[];
   };
   /** The connection dropped; a reconnect attempt is scheduled after `delayMs`. */
   reconnecting: { server: string; attempt: number; delayMs: number; error: Error };

@@ -66,7 +66,12 @@ export {
   type Resolver,
 } from '../net/network.js';
 export { envProxyRoutes, type ProxyRoutes, proxyFor } from '../net/proxy-tunnel.js';
-export { MAX_INPUT_ROUNDS, MAX_REQUEST_STATE_CHARS, STDERR_LINES_KEPT } from './bounds.js';
+export {
+  MAX_INPUT_REQUESTS_PER_ROUND,
+  MAX_INPUT_ROUNDS,
+  MAX_REQUEST_STATE_CHARS,
+  STDERR_LINES_KEPT,
+} from './bounds.js';
 export type { BlockedToolChange } from './catalog-reporter.js';
 export type { ConnectionState, ServerConnectionInfo } from './connection.js';
 export type { ServerHealth } from './connection-registry.js';

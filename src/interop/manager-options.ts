@@ -117,6 +117,11 @@ export interface MCPClientManagerOptions {
    * @default none: the roots capability is not declared
    */
   roots?: RootsOption | undefined;
+  /**
+   * The most input requests one `input_required` round of a 2026-07-28 server may carry. A round with more fails
+   * the call with `SERVER_ERROR` before any handler is asked. @default `MAX_INPUT_REQUESTS_PER_ROUND` (16)
+   */
+  maxInputRequestsPerRound?: number | undefined;
 }
 
 /** The schema of the options that are plain values, built with the first manager rather than at import (issue 15). */
@@ -144,6 +149,7 @@ function buildOptionsSchema() {
     onSampling: z.custom<SamplingHandler>((v) => typeof v === 'function', 'must be a function').optional(),
     samplingWithTools: z.boolean().optional(),
     logLevel: z.enum(LOG_LEVELS).optional(),
+    maxInputRequestsPerRound: z.number().int().min(1).max(1000).optional(),
     roots: z
       .union([
         z.array(
@@ -177,6 +183,7 @@ export function checkManagerOptions(options: MCPClientManagerOptions): void {
     samplingWithTools: options.samplingWithTools,
     roots: options.roots,
     logLevel: options.logLevel,
+    maxInputRequestsPerRound: options.maxInputRequestsPerRound,
   });
   if (!parsed.success) {
     const issues = toConfigIssues(parsed.error);

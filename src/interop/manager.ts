@@ -155,11 +155,12 @@ export class MCPClientManager implements ToolInvoker {
     this.#tracer = options.tracer ?? trace.getTracer('interlock', CLIENT_VERSION);
     this.#serverLogs = {
       level: options.logLevel,
+      // Masked before it is cut (issue 38), so the entry's text is already safe to log and emit.
+      mask: (text) => this.#http.redactor.mask(text),
       onLog: (entry) => {
-        const text = this.#http.redactor.mask(entry.text);
-        const line = `[${entry.server} log${entry.logger === undefined ? '' : ` ${entry.logger}`}] ${text}`;
+        const line = `[${entry.server} log${entry.logger === undefined ? '' : ` ${entry.logger}`}] ${entry.text}`;
         logAt(this.#logger, entry.level)(line, { server: entry.server });
-        this.#events.emit('server_log', () => ({ ...entry, text }));
+        this.#events.emit('server_log', () => ({ ...entry }));
       },
     };
     const inFlight = new InFlightCalls();
@@ -170,6 +171,7 @@ export class MCPClientManager implements ToolInvoker {
         onSampling: options.onSampling,
         samplingWithTools: options.samplingWithTools,
         roots: options.roots,
+        maxRequestsPerRound: options.maxInputRequestsPerRound,
       },
       {
         // Answers to server requests pass the pipeline's authorize stage: the decision goes on their span.

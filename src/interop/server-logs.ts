@@ -6,6 +6,7 @@
  * event, cut to a bounded length: a server's text is untrusted.
  */
 import { type Client, LOG_LEVEL_META_KEY, type LoggingLevel } from '@modelcontextprotocol/client';
+import { maskThenCut } from '../redact.js';
 import type { Logger } from './logger.js';
 
 /** The syslog levels MCP uses, least severe first. */
@@ -29,7 +30,10 @@ export interface ServerLogEntry {
   level: LoggingLevel;
   /** The server's logger name, when it gave one. */
   logger: string | undefined;
-  /** The message as text (JSON for structured data), at most {@link MAX_SERVER_LOG_CHARS} characters. */
+  /**
+   * The message as text (JSON for structured data), known secrets masked, at most {@link MAX_SERVER_LOG_CHARS}
+   * characters.
+   */
   text: string;
 }
 
@@ -37,6 +41,8 @@ export interface ServerLogEntry {
 export interface ServerLogSupport {
   /** The level to ask for. @default none: 2025-era servers keep their own default, 2026 servers send nothing */
   level: LoggingLevel | undefined;
+  /** Masks known secrets in a message before it is cut. @default none */
+  mask?: ((text: string) => string) | undefined;
   onLog(entry: ServerLogEntry): void;
 }
 
@@ -45,16 +51,15 @@ export function logLevelMeta(level: LoggingLevel): Record<string, string> {
   return { [LOG_LEVEL_META_KEY]: level };
 }
 
-function textOf(data: unknown): string {
+/** The message as text, masked and then cut (issue 38: cut first, a secret across the cut would stay half readable). */
+function textOf(data: unknown, mask: ((text: string) => string) | undefined): string {
   let text: string;
   try {
     text = typeof data === 'string' ? data : (JSON.stringify(data) ?? String(data));
   } catch {
     text = String(data);
   }
-  return text.length <= MAX_SERVER_LOG_CHARS
-    ? text
-    : `${text.slice(0, MAX_SERVER_LOG_CHARS)}… [${text.length - MAX_SERVER_LOG_CHARS} more characters cut]`;
+  return maskThenCut(text, mask, MAX_SERVER_LOG_CHARS, (n) => `… [${n} more characters cut]`);
 }
 
 /**
@@ -68,7 +73,7 @@ export async function installServerLogs(
 ): Promise<void> {
   client.setNotificationHandler('notifications/message', (notification) => {
     const { level, logger, data } = notification.params;
-    support.onLog({ server, level, logger, text: textOf(data) });
+    support.onLog({ server, level, logger, text: textOf(data, support.mask) });
   });
   const level = support.level;
   if (level === undefined || client.getProtocolEra() === 'modern') return;

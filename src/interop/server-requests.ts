@@ -32,6 +32,7 @@ import type { Span, Tracer } from '@opentelemetry/api';
 import { PermissionDeniedError, ServerRequestError, ServerRequestRefusedError } from '../errors.js';
 import { resourceFor } from '../security/pattern.js';
 import type { Decision } from '../security/types.js';
+import { MAX_INPUT_REQUESTS_PER_ROUND } from './bounds.js';
 import { checkElicitationUrl, type UrlElicitationRequest, withSchemaDefaults } from './elicitation.js';
 import { type InFlightCalls, traced } from './server-request-trace.js';
 
@@ -91,6 +92,8 @@ export interface ServerRequestOptions {
   /** Declares `sampling.tools`: servers may offer tools to the sampled model. @default false */
   samplingWithTools?: boolean | undefined;
   roots?: RootsOption | undefined;
+  /** The most input requests one `input_required` round may carry. @default MAX_INPUT_REQUESTS_PER_ROUND */
+  maxRequestsPerRound?: number | undefined;
 }
 
 /**
@@ -108,6 +111,8 @@ export type ServerRequestAuthorizer = (
 /** What the transport needs to answer server requests: the capabilities to declare and the handlers. */
 export interface ServerRequestSupport {
   capabilities: ClientCapabilities;
+  /** The most input requests one `input_required` round may carry; a round with more fails the call. */
+  maxRequestsPerRound: number;
   install(client: Client, server: string): void;
   /**
    * Answers one request `server` made outside the connection's own request channel (an `inputRequests` entry of
@@ -127,6 +132,7 @@ export function serverRequestSupport(
   if (Object.keys(capabilities).length === 0) return undefined;
   return {
     capabilities,
+    maxRequestsPerRound: options.maxRequestsPerRound ?? MAX_INPUT_REQUESTS_PER_ROUND,
     install: (client, server) => installServerRequestHandlers(client, server, options, deps),
     answer: (server, method, params, signal) =>
       answerServerRequest(gatedAnswerers(undefined, server, options, deps), server, method, params, signal),

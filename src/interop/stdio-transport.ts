@@ -15,6 +15,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import { isJsonObject } from '../json.js';
+import { MASK_LOOKAHEAD_CHARS, maskThenCut } from '../redact.js';
 
 /** How long a server gets after stdin ends, and again after SIGTERM. @default 2 000 ms */
 export const DEFAULT_KILL_GRACE_MS = 2_000;
@@ -51,7 +52,7 @@ const decodeUtf8: (chunk: Buffer, start: number, end: number) => string =
  * waiting out `connectTimeoutMs` (issue 18, item 6).
  */
 export class StdoutNoiseError extends Error {
-  /** The first offending line, cut to 200 characters (not yet masked: the connection masks its errors). */
+  /** The first offending line, masked (when the transport has a mask) and then cut to 200 characters. */
   readonly line: string;
 
   constructor(line: string, graceMs: number) {
@@ -64,10 +65,8 @@ export class StdoutNoiseError extends Error {
   }
 }
 
-/** A stdout line as quoted in messages: cut to {@link MAX_QUOTED_LINE} characters. */
-function quoted(text: string): string {
-  return text.length > MAX_QUOTED_LINE ? `${text.slice(0, MAX_QUOTED_LINE)}…` : text;
-}
+/** The longest stderr line passed on; the rest of a longer line is dropped. */
+export const MAX_STDERR_LINE_CHARS = 16_384;
 
 /** Options of {@link ProcessStdioTransport}. */
 export interface ProcessStdioOptions {
@@ -75,8 +74,16 @@ export interface ProcessStdioOptions {
   args: readonly string[];
   env: Record<string, string>;
   cwd?: string | undefined;
-  /** Each stderr line of the server. */
+  /**
+   * Each stderr line of the server, masked and then cut to {@link MAX_STDERR_LINE_CHARS} characters (a line that
+   * goes on longer is cut once it is {@link MASK_LOOKAHEAD_CHARS} past the cut, and its rest dropped).
+   */
   onStderr?: ((line: string) => void) | undefined;
+  /**
+   * Masks known secrets in what the transport quotes or passes on (stderr lines, a stdout line that is not
+   * JSON-RPC), before it is cut. @default none
+   */
+  mask?: ((text: string) => string) | undefined;
   /** @default DEFAULT_KILL_GRACE_MS */
   killGraceMs?: number | undefined;
   /** @default DEFAULT_MAX_LINE_BYTES */
@@ -131,6 +138,8 @@ export class ProcessStdioTransport implements Transport {
   #chunks: Buffer[] = [];
   #pendingBytes = 0;
   #stderrPending = '';
+  /** The current stderr line was cut: what comes until its end is dropped. */
+  #stderrCut = false;
   #closing: Promise<void> | undefined;
   /** A JSON-RPC message has arrived: from then on a bad line is only skipped. */
   #spoken = false;
@@ -263,7 +272,7 @@ export class ProcessStdioTransport implements Transport {
     } catch {
       // Servers that log to stdout corrupt nothing here: the line is reported and skipped. Before the first
       // message it may also mean the process does not speak MCP at all: it gets a grace period to show it does.
-      const shown = quoted(text);
+      const shown = maskThenCut(text, this.#options.mask, MAX_QUOTED_LINE);
       if (!this.#spoken) this.#armNoiseTimer(shown);
       this.onerror?.(
         new Error(`skipped a stdout line that is not a JSON-RPC message: ${JSON.stringify(shown)}`),
@@ -295,17 +304,23 @@ export class ProcessStdioTransport implements Transport {
     const onLine = this.#options.onStderr;
     if (onLine === undefined) return;
     this.#stderrPending += chunk.toString('utf8');
-    if (this.#stderrPending.length > 16_384 && !this.#stderrPending.includes('\n')) {
-      onLine(this.#stderrPending.slice(0, 16_384));
-      this.#stderrPending = '';
-      return;
-    }
+    const cut = (line: string) =>
+      maskThenCut(line, this.#options.mask, MAX_STDERR_LINE_CHARS, (n) => `… [${n} more characters cut]`);
     let nl = this.#stderrPending.indexOf('\n');
     while (nl !== -1) {
       const line = this.#stderrPending.slice(0, nl).replace(/\r$/, '');
-      if (line !== '') onLine(line);
+      // The end of a line already cut closes it; the line itself was passed on.
+      if (this.#stderrCut) this.#stderrCut = false;
+      else if (line !== '') onLine(cut(line));
       this.#stderrPending = this.#stderrPending.slice(nl + 1);
       nl = this.#stderrPending.indexOf('\n');
+    }
+    if (this.#stderrCut) this.#stderrPending = '';
+    else if (this.#stderrPending.length > MAX_STDERR_LINE_CHARS + MASK_LOOKAHEAD_CHARS) {
+      // A line with no end in sight: cut it, masked first with what follows the cut (issue 38).
+      onLine(cut(this.#stderrPending));
+      this.#stderrPending = '';
+      this.#stderrCut = true;
     }
   }
 

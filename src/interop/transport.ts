@@ -17,7 +17,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from '../config/servers.js';
 import { AuthError, ConfigError } from '../errors.js';
-import { MAX_INPUT_ROUNDS, MAX_REQUEST_STATE_CHARS } from './bounds.js';
+import { MAX_INPUT_REQUESTS_PER_ROUND, MAX_INPUT_ROUNDS, MAX_REQUEST_STATE_CHARS } from './bounds.js';
 import { InterlockClient } from './client.js';
 import { authFailureOf } from './request-errors.js';
 import { httpStatusOf, probeClosedTransport } from './sdk-errors.js';
@@ -71,6 +71,8 @@ export interface OpenClientOptions {
   /** Timeout for the initialize request. */
   timeoutMs: number;
   onStderr: StderrListener;
+  /** Masks known secrets in a stdio server's stderr and stdout noise before they are cut. @default none */
+  mask?: ((text: string) => string) | undefined;
   /** Client capabilities and handlers for requests the server sends us. @default none declared */
   serverRequests?: ServerRequestSupport | undefined;
   /** The log level to ask for and where log messages go. @default log messages are dropped */
@@ -168,6 +170,7 @@ function createTransport(
       env: stdioEnvironment(config),
       cwd: config.cwd,
       onStderr: options.onStderr,
+      mask: options.mask,
       maxLineBytes: config.maxMessageBytes,
     });
   }
@@ -287,7 +290,7 @@ async function openEra(
   } finally {
     options.signal.removeEventListener('abort', onAbort);
   }
-  boundRequestState(transport);
+  boundInputRounds(transport, options.serverRequests?.maxRequestsPerRound ?? MAX_INPUT_REQUESTS_PER_ROUND);
   if (options.serverLogs !== undefined) await installServerLogs(client, config.name, options.serverLogs);
   const pid = transport instanceof ProcessStdioTransport ? transport.pid : undefined;
   const era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
@@ -295,33 +298,50 @@ async function openEra(
 }
 
 /**
- * Stops an `input_required` answer whose opaque `requestState` is larger than {@link MAX_REQUEST_STATE_CHARS}
- * before the SDK echoes it back round after round: the response becomes a JSON-RPC error that says why.
- * Installed after connect, over the handler the client set.
+ * Stops an `input_required` answer before the SDK (or the call path) acts on it when its opaque `requestState` is
+ * larger than {@link MAX_REQUEST_STATE_CHARS} (it would be echoed back round after round), or when it carries more
+ * than `maxRequests` input requests (each one asks a person or a model: issue 38). The response becomes a
+ * JSON-RPC error that says why, so no handler is asked. Installed after connect, over the handler the client set.
  */
-function boundRequestState(transport: Transport): void {
+function boundInputRounds(transport: Transport, maxRequests: number): void {
   const deliver = transport.onmessage;
   if (deliver === undefined) return;
   transport.onmessage = (message, extra) => {
-    const result = (message as { result?: { resultType?: unknown; requestState?: unknown } }).result;
-    const state = result?.resultType === 'input_required' ? result.requestState : undefined;
-    if (typeof state === 'string' && state.length > MAX_REQUEST_STATE_CHARS) {
-      const id = (message as { id: string | number }).id;
-      deliver(
-        {
-          jsonrpc: '2.0',
-          id,
-          error: {
-            code: ProtocolErrorCode.InternalError,
-            message: `its input_required answer carried a requestState of ${state.length} characters, over Interlock's limit of ${MAX_REQUEST_STATE_CHARS}; it was not sent back and the call is stopped`,
-          },
-        },
-        extra,
-      );
+    const result = (
+      message as { result?: { resultType?: unknown; requestState?: unknown; inputRequests?: unknown } }
+    ).result;
+    const refused = result?.resultType === 'input_required' ? refusedRound(result, maxRequests) : undefined;
+    if (refused === undefined) {
+      deliver(message, extra);
       return;
     }
-    deliver(message, extra);
+    const id = (message as { id: string | number }).id;
+    deliver(
+      { jsonrpc: '2.0', id, error: { code: ProtocolErrorCode.InternalError, message: refused } },
+      extra,
+    );
   };
+}
+
+/** Why an `input_required` result is refused, or undefined. */
+function refusedRound(
+  result: { requestState?: unknown; inputRequests?: unknown },
+  maxRequests: number,
+): string | undefined {
+  const state = result.requestState;
+  if (typeof state === 'string' && state.length > MAX_REQUEST_STATE_CHARS) {
+    return `its input_required answer carried a requestState of ${state.length} characters, over Interlock's limit of ${MAX_REQUEST_STATE_CHARS}; it was not sent back and the call is stopped`;
+  }
+  const requests = result.inputRequests;
+  if (typeof requests !== 'object' || requests === null) return undefined;
+  let count = 0;
+  for (const _ in requests) {
+    if (++count > maxRequests) {
+      const total = Object.keys(requests).length;
+      return `its input_required answer carried ${total} input requests in one round, over Interlock's limit of ${maxRequests} per round; none was answered and the call is stopped`;
+    }
+  }
+  return undefined;
 }
 
 /** The SDK's transport got a 401 again right after it fetched a new token (it then stops asking). */

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import type { buildConnector, Dispatcher, ProxyAgent, Response as UndiciResponse } from 'undici';
 import { ConfigError } from '../errors.js';
-import { SECRET_NAME, SecretRedactor } from '../redact.js';
+import { MASK_LOOKAHEAD_CHARS, maskThenCut, SECRET_NAME, SecretRedactor } from '../redact.js';
 import { bufferedResponse } from './buffered-response.js';
 import { DEFAULT_NETWORK_POLICY, NetworkGuard, type NetworkPolicy } from './network.js';
 import { envProxyRoutes, type ProxyRoutes, proxyFor, tunnelingConnector } from './proxy-tunnel.js';
@@ -496,7 +496,10 @@ function discard(body: Dispatcher.ResponseData['body']): void {
   if (!body.destroyed) body.on('error', noop).destroy();
 }
 
-/** Largest error body read to mask it; the rest is cut (a message quotes only the start anyway). */
+/**
+ * Largest error body passed on; the rest is cut (a message quotes only the start anyway). The body is read
+ * {@link MASK_LOOKAHEAD_CHARS} further and masked before the cut, so a secret across the cut is masked whole.
+ */
 const MAX_MASKED_ERROR_BODY = 64 * 1024;
 
 /**
@@ -506,8 +509,13 @@ const MAX_MASKED_ERROR_BODY = 64 * 1024;
 async function maskedErrorResponse(response: Response, redactor: SecretRedactor): Promise<Response> {
   if (response.body === null) return response;
   const bytes = new Uint8Array(await new Response(response.body).arrayBuffer());
-  const text = new TextDecoder().decode(bytes.subarray(0, MAX_MASKED_ERROR_BODY));
-  const masked = redactor.mask(text);
+  const text = new TextDecoder().decode(bytes.subarray(0, MAX_MASKED_ERROR_BODY + MASK_LOOKAHEAD_CHARS * 4));
+  const masked = maskThenCut(
+    text,
+    (t) => redactor.mask(t),
+    MAX_MASKED_ERROR_BODY,
+    () => '',
+  );
   const out = new Response(masked, {
     status: response.status,
     statusText: response.statusText,

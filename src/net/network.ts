@@ -121,6 +121,9 @@ function ip(): typeof ipaddrModule {
     IPV4_COMPATIBLE = loaded.parseCIDR('::/96');
     // The local-use NAT64 prefix (RFC 8215): never global itself, whatever IPv4 address it carries.
     NAT64_LOCAL = loaded.parseCIDR('64:ff9b:1::/48');
+    // The well-known NAT64 prefix (RFC 6052), a /96, and the /32 both prefixes sit in.
+    NAT64_WELL_KNOWN = loaded.parseCIDR('64:ff9b::/96');
+    NAT64_BLOCK = loaded.parseCIDR('64:ff9b::/32');
     ipaddrLoaded = loaded;
   }
   return ipaddrLoaded;
@@ -128,6 +131,8 @@ function ip(): typeof ipaddrModule {
 let GLOBAL_UNICAST: [ipaddr.IPv4 | ipaddr.IPv6, number];
 let IPV4_COMPATIBLE: [ipaddr.IPv4 | ipaddr.IPv6, number];
 let NAT64_LOCAL: [ipaddr.IPv4 | ipaddr.IPv6, number];
+let NAT64_WELL_KNOWN: [ipaddr.IPv4 | ipaddr.IPv6, number];
+let NAT64_BLOCK: [ipaddr.IPv4 | ipaddr.IPv6, number];
 /** How strict each kind is: a translated address takes the stricter of its prefix's kind and its IPv4 part's. */
 const SEVERITY: Readonly<Record<AddressKind, number>> = {
   public: 0,
@@ -149,21 +154,50 @@ function v4FromBytes(bytes: readonly number[], at: number): ipaddr.IPv4 {
 }
 
 /**
+ * RFC 6052 section 2.2: where an IPv4 address sits in an IPv4-embedded IPv6 address, per prefix length. Bits
+ * 64-71 (byte 8, the 'u' octet) never carry address bits, so the IPv4 address of a /40, /48 or /56 prefix is
+ * split around it. Byte offsets into the 16 bytes of the IPv6 address.
+ */
+const RFC6052_LAYOUTS: readonly { prefix: number; bytes: readonly number[] }[] = [
+  { prefix: 32, bytes: [4, 5, 6, 7] },
+  { prefix: 40, bytes: [5, 6, 7, 9] },
+  { prefix: 48, bytes: [6, 7, 9, 10] },
+  { prefix: 56, bytes: [7, 9, 10, 11] },
+  { prefix: 64, bytes: [9, 10, 11, 12] },
+  { prefix: 96, bytes: [12, 13, 14, 15] },
+];
+
+/**
+ * The IPv4 addresses a NAT64 address may be translated to. The well-known prefix `64:ff9b::/96` has one layout.
+ * Any other address under `64:ff9b::/32` may sit under a network-specific prefix of any length a network carved:
+ * every layout is read, and each reading counts (issue 38, bypass 2). Under the local-use prefix `64:ff9b:1::/48`
+ * (RFC 8215) that is every layout of a /48 or longer (a /96 puts the IPv4 address in the last 32 bits, a /48
+ * around the u octet, ...); a shorter one would overlap the prefix's own bits. A reading in `0.0.0.0/8` is the
+ * zero padding of another layout, not an address a translator delivers to, and is left out.
+ */
+function nat64IPv4(address: ipaddr.IPv6, b: readonly number[]): ipaddr.IPv4[] {
+  if (address.match(NAT64_WELL_KNOWN)) return [v4FromBytes(b, 12)];
+  const shortest = address.match(NAT64_LOCAL) ? 48 : 32;
+  const out: ipaddr.IPv4[] = [];
+  for (const { prefix, bytes } of RFC6052_LAYOUTS) {
+    if (prefix < shortest || (b[bytes[0] ?? 0] ?? 0) === 0) continue;
+    out.push(new (ip().IPv4)(bytes.map((at) => b[at] ?? 0)));
+  }
+  return out;
+}
+
+/**
  * The IPv4 addresses an IPv6 address carries and a network may deliver to: mapped (`::ffff:0:0/96`), translated
- * (`::ffff:0:0:0/96`), IPv4-compatible (`::/96`), NAT64 (`64:ff9b::/96` and the RFC 6052 layout of
- * `64:ff9b:1::/48`), 6to4 (`2002::/16`) and Teredo (`2001::/32`: server and de-obfuscated client).
+ * (`::ffff:0:0:0/96`), IPv4-compatible (`::/96`), NAT64 (`64:ff9b::/32`, every RFC 6052 layout: see
+ * {@link nat64IPv4}), 6to4 (`2002::/16`) and Teredo (`2001::/32`: server and de-obfuscated client).
  */
 function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4[] {
   const b = address.toByteArray();
+  if (address.match(NAT64_BLOCK)) return nat64IPv4(address, b);
   switch (address.range()) {
     case 'ipv4Mapped':
     case 'rfc6145':
       return [v4FromBytes(b, 12)];
-    case 'rfc6052':
-      // /96: the last 32 bits. /48: bits 48-63 and 72-87 (bits 64-71 are the reserved 'u' octet).
-      return address.match(NAT64_LOCAL)
-        ? [new (ip().IPv4)([b[6] ?? 0, b[7] ?? 0, b[9] ?? 0, b[10] ?? 0])]
-        : [v4FromBytes(b, 12)];
     case '6to4':
       return [v4FromBytes(b, 2)];
     case 'teredo':
@@ -183,16 +217,17 @@ function classifyV6(address: ipaddr.IPv6): AddressKind {
   const inner = embeddedIPv4(address);
   if (inner.length > 0) {
     // The prefix itself: mapped and NAT64 /96 addresses are as public as their IPv4 part; the local-use NAT64
-    // prefix is private; IPv4-compatible addresses are deprecated (reserved) even for a public IPv4 part.
+    // prefix is private; IPv4-compatible addresses and the rest of 64:ff9b::/32 are reserved even for a public
+    // IPv4 part.
     const range = address.range();
     let kind: AddressKind =
       range === 'ipv4Mapped' || range === 'rfc6145' || range === '6to4' || range === 'teredo'
         ? 'public'
-        : range === 'rfc6052'
-          ? address.match(NAT64_LOCAL)
+        : address.match(NAT64_WELL_KNOWN)
+          ? 'public'
+          : address.match(NAT64_LOCAL)
             ? 'private'
-            : 'public'
-          : 'reserved';
+            : 'reserved';
     for (const v4 of inner) kind = stricter(kind, classifyV4(v4));
     return kind;
   }
@@ -257,15 +292,27 @@ function stripBrackets(host: string): string {
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }
 
-function matchesHost(entry: string, host: string, address: string | undefined): boolean {
+/**
+ * Whether a `denyHosts` / `allowHosts` entry names the host or address. A range matches an IPv6 address itself or
+ * the IPv4 addresses it carries: for a deny entry any of them (`'deny'`), for an allow entry all of them, so an
+ * address whose NAT64 layouts read as both an allowed and a refused IPv4 address is not allowed by the one.
+ */
+function matchesHost(
+  entry: string,
+  host: string,
+  address: string | undefined,
+  use: 'allow' | 'deny',
+): boolean {
   const e = entry.toLowerCase();
   if (e.includes('/')) {
     const target = address ?? (isIP(host) !== 0 ? host : undefined);
     if (target === undefined || !ip().isValidCIDR(e)) return false;
     const range = ip().parseCIDR(e);
     const parsed = parseAddress(target);
-    const forms = parsed.kind() === 'ipv4' ? [parsed] : [parsed, ...embeddedIPv4(parsed as ipaddr.IPv6)];
-    return forms.some((form) => form.kind() === range[0].kind() && form.match(range));
+    const within = (form: ipaddr.IPv4 | ipaddr.IPv6) => form.kind() === range[0].kind() && form.match(range);
+    if (within(parsed)) return true;
+    const inner = parsed.kind() === 'ipv4' ? [] : embeddedIPv4(parsed as ipaddr.IPv6);
+    return inner.length > 0 && (use === 'deny' ? inner.some(within) : inner.every(within));
   }
   // The one glob matcher of the package (issue 15): `*.example.com` is any name ending in `.example.com`.
   if (e.startsWith('*.')) return matchGlob(e, host);
@@ -318,14 +365,14 @@ export class NetworkGuard {
     const host = stripBrackets(hostname.toLowerCase());
     if (this.#allowedHosts.has(host)) return;
     if (isIP(host) !== 0) this.checkAddress(host, host);
-    else if (this.#deny.some((e) => matchesHost(e, host, undefined))) throw this.#denied(host);
+    else if (this.#deny.some((e) => matchesHost(e, host, undefined, 'deny'))) throw this.#denied(host);
     if (this.#allowedHosts.size >= ALLOWED_HOSTS_KEPT) this.#allowedHosts.clear();
     this.#allowedHosts.add(host);
   }
 
   /** Throws {@link NetworkPolicyError} when `address` (which `host` resolved to) is refused. */
   checkAddress(host: string, address: string): void {
-    if (this.#deny.some((e) => matchesHost(e, host, address))) throw this.#denied(host);
+    if (this.#deny.some((e) => matchesHost(e, host, address, 'deny'))) throw this.#denied(host);
     const kind = classifyAddress(address);
     const shown = host === address ? `'${host}'` : `'${host}' (resolved to ${address})`;
     const metadata = metadataEndpoint(address);
@@ -338,7 +385,7 @@ export class NetworkGuard {
           `Only an exact '${metadata.address}' in network.allowHosts allows it.`,
       );
     }
-    if (this.#allow.some((e) => matchesHost(e, host, address))) return;
+    if (this.#allow.some((e) => matchesHost(e, host, address, 'allow'))) return;
     if (kind === 'public') return;
     if (this.#allowPrivate && kind !== 'link-local') return;
     throw new NetworkPolicyError(
@@ -356,7 +403,7 @@ export class NetworkGuard {
       this.checkAddress(name, name);
       return [{ address: name, family: isIP(name) }];
     }
-    if (this.#deny.some((e) => matchesHost(e, name, undefined))) throw this.#denied(name);
+    if (this.#deny.some((e) => matchesHost(e, name, undefined, 'deny'))) throw this.#denied(name);
     const addresses = await this.#resolve(name);
     if (addresses.length === 0) throw new ConnectionError(`Host '${name}' did not resolve to any address.`);
     for (const a of addresses) this.checkAddress(name, a.address);

@@ -66,28 +66,46 @@ export function canonicalJson(value: unknown): string {
   return walk(value, '$');
 }
 
-/** The parts of a tool definition that are pinned. */
+/**
+ * The parts of a tool definition that are pinned: what a person reviews before approving a tool (issue 38: the
+ * title and icons too, which a client shows in place of the name).
+ */
 export interface PinnedToolDefinition {
   name: string;
+  title?: string | undefined;
   description?: string | undefined;
   inputSchema?: unknown;
   outputSchema?: unknown;
   annotations?: unknown;
+  icons?: unknown;
 }
 
-/**
- * Hex SHA-256 over the canonical JSON of a tool's name, description, input and output schema and
- * annotations. Other fields (`title`, `_meta`, `icons`) do not change the hash.
- */
-export function toolDefinitionHash(tool: PinnedToolDefinition): string {
-  const pinned = {
+/** The pinned parts of `tool`, in one place for the hash and the copy kept with a pin. */
+function pinnedFields(tool: PinnedToolDefinition): PinnedToolDefinition {
+  return {
     name: tool.name,
+    title: tool.title,
     description: tool.description,
     inputSchema: tool.inputSchema,
     outputSchema: tool.outputSchema,
     annotations: tool.annotations,
+    icons: tool.icons,
   };
-  return createHash('sha256').update(canonicalJson(pinned), 'utf8').digest('hex');
+}
+
+/**
+ * Hex SHA-256 over the canonical JSON of a tool's name, title, description, input and output schema,
+ * annotations and icons. `_meta` does not change the hash.
+ *
+ * Pins written before the title and icons were pinned (issue 38) hashed the other five fields only. An absent field
+ * is left out of the canonical JSON, so for a tool with neither title nor icons both hashes are equal and an old pin
+ * still holds; a tool with a title or icons no longer matches its old pin and is reported changed (blocked, by
+ * default), with the title and icons in the diff, until someone approves what they now show.
+ */
+export function toolDefinitionHash(tool: PinnedToolDefinition): string {
+  return createHash('sha256')
+    .update(canonicalJson(pinnedFields(tool)), 'utf8')
+    .digest('hex');
 }
 
 /** One pin. */
@@ -112,15 +130,7 @@ export interface PinFile {
 
 /** The pinned parts of a tool definition (what the hash covers), as plain data. */
 export function pinnedPartsOf(tool: PinnedToolDefinition): PinnedToolDefinition {
-  return JSON.parse(
-    JSON.stringify({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: tool.inputSchema,
-      outputSchema: tool.outputSchema,
-      annotations: tool.annotations,
-    }),
-  ) as PinnedToolDefinition;
+  return JSON.parse(JSON.stringify(pinnedFields(tool))) as PinnedToolDefinition;
 }
 
 /** Lines of a definition part for a diff: pretty JSON with sorted keys, or nothing when absent. */
@@ -134,8 +144,8 @@ function linesOf(value: unknown): string[] {
 const MAX_DIFF_LINES = 200;
 
 /**
- * A readable line diff of two definitions, part by part (description, input schema, output schema,
- * annotations): lines starting with `- ` were pinned, `+ ` are new, `  ` are unchanged context. Parts that did
+ * A readable line diff of two definitions, part by part (title, description, input schema, output schema,
+ * annotations, icons): lines starting with `- ` were pinned, `+ ` are new, `  ` are unchanged context. Parts that did
  * not change are left out. With no previous definition (an older pin file), every line is `+ `.
  */
 export function toolChangeDiff(
@@ -143,7 +153,14 @@ export function toolChangeDiff(
   current: PinnedToolDefinition,
 ): string[] {
   const out: string[] = [];
-  for (const part of ['description', 'inputSchema', 'outputSchema', 'annotations'] as const) {
+  for (const part of [
+    'title',
+    'description',
+    'inputSchema',
+    'outputSchema',
+    'annotations',
+    'icons',
+  ] as const) {
     const before = linesOf(previous?.[part]);
     const after = linesOf(current[part]);
     if (before.join('\n') === after.join('\n')) continue;

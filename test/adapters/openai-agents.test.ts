@@ -102,14 +102,33 @@ describe('toOpenAIAgentsTools with the OpenAI Agents SDK loop', () => {
     expect(JSON.stringify(content[1])).toContain(PNG_BASE64_PREFIX);
   });
 
-  it('refuses to hand out two tools the SDK would give one name, and takes them once filtered', async () => {
+  it("leaves out only the tools the SDK would give one name, with a warning, and keeps every other server's", async () => {
     const capabilities = new CapabilitySet();
     capabilities.grant('mcp:weird:*', 'execute');
+    capabilities.grant('mcp:echo:*', 'execute');
     await using manager = new MCPClientManager({ capabilities });
     // The weird-names fixture has both `read_file` and `read-file`: the SDK names both `..._read_file`.
     await manager.connectServer({ name: 'weird', transport: 'stdio', ...nodeFixture('weird-names') });
-    expect(() => toOpenAIAgentsTools(manager)).toThrow(/would both be named 'mcp__weird__read_file'/);
-    const tools = toOpenAIAgentsTools(manager, { filter: (t) => t.tool !== 'read-file' });
-    expect(tools.filter((t) => t.name === 'mcp__weird__read_file')).toHaveLength(1);
+    await manager.connectServer({ name: 'echo', transport: 'stdio', ...nodeFixture('echo') });
+    const warnings: string[] = [];
+    const tools = toOpenAIAgentsTools(manager, { onWarning: (message) => warnings.push(message) });
+    const names = tools.map((t) => t.name);
+    expect(names).not.toContain('mcp__weird__read_file');
+    expect(names).toContain('mcp__weird__CamelCase');
+    expect(names.filter((n) => n.startsWith('mcp__echo__'))).toEqual(
+      manager.tools.filter((t) => t.server === 'echo').map((t) => t.name),
+    );
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /^Tools 'mcp__weird__read_file' and 'mcp__weird__read-file' would all be named 'mcp__weird__read_file'/,
+    );
+    expect(warnings[0]).toContain('none of them is handed out');
+    // Filtered down to one, it is handed out, with no warning.
+    const one = toOpenAIAgentsTools(manager, {
+      filter: (t) => t.tool !== 'read-file',
+      onWarning: (message) => warnings.push(message),
+    });
+    expect(one.filter((t) => t.name === 'mcp__weird__read_file')).toHaveLength(1);
+    expect(warnings).toHaveLength(1);
   });
 });

@@ -27,6 +27,14 @@ describe('checkElicitationUrl', () => {
     ['https://example.com/\u0000', /control characters/],
     ['https://example.com/ x', /spaces or control characters/],
     ['https://example.com/\u0085', /control characters/],
+    ['https://example.com/\u202E', /invisible or formatting character U\+202E$/],
+    ['https://example.com/\uFEFF', /character U\+FEFF$/],
+    ['https://example.com/\u3164', /character U\+3164$/],
+    ['https://example.com/\u00A0', /character U\+00A0$/],
+    ['https://example.com/%e2%81%a6', /character U\+2066, percent-encoded/],
+    ['https://example.com/%C2%AD', /character U\+00AD, percent-encoded/],
+    // Punycode for `exam\u202Eple`: the URL parser refuses the label.
+    ['https://xn--example-376c.com/', /not a valid absolute URL/],
     ['/relative/path', /not a valid absolute URL/],
     ['', /no URL/],
   ])('refuses %j', (url, why) => {

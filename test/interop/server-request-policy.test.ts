@@ -102,6 +102,41 @@ describe('URL-mode elicitation (2026-07-28)', () => {
     expect(seen[0]).toMatchObject({ host: 'xn--pple-43d.com', displayHost: 'аpple.com', punycode: true });
   });
 
+  it.each([
+    ['a right-to-left override', 'https://example.com/\u202Egpj.exe', 'U+202E'],
+    ['a soft hyphen the host parser drops', 'https://exa\u00ADmple.com/login', 'U+00AD'],
+    ['a zero-width space', 'https://example.com\u200B.evil.test/', 'U+200B'],
+    ['bidi isolates', 'https://example.com/\u2066a\u2069', 'U+2066'],
+    ['an Arabic letter mark', 'https://example.com/\u061C', 'U+061C'],
+    ['a percent-encoded override', 'https://example.com/%E2%80%AEgpj.exe', 'U+202E, percent-encoded'],
+    [
+      'a percent-encoded zero-width space in the host',
+      'https://ex%E2%80%8Bample.com/',
+      'U+200B, percent-encoded',
+    ],
+  ])('refuses a URL with %s before the allowlist or the handler sees it', async (_what, url, why) => {
+    const audit = new MemoryAuditSink();
+    const m = await connect(MODERN, options(['example.com'], audit));
+    const outcome = await outcomeOf(m.executeTool('mcp__srv__ask_url', { url }));
+    expect(outcome).toMatch(/^thrown: CAPABILITY_DENIED .*it asked the user to open an unsafe URL: /);
+    expect(outcome).toContain(`the URL contains the invisible or formatting character ${why}`);
+    expect(seen).toEqual([]);
+    expect(decisions(audit)).toEqual([]);
+  });
+
+  it('refuses a message with a bidi override, and passes an encoded space in the URL', async () => {
+    const m = await connect(MODERN, options(['example.com']));
+    const message = 'Sign in to \u202Emoc.elgoog\u202C to continue.';
+    const outcome = await outcomeOf(
+      m.executeTool('mcp__srv__ask_url', { url: 'https://example.com/', message }),
+    );
+    expect(outcome).toContain('its message contains the invisible or formatting character U+202E');
+    expect(seen).toEqual([]);
+    const url = 'https://example.com/My%20Files?q=caf%C3%A9';
+    await m.executeTool('mcp__srv__ask_url', { url });
+    expect(seen.map((r) => r.url)).toEqual([url]);
+  });
+
   it('declines a host outside the allowlist without asking the handler', async () => {
     const audit = new MemoryAuditSink();
     const m = await connect(MODERN, options(['auth.example.com'], audit));
@@ -421,6 +456,56 @@ describe('hostile servers', () => {
       /^thrown: SERVER_ERROR Server 'srv' still asked for input after 10 rounds of the call to .*ask_forever.*Interlock stopped the call/,
     );
     expect(rounds).toBe(10);
+  });
+
+  it('refuses a round of 500 elicitations before asking anyone, and answers a round at the limit', async () => {
+    const capabilities = new CapabilitySet();
+    capabilities.grant('mcp:srv:*', 'execute');
+    capabilities.grant('mcp:srv:elicitation', 'request');
+    let asked = 0;
+    const m = await connect(MODERN, {
+      capabilities,
+      onElicitation: () => {
+        asked++;
+        return { action: 'accept', content: { ok: true } };
+      },
+    });
+    const outcome = await outcomeOf(m.executeTool('mcp__srv__ask_many', { count: 500 }));
+    expect(outcome).toMatch(
+      /^thrown: SERVER_ERROR .*carried 500 input requests in one round, over Interlock's limit of 16 per round; none was answered/,
+    );
+    expect(asked).toBe(0);
+    await expect(m.executeTool('mcp__srv__ask_many', { count: 16 })).resolves.toBe('16 answers');
+    expect(asked).toBe(16);
+  });
+
+  it('takes another limit from maxInputRequestsPerRound, over Streamable HTTP too', async () => {
+    await using server = await startModernHttp();
+    const capabilities = new CapabilitySet();
+    capabilities.grant('mcp:srv:*', 'execute');
+    capabilities.grant('mcp:srv:elicitation', 'request');
+    let asked = 0;
+    const m = await connect(
+      { name: 'srv', transport: 'http', url: server.mcpUrl },
+      {
+        capabilities,
+        maxInputRequestsPerRound: 2,
+        onElicitation: () => {
+          asked++;
+          return { action: 'accept', content: { ok: true } };
+        },
+      },
+    );
+    const outcome = await outcomeOf(m.executeTool('mcp__srv__ask_many', { count: 3 }));
+    expect(outcome).toMatch(/carried 3 input requests in one round, over Interlock's limit of 2 per round/);
+    expect(asked).toBe(0);
+    await expect(m.executeTool('mcp__srv__ask_many', { count: 2 })).resolves.toBe('2 answers');
+    await manager?.close();
+    manager = undefined;
+  });
+
+  it('refuses a maxInputRequestsPerRound that is not a positive integer', () => {
+    expect(() => new MCPClientManager({ maxInputRequestsPerRound: 0 })).toThrow(/maxInputRequestsPerRound/);
   });
 
   it('bounds the requestState over Streamable HTTP too, and answers elicitation there', async () => {

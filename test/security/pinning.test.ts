@@ -60,16 +60,41 @@ describe('toolDefinitionHash', () => {
     expect(toolDefinitionHash(tool)).toBe(expected);
   });
 
-  it('does not depend on key order, title or _meta', () => {
+  it('does not depend on key order or _meta', () => {
     const reordered = {
       annotations: { readOnlyHint: true },
       inputSchema: { required: ['url'], properties: { url: { type: 'string' } }, type: 'object' },
       description: 'Fetches a URL.',
       name: 'fetch',
-      title: 'Fetch',
       _meta: { x: 1 },
     };
     expect(toolDefinitionHash(reordered)).toBe(toolDefinitionHash(tool));
+  });
+
+  it('keeps a pin written before titles and icons were pinned for a tool with neither, and not for one with them', () => {
+    // The hash older versions wrote: the five fields they pinned, nothing else (issue 38).
+    const oldHash = (t: Record<string, unknown>) =>
+      createHash('sha256')
+        .update(
+          canonicalJson({
+            name: t.name,
+            description: t.description,
+            inputSchema: t.inputSchema,
+            outputSchema: t.outputSchema,
+            annotations: t.annotations,
+          }),
+        )
+        .digest('hex');
+    const store = new PinStore();
+    store.set('web', 'fetch', oldHash(tool));
+    expect(store.compare('web', 'fetch', toolDefinitionHash(tool))).toBe('unchanged');
+    // The old pin cannot say which title was reviewed: a titled tool is a change to approve, not a silent pass.
+    const titled = { ...tool, title: 'Fetch (trusted)' };
+    store.set('web', 'titled', oldHash(titled));
+    expect(store.compare('web', 'titled', toolDefinitionHash(titled))).toBe('changed');
+    const withIcons = { ...tool, icons: [{ src: 'https://example.com/i.png' }] };
+    store.set('web', 'icons', oldHash(withIcons));
+    expect(store.compare('web', 'icons', toolDefinitionHash(withIcons))).toBe('changed');
   });
 
   it.each([
@@ -78,6 +103,8 @@ describe('toolDefinitionHash', () => {
     ['output schema', { ...tool, outputSchema: { type: 'object' } }],
     ['annotations', { ...tool, annotations: { readOnlyHint: false } }],
     ['name', { ...tool, name: 'fetch2' }],
+    ['title', { ...tool, title: 'Fetch (read-only)' }],
+    ['icons', { ...tool, icons: [{ src: 'https://example.com/fetch.png' }] }],
   ])('changes when the %s changes', (_, changed) => {
     expect(toolDefinitionHash(changed)).not.toBe(toolDefinitionHash(tool));
   });

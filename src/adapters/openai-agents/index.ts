@@ -1,8 +1,8 @@
 // Public API of `mcp-interlock/openai-agents`: Interlock's gated tools as OpenAI Agents SDK function tools
 // (issue 18). Any name added here becomes public API. Needs the optional peer dependency `@openai/agents`.
 import { type FunctionTool, type ToolOutputImage, type ToolOutputText, tool } from '@openai/agents';
-import { ConfigError } from '../../errors.js';
 import { classifyCallError } from '../../session/call-errors.js';
+import type { ToolDefinition } from '../../tools/tool-wrapper.js';
 import {
   type AdapterToolSource,
   adapterTools,
@@ -17,7 +17,13 @@ export type { AdapterOptions, AdapterToolSource, MediaAdapterOptions } from '../
  * Options of {@link toOpenAIAgentsTools}. With `toolResults: 'content'`, images reach the model as image outputs;
  * audio stays a text placeholder (function call outputs take text, images and files, not audio).
  */
-export type OpenAIAgentsToolsOptions = MediaAdapterOptions;
+export interface OpenAIAgentsToolsOptions extends MediaAdapterOptions {
+  /**
+   * Told when tools are left out because the SDK would give them one name (`a-b` and `a_b`).
+   * @default `process.emitWarning` with code `INTERLOCK_TOOL_NAME_COLLISION`
+   */
+  onWarning?: ((message: string) => void) | undefined;
+}
 
 /** What a tool returns with `toolResults: 'content'` and a result with images. */
 export type OpenAIAgentsContentOutput = (ToolOutputText | ToolOutputImage)[];
@@ -32,7 +38,9 @@ type JsonParameters = Extract<FunctionTool['parameters'], { additionalProperties
  * through the manager, so its capability set decides every call; a denied or failed call goes to the tool's
  * `errorFunction`, which gives the model the denial to read (the SDK's own tool-error path). Input schemas
  * are the servers' JSON Schemas as they are (`strict: false`); the manager validates arguments. The list is a
- * snapshot: convert again after the tools change. Throws `INVALID_CONFIG` when two tools would get one name.
+ * snapshot: convert again after the tools change. Tools the SDK would give one name (`get-sum` and `get_sum`)
+ * are all left out, with a warning naming them, and the others are handed out (issue 38): which one a model
+ * meant by the shared name cannot be known. Keep one of them with the `filter` option.
  */
 export function toOpenAIAgentsTools(
   source: AdapterToolSource,
@@ -61,16 +69,33 @@ export function toOpenAIAgentsTools(
       errorFunction: (_context, error) => classifyCallError(error).output,
     }),
   );
-  const seen = new Map<string, string>();
+  return withoutCollisions(tools, definitions, options.onWarning);
+}
+
+/**
+ * The tools whose SDK name no other one shares (the SDK's own naming decides); each colliding group is left out
+ * with one warning. `definitions[i]` is what `tools[i]` was made from.
+ */
+function withoutCollisions<T extends { name: string }>(
+  tools: readonly T[],
+  definitions: readonly ToolDefinition[],
+  onWarning: ((message: string) => void) | undefined,
+): T[] {
+  const byName = new Map<string, string[]>();
   tools.forEach((t, i) => {
     const exposed = definitions[i]?.name ?? t.name;
-    const other = seen.get(t.name);
-    if (other !== undefined) {
-      throw new ConfigError(
-        `Tools '${other}' and '${exposed}' would both be named '${t.name}' in the OpenAI Agents SDK (it turns every character but letters, digits and _ into _). Leave one out with the 'filter' option.`,
-      );
-    }
-    seen.set(t.name, exposed);
+    const group = byName.get(t.name);
+    if (group === undefined) byName.set(t.name, [exposed]);
+    else group.push(exposed);
   });
-  return tools;
+  const warn =
+    onWarning ??
+    ((message: string) => process.emitWarning(message, { code: 'INTERLOCK_TOOL_NAME_COLLISION' }));
+  for (const [name, group] of byName) {
+    if (group.length < 2) continue;
+    warn(
+      `Tools ${group.map((n) => `'${n}'`).join(' and ')} would all be named '${name}' in the OpenAI Agents SDK (it turns every character but letters, digits and _ into _); none of them is handed out. Keep one with the 'filter' option.`,
+    );
+  }
+  return tools.filter((t) => byName.get(t.name)?.length === 1);
 }
