@@ -92,6 +92,22 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .addHelpText('after', EXAMPLES);
 
   program
+    .command('init')
+    .description(
+      'write a commented interlock.config.yaml: the servers of ./.mcp.json if there is one, a policy that allows nothing',
+    )
+    .option(
+      '--from <file>',
+      'the mcp.json to take the servers from (default: .mcp.json, mcp.json, .vscode/ or .cursor/)',
+    )
+    .option('--force', 'replace an existing project file')
+    .action(
+      run(async (ctx, options: { from?: string; force?: boolean }) =>
+        (await import('./commands/init.js')).initCommand(ctx, options),
+      ),
+    );
+
+  program
     .command('servers')
     .description('connect every server in parallel, with live progress, then show a table of how it went')
     .action(run(async (ctx) => (await import('./commands/servers.js')).serversCommand(ctx)));
