@@ -149,6 +149,45 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     );
 
   program
+    .command('resources')
+    .description(
+      "list the servers' resources with the policy's verdict; 'read URI' reads one through the gate (denied: exit 3)",
+    )
+    .argument('[action]', "'read', or nothing (or 'list') to list them")
+    .argument('[uri]', "with 'read': the resource's URI, e.g. file:///docs/readme.md")
+    .option('-s, --server <name>', 'only this server; with read: the server to read from')
+    .action(
+      run(async (ctx, action: string | undefined, uri: string | undefined, options: { server?: string }) =>
+        (await import('./commands/extras-main.js')).resourcesMain(ctx, action, uri, options),
+      ),
+    );
+
+  program
+    .command('prompts')
+    .description(
+      "list the servers' prompts with the policy's verdict; 'get NAME' gets one through the gate (denied: exit 3)",
+    )
+    .argument('[action]', "'get', or nothing (or 'list') to list them")
+    .argument('[name]', "with 'get': mcp__{server}__{prompt}, server/prompt, or the prompt's name")
+    .option('-s, --server <name>', 'only this server; with get: the server the prompt is on')
+    .addOption(
+      new Option('--args <json>', "with get: the prompt's arguments, a JSON object of strings").conflicts(
+        'argsFile',
+      ),
+    )
+    .option('--args-file <file>', 'with get: read the arguments from a JSON file (- for stdin)')
+    .action(
+      run(
+        async (
+          ctx,
+          action: string | undefined,
+          name: string | undefined,
+          options: { server?: string; args?: string; argsFile?: string },
+        ) => (await import('./commands/extras-main.js')).promptsMain(ctx, action, name, options),
+      ),
+    );
+
+  program
     .command('check')
     .description('explain what the policy decides for a call, and why, without calling anything')
     .argument('<tool>', 'exposed tool name, or a resource such as mcp:notes:write_note')
