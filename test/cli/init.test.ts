@@ -3,11 +3,12 @@
  * own loader, takes its servers from the folder's mcp.json, allows nothing, and is never written over unless
  * asked to.
  */
-import { readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadInterlockConfig } from '../../src/config/load.js';
 import { fixture } from '../helpers/fixtures.js';
-import { allGone, type CliResult, json, runCli, type TempProject, tempProject } from './helpers.js';
+import { allGone, type CliResult, json, ROOT, runCli, type TempProject, tempProject } from './helpers.js';
 
 let project: TempProject;
 const results: CliResult[] = [];
@@ -62,6 +63,31 @@ describe('interlock init', () => {
     expect(text).toMatch(/^# +resource: mcp-resource:echo:/m);
     expect(text).toMatch(/^# +resource: mcp-prompt:echo:\*/m);
     expect(text).toMatch(/^# +actions: execute/m);
+  });
+
+  it('writes the file the CLI guide shows for its mcp.json', async () => {
+    const shown = join(ROOT, 'docs/snippets/cli/init');
+    copyFileSync(join(shown, 'mcp.json'), join(project.dir, 'mcp.json'));
+    expect((await cli(['init'])).code).toBe(0);
+    expect(written()).toBe(readFileSync(join(shown, 'interlock.config.yaml'), 'utf8'));
+  });
+
+  it('its commented example rules load as the policy once uncommented', async () => {
+    project.write('.mcp.json', { mcpServers: { echo: echoServer() } });
+    expect((await cli(['init'])).code).toBe(0);
+    const text = written();
+    const lines = text.split('\n');
+    const example = lines
+      .slice(lines.indexOf('#   rules:'), lines.indexOf('policy:'))
+      .map((line) => `  ${line.slice(4)}`);
+    project.write('interlock.config.yaml', text.replace('  rules: []', example.join('\n')));
+    const config = await loadInterlockConfig({ cwd: project.dir, env: {} });
+    expect(config.policy?.rules.map((r) => r.id)).toEqual([
+      'echo-read',
+      'echo-write-drafts',
+      'echo-docs',
+      'echo-prompts',
+    ]);
   });
 
   it("renames a VS Code mcp.json's server whose name Interlock cannot use, and the file loads", async () => {

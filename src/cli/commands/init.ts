@@ -151,6 +151,36 @@ function yamlString(value: string): string {
   return /^[A-Za-z0-9_./-]+$/.test(value) && !value.startsWith('-') ? value : JSON.stringify(value);
 }
 
+/** The commented example rules: uncommented, they are the `rules` of the policy section. */
+function exampleRules(server: string): string[] {
+  const rows: [code: string, comment?: string][] = [
+    ['rules:'],
+    [`  - id: ${server}-read`, 'your name for it, shown in denials and audits'],
+    ['    effect: allow', 'allow | deny (wins) | ask (a person approves)'],
+    [`    resource: mcp:${server}:read_*`, 'tools: mcp:{server}:{tool}; * matches within a name'],
+    ['    actions: execute'],
+    [`  - id: ${server}-write-drafts`],
+    ['    effect: allow'],
+    [`    resource: mcp:${server}:write_note`],
+    ['    actions: execute'],
+    ['    when:', 'only with these arguments'],
+    ['      args:'],
+    ['        id: { startsWith: drafts/ }'],
+    [`  - id: ${server}-docs`],
+    ['    effect: allow'],
+    [`    resource: mcp-resource:${server}:file:///docs/**`, 'resources: mcp-resource:{server}:{uri}'],
+    ['    actions: read'],
+    [`  - id: ${server}-prompts`],
+    ['    effect: allow'],
+    [`    resource: mcp-prompt:${server}:*`, 'prompts: mcp-prompt:{server}:{name}'],
+    ['    actions: get'],
+  ];
+  const width = Math.max(...rows.filter((r) => r[1] !== undefined).map(([code]) => code.length)) + 2;
+  return rows.map(([code, comment]) =>
+    comment === undefined ? `#   ${code}` : `#   ${code.padEnd(width)}# ${comment}`,
+  );
+}
+
 /** The project file `init` writes. */
 export function projectFileText(source: McpJson | undefined): string {
   const renamed = (source?.names ?? []).filter((name) => safeName(name) !== name);
@@ -200,26 +230,7 @@ export function projectFileText(source: McpJson | undefined): string {
     '# The policy: a call no rule allows is denied. There are no rules yet, so nothing is allowed:',
     '# `interlock tools` shows every tool denied, and `interlock tools <name>` the exact rule to add.',
     '# To allow, replace `rules: []` with a list of rules, e.g.',
-    '#   rules:',
-    `#     - id: ${example}-read              # a name of your choice, shown in denials and audit records`,
-    '#       effect: allow                 # allow, deny (wins over allow) or ask (a person approves each call)',
-    `#       resource: mcp:${example}:read_*   # mcp:{server}:{tool}; * matches within a name`,
-    '#       actions: execute',
-    `#     - id: ${example}-write-drafts`,
-    '#       effect: allow',
-    `#       resource: mcp:${example}:write_note`,
-    '#       actions: execute',
-    '#       when:                         # only with these arguments',
-    '#         args:',
-    '#           id: { startsWith: drafts/ }',
-    `#     - id: ${example}-docs`,
-    '#       effect: allow',
-    `#       resource: mcp-resource:${example}:file:///docs/**   # resources: mcp-resource:{server}:{uri}`,
-    '#       actions: read',
-    `#     - id: ${example}-prompts`,
-    '#       effect: allow',
-    `#       resource: mcp-prompt:${example}:*   # prompts: mcp-prompt:{server}:{name}`,
-    '#       actions: get',
+    ...exampleRules(example),
     'policy:',
     '  version: 1',
     '  rules: []',
