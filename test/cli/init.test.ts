@@ -131,6 +131,13 @@ describe('interlock init', () => {
     expect(refused.stderr).toContain('interlock.config.json already exists');
   });
 
+  it('is what a command run without a project file points at', async () => {
+    const result = await cli(['tools']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('No project file in');
+    expect(result.stderr).toContain("hint: 'interlock init' writes one here");
+  });
+
   it('names the file when --from is not an mcp.json (exit 2)', async () => {
     project.write('other.json', { hello: 1 });
     const refused = await cli(['init', '--from', 'other.json']);
