@@ -1,5 +1,6 @@
 // Connect an MCP server, grant one tool, call it. Run: node --import tsx examples/quickstart.ts
-// After `npm install mcp-interlock` it runs as it is in your own project.
+// In your own project (an ES module: `npm pkg set type=module`) it runs once what it uses is installed:
+//   npm install mcp-interlock @modelcontextprotocol/server-everything tsx
 import { createRequire } from 'node:module';
 import { MCPClientManager } from 'mcp-interlock/interop';
 import { CapabilitySet } from 'mcp-interlock/security';

@@ -92,6 +92,22 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .addHelpText('after', EXAMPLES);
 
   program
+    .command('init')
+    .description(
+      'write a commented interlock.config.yaml: the servers of ./.mcp.json if there is one, a policy that allows nothing',
+    )
+    .option(
+      '--from <file>',
+      'the mcp.json to take the servers from (default: .mcp.json, mcp.json, .vscode/ or .cursor/)',
+    )
+    .option('--force', 'replace an existing project file')
+    .action(
+      run(async (ctx, options: { from?: string; force?: boolean }) =>
+        (await import('./commands/init.js')).initCommand(ctx, options),
+      ),
+    );
+
+  program
     .command('servers')
     .description('connect every server in parallel, with live progress, then show a table of how it went')
     .action(run(async (ctx) => (await import('./commands/servers.js')).serversCommand(ctx)));
@@ -129,6 +145,45 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .action(
       run(async (ctx, tool: string, options: { args?: string; argsFile?: string }) =>
         (await import('./commands/call.js')).callCommand(ctx, tool, options),
+      ),
+    );
+
+  program
+    .command('resources')
+    .description(
+      "list the servers' resources with the policy's verdict; 'read URI' reads one through the gate (denied: exit 3)",
+    )
+    .argument('[action]', "'read', or nothing (or 'list') to list them")
+    .argument('[uri]', "with 'read': the resource's URI, e.g. file:///docs/readme.md")
+    .option('-s, --server <name>', 'only this server; with read: the server to read from')
+    .action(
+      run(async (ctx, action: string | undefined, uri: string | undefined, options: { server?: string }) =>
+        (await import('./commands/extras-main.js')).resourcesMain(ctx, action, uri, options),
+      ),
+    );
+
+  program
+    .command('prompts')
+    .description(
+      "list the servers' prompts with the policy's verdict; 'get NAME' gets one through the gate (denied: exit 3)",
+    )
+    .argument('[action]', "'get', or nothing (or 'list') to list them")
+    .argument('[name]', "with 'get': mcp__{server}__{prompt}, server/prompt, or the prompt's name")
+    .option('-s, --server <name>', 'only this server; with get: the server the prompt is on')
+    .addOption(
+      new Option('--args <json>', "with get: the prompt's arguments, a JSON object of strings").conflicts(
+        'argsFile',
+      ),
+    )
+    .option('--args-file <file>', 'with get: read the arguments from a JSON file (- for stdin)')
+    .action(
+      run(
+        async (
+          ctx,
+          action: string | undefined,
+          name: string | undefined,
+          options: { server?: string; args?: string; argsFile?: string },
+        ) => (await import('./commands/extras-main.js')).promptsMain(ctx, action, name, options),
       ),
     );
 

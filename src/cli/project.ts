@@ -12,6 +12,7 @@ import { httpSettingsFromConfig } from '../config/http.js';
 import type { InterlockConfig } from '../config/load.js';
 import { loadInterlockConfig } from '../config/load.js';
 import { createMasker } from '../config/secrets.js';
+import { ConfigError } from '../errors.js';
 import { type Logger, silentLogger } from '../interop/logger.js';
 import { MCPClientManager } from '../interop/manager.js';
 import type { ServerRequestOptions } from '../interop/server-requests.js';
@@ -25,7 +26,7 @@ import { SharedPolicy } from '../state/shared-policy.js';
 import type { StateStore } from '../state/types.js';
 import { Advisor } from './advice.js';
 import type { CliElicitation } from './elicit.js';
-import { UsageError } from './exit.js';
+import { HintedError, UsageError } from './exit.js';
 import { closeWithin, interruptible } from './interrupt.js';
 import { type CliIO, type Printer, visible } from './io.js';
 import { VerdictExplainer } from './verdict.js';
@@ -175,7 +176,20 @@ export class Project {
 
   /** Loads the project file (`--config`, or the default in the working directory) and opens its stores. */
   static async open(ctx: CommandContext, options: ProjectOptions = {}): Promise<Project> {
-    const config = await loadInterlockConfig({ file: ctx.configFile, cwd: ctx.io.cwd, env: ctx.io.env });
+    const config = await loadInterlockConfig({
+      file: ctx.configFile,
+      cwd: ctx.io.cwd,
+      env: ctx.io.env,
+    }).catch((err: unknown) => {
+      // Issue 39: a newcomer without a project file is told the command that writes one.
+      const none = err instanceof ConfigError && err.issues.some((i) => i.path === '(file)');
+      throw none && ctx.configFile === undefined
+        ? new HintedError(
+            err,
+            "'interlock init' writes one here (with the servers of your .mcp.json, if any)",
+          )
+        : err;
+    });
     const mask = createMasker(config.secrets.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]));
     ctx.printer.setMask(mask);
     if (config.policy === undefined && !ctx.printer.json) {

@@ -21,6 +21,28 @@ describe('README', () => {
     expect(block).toBe(quickstart);
   });
 
+  // Issue 39: "runs as it is in your own project" was only true with tsx and server-everything installed too.
+  it('names every package the example needs in its install line: what it imports, resolves and runs with', () => {
+    const quickstart = readFileSync(new URL('../../examples/quickstart.ts', import.meta.url), 'utf8');
+    const install = /^\/\/\s+npm install (.+)$/m.exec(quickstart)?.[1]?.trim().split(/\s+/) ?? [];
+    const specifiers = [
+      ...[...quickstart.matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1] as string),
+      ...[...quickstart.matchAll(/resolve\(\s*'([^']+)'/g)].map((m) => m[1] as string),
+      ...[...quickstart.matchAll(/--import (\S+)/g)].map((m) => m[1] as string),
+    ];
+    const packages = specifiers
+      .filter((s) => !s.startsWith('node:') && !s.startsWith('.'))
+      .map((s) =>
+        s
+          .split('/')
+          .slice(0, s.startsWith('@') ? 2 : 1)
+          .join('/'),
+      );
+    expect(packages).toContain('tsx');
+    expect(packages).toContain('@modelcontextprotocol/server-everything');
+    expect([...new Set(install)].sort()).toEqual([...new Set(packages)].sort());
+  });
+
   it('starts with the demo and the test command, both real scripts', () => {
     const commands = /```sh\n([\s\S]*?)\n```/.exec(readme)?.[1]?.split('\n') ?? [];
     expect(commands[0]).toMatch(/^npm ci && npm run demo\b/);
