@@ -188,9 +188,12 @@ describe('principals and their tools', () => {
       const result = await bob.callTool({ name: 'mcp__echo__add', arguments: { a: 1, b: 2 } });
       expect(result.isError).toBe(true);
       expect(JSON.stringify(result.content)).toContain('CAPABILITY_DENIED');
+      // Issue 39: a remote caller gets the refusal and the reason, never how to widen the policy.
+      expect(JSON.stringify(result.content)).not.toMatch(/grant\(|To allow it|add (a|this) (policy )?rule/i);
       expect(log.toolCalls('add').length).toBe(before);
       const record = audit.records.findLast((r) => r.resource === 'mcp:echo:add');
       expect(record).toMatchObject({ effect: 'default-deny', principal: 'bob', agent: 'gateway' });
+      expect(record?.operatorHint).toContain("grant('mcp:echo:add', 'execute')");
     } finally {
       await bob.close();
     }
