@@ -12,6 +12,7 @@ import { httpSettingsFromConfig } from '../config/http.js';
 import type { InterlockConfig } from '../config/load.js';
 import { loadInterlockConfig } from '../config/load.js';
 import { createMasker } from '../config/secrets.js';
+import { causeMessages, serverText } from '../interop/describe-error.js';
 import { type Logger, silentLogger } from '../interop/logger.js';
 import { MCPClientManager } from '../interop/manager.js';
 import type { ServerRequestOptions } from '../interop/server-requests.js';
@@ -257,12 +258,25 @@ export class Project {
     return [...this.outcomes].filter(([, o]) => o.state === 'failed').map(([n, o]) => [n, o.error]);
   }
 
-  /** Warns on stderr about each server that failed to connect. */
+  /** Warns on stderr about each server that failed to connect (with --verbose, the protocol detail too). */
   warnFailed(): void {
     for (const [name, error] of this.failed) {
       this.#ctx.printer.warn(
         `server '${name}' did not connect: ${error?.message.split('\n')[0] ?? 'unknown error'}`,
       );
+      this.printDetail(error);
+    }
+  }
+
+  /**
+   * With --verbose: the causes behind an error, one `detail:` line each on stderr. A connect error leads with what
+   * the user can act on (nothing listening at host:port); the protocol step that noticed it is said here (issue 39).
+   */
+  printDetail(error: Error | undefined): void {
+    if (!this.#ctx.verbose || error === undefined) return;
+    const { printer } = this.#ctx;
+    for (const line of causeMessages(error)) {
+      printer.lineErr(`  ${printer.style('dim', 'detail:', 'err')} ${visible(serverText(line))}`);
     }
   }
 

@@ -17,7 +17,7 @@ interface SystemErrorLike {
   message?: unknown;
 }
 
-/** A system-level reason found in `err` or its causes, such as `connection refused at 127.0.0.1:3999`. */
+/** A system-level reason found in `err` or its causes, such as `nothing is listening at 127.0.0.1:3999 (...)`. */
 export function networkReason(err: unknown): string | undefined {
   for (let e = err, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
     const s = e as SystemErrorLike & { cause?: unknown };
@@ -29,7 +29,8 @@ export function networkReason(err: unknown): string | undefined {
           : undefined;
     switch (s.code) {
       case 'ECONNREFUSED':
-        return `connection refused${where === undefined ? '' : ` at ${where}`} (is the server running?)`;
+        // Issue 39: what the user can act on first; the protocol step that noticed stays in the error's `cause`.
+        return `nothing is listening at ${where ?? 'that address'} (connection refused): start the server, or check the host and port of its url`;
       case 'ENOTFOUND':
       case 'EAI_AGAIN':
         return `host ${where ?? ''} not found (DNS)`.replace('host  not', 'host not');
@@ -66,14 +67,29 @@ export function serverText(text: string): string {
   return out.length > MAX_SERVER_TEXT ? `${out.slice(0, MAX_SERVER_TEXT)}…` : out;
 }
 
-/** The message of a failed connect: the error's own, trimmed, with the network reason when it hides one. */
+/**
+ * The message of a failed connect: the network reason when the cause chain holds one (`nothing is listening at
+ * 127.0.0.1:3999 ...`), else the error's own message, trimmed. The protocol step that noticed the network failure
+ * (`Version negotiation probe failed: fetch failed`) says nothing a user can act on: it stays in `cause`, which
+ * `interlock --verbose` prints (issue 39).
+ */
 export function connectReason(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
   const reason = networkReason(err);
-  const text = serverText(message);
-  if (reason === undefined) return text;
-  // `fetch failed` says nothing; the reason says everything.
-  return /^fetch failed\.?$/i.test(text) ? reason : `${text}: ${reason}`;
+  if (reason !== undefined) return reason;
+  return serverText(err instanceof Error ? err.message : String(err));
+}
+
+/** The messages of `err`'s causes, outermost first (for `--verbose`): the protocol detail a message leaves out. */
+export function causeMessages(err: unknown): string[] {
+  const out: string[] = [];
+  let e = err instanceof Error ? err.cause : undefined;
+  for (let depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
+    const message = e instanceof Error ? e.message : String(e);
+    const code = (e as { code?: unknown }).code;
+    out.push(typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message);
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return out;
 }
 
 /**

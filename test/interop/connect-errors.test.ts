@@ -5,7 +5,7 @@
  * its status and content type and what to try.
  */
 import { describe, expect, it } from 'vitest';
-import { serverText } from '../../src/interop/describe-error.js';
+import { causeMessages, serverText } from '../../src/interop/describe-error.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { startEverything } from '../helpers/http-fixtures.js';
@@ -34,21 +34,17 @@ async function connectError(config: {
 }
 
 describe('remote connect errors', () => {
-  it('nothing listening: "connection refused at 127.0.0.1:PORT", not "fetch failed"', async () => {
+  it('nothing listening: leads with "nothing is listening at 127.0.0.1:PORT", the protocol step kept in cause', async () => {
     const port = await freePort();
-    const err = await manager()
-      .connectServer({
-        name: 'gone',
-        transport: 'http',
-        url: `http://127.0.0.1:${port}/mcp`,
-        reconnect: { enabled: false },
-      })
-      .then(
-        () => new Error('connected'),
-        (e: unknown) => e as Error,
-      );
-    expect(err.message).toContain(`connection refused at 127.0.0.1:${port}`);
-    expect(err.message).not.toMatch(/fetch failed\.?$/);
+    const err = await connectError({ name: 'gone', transport: 'http', url: `http://127.0.0.1:${port}/mcp` });
+    // Issue 39: what the user can act on, first and alone; not "Version negotiation probe failed: fetch failed".
+    expect(err.message).toBe(
+      `Server 'gone' failed to connect: nothing is listening at 127.0.0.1:${port} (connection refused): start the server, or check the host and port of its url.`,
+    );
+    // The detail is still there for --verbose: the step that noticed it, and the system error.
+    const detail = causeMessages(err).join('\n');
+    expect(detail).toMatch(/fetch failed/);
+    expect(detail).toContain('ECONNREFUSED');
   });
 
   it('a wrong path: the status and the page title, not the whole HTML page', async () => {
@@ -97,7 +93,8 @@ describe('remote connect errors', () => {
   });
 
   it('type http pointed at an HTTP+SSE endpoint (server-everything in sse mode): says to set type: sse', async () => {
-    const everything = track(await startEverything('sse'));
+    // The machine may be busy: the server's own start is not what this test measures.
+    const everything = track(await startEverything('sse', { timeoutMs: 90_000 }));
     const url = everything.sseUrl;
     const err = await connectError({ name: 'everything', transport: 'http', url });
     expect(err.message).toContain(`POST ${url} answered HTTP 404`);
