@@ -165,7 +165,24 @@ export class Project {
 
   /** Verdicts of this project's policy, and what to change about them, in CLI terms. */
   get advisor(): Advisor {
-    this.#advisor ??= new Advisor(this.config, this.#ctx.io.cwd, new VerdictExplainer(this.capabilities));
+    const shared = this.sharedPolicy;
+    const name = this.config.state?.policy?.name;
+    const filePolicy = this.config.policy;
+    this.#advisor ??= new Advisor(
+      this.config,
+      this.#ctx.io.cwd,
+      new VerdictExplainer(this.capabilities),
+      shared === undefined || name === undefined
+        ? undefined
+        : {
+            name,
+            version: shared.version,
+            file:
+              filePolicy === undefined
+                ? undefined
+                : new VerdictExplainer(CapabilitySet.fromPolicy(filePolicy, { onWarning: () => {} })),
+          },
+    );
     return this.#advisor;
   }
 
