@@ -69,6 +69,11 @@ export interface ProjectOptions {
   elicitation?: CliElicitation | undefined;
   /** Answers servers' requests some other way (the gateway relays them to its clients); wins over `elicitation`. */
   serverRequests?: ServerRequestOptions | undefined;
+  /**
+   * The command shows changed definitions itself (`interlock pins`): a blocked tool's warning then names only the
+   * approval, not `interlock pins` again (issue 39). @default false
+   */
+  showsPins?: boolean | undefined;
 }
 
 /** The open project of one command. */
@@ -152,8 +157,11 @@ export class Project {
     });
     this.manager.on('tool_definition_changed', (e) => {
       if (e.action === 'blocked') {
+        const approve = `interlock pins --approve ${e.name} --hash ${e.currentHash.slice(0, 12)}`;
         warn(
-          `tool '${e.name}' changed its definition since it was pinned; its calls are blocked until you review the change with 'interlock pins' and approve it: interlock pins --approve ${e.name} --hash ${e.currentHash.slice(0, 12)}`,
+          options.showsPins === true
+            ? `tool '${e.name}' changed its definition since it was pinned; its calls are blocked until you approve the change shown below: ${approve}`
+            : `tool '${e.name}' changed its definition since it was pinned; its calls are blocked until you review the change with 'interlock pins' and approve it: ${approve}`,
         );
       } else if (e.action === 'warned') {
         warn(
