@@ -253,11 +253,22 @@ export interface Decision {
   readonly ruleId?: string | undefined;
   /** The deciding rule; absent for `default-deny`. */
   readonly rule?: DecidingRule | undefined;
-  /** Human-readable reason, fit to show to a model or an operator. */
+  /**
+   * Why, fit to show to a model or a remote caller: the refusal and its reason, never how to widen the policy
+   * (issue 39).
+   */
   readonly reason: string;
+  /**
+   * For a denial: what the operator could change to allow it (a rule to add). For the people who own the policy
+   * (the CLI, logs, the audit trail), never for a model or a remote caller. Absent when there is no such fix.
+   */
+  readonly operatorHint?: string | undefined;
 }
 
-/** The capability set does not allow the call. Code `CAPABILITY_DENIED`. */
+/**
+ * The capability set does not allow the call. Code `CAPABILITY_DENIED`. The `message` says what was refused and
+ * why, and is safe to hand to a model or a remote caller; `operatorHint` holds the fix, for the operator only.
+ */
 export class PermissionDeniedError extends InterlockError {
   readonly resource: string;
   readonly action: string;
@@ -268,6 +279,11 @@ export class PermissionDeniedError extends InterlockError {
    * absence refused. Absent when the refusal was not the policy's (a fixed safety rule).
    */
   readonly decision: Decision | undefined;
+  /**
+   * What the operator could change to allow the call (from the decision, when it has one). Never part of
+   * `message`: a model or remote caller gets the refusal and the reason only (issue 39).
+   */
+  readonly operatorHint: string | undefined;
 
   constructor(
     details: {
@@ -276,6 +292,7 @@ export class PermissionDeniedError extends InterlockError {
       reason: string;
       rule?: DecidingRule | undefined;
       decision?: Decision | undefined;
+      operatorHint?: string | undefined;
     },
     options: InterlockErrorOptions = {},
   ) {
@@ -289,6 +306,7 @@ export class PermissionDeniedError extends InterlockError {
     this.reason = details.reason;
     this.rule = details.rule;
     this.decision = details.decision;
+    this.operatorHint = details.operatorHint ?? details.decision?.operatorHint;
   }
 }
 

@@ -30,20 +30,36 @@ export function defaultDenyReason(resource: string, action: string): string {
   return `No rule allows '${action}' on '${resource}' (default deny).`;
 }
 
-/** Advice for one project: knows where its policy lives and how that file is written. */
+/**
+ * Where the deciding policy came from when it is not the project file: a version of a policy the fleet shares
+ * through Redis (`state.policy`). A fix then has to reach the fleet: `interlock policy publish` (issue 39).
+ */
+export interface SharedPolicySource {
+  /** The shared policy's name (`state.policy.name`). */
+  name: string;
+  /** The version that decided. */
+  version: number;
+  /** The verdicts of the project file's own policy, to tell a rule revoked from the fleet from a missing one. */
+  file: VerdictExplainer | undefined;
+}
+
+/** Advice for one project: knows where its policy lives, how that file is written, and whether a fleet shares it. */
 export class Advisor {
   readonly #config: Pick<InterlockConfig, 'file' | 'policy' | 'policyFile'>;
   readonly #cwd: string;
   readonly #explainer: VerdictExplainer;
+  readonly #shared: SharedPolicySource | undefined;
 
   constructor(
     config: Pick<InterlockConfig, 'file' | 'policy' | 'policyFile'>,
     cwd: string,
     explainer: VerdictExplainer,
+    shared?: SharedPolicySource,
   ) {
     this.#config = config;
     this.#cwd = cwd;
     this.#explainer = explainer;
+    this.#shared = shared;
   }
 
   /** The file the policy is in, as the user would type it (relative to the working directory). */
@@ -59,24 +75,49 @@ export class Advisor {
     conditionHint?: string,
   ): Advice {
     const file = this.policyFileShown;
+    const shared = this.#shared;
     if (verdict.effect === 'default-deny' && !this.#explainer.ruleCovers(resource, action)) {
+      const reason = defaultDenyReason(resource, action);
+      if (shared?.file?.ruleCovers(resource, action) === true) {
+        // The file has the rule; the fleet's version does not (it was revoked): adding it again would change nothing.
+        return {
+          reason,
+          fix: `${file} has a rule that allows it, but ${this.#sharedName()} does not (it was revoked): to allow it, publish the file's policy to the fleet: interlock policy publish`,
+          rule: undefined,
+        };
+      }
       const rule: SuggestedRule = { effect: 'allow', resource, actions: action };
       return {
-        reason: defaultDenyReason(resource, action),
-        fix: `to allow it, add this rule to ${this.#where()}:\n${this.#snippet(rule)}`,
+        reason,
+        fix: `to allow it, add this rule to ${this.#where()}:\n${this.#snippet(rule)}${this.#publish()}`,
         rule,
       };
     }
     const id = verdict.rule?.id;
     let fix: string | undefined;
     if (verdict.effect === 'deny' && id !== undefined) {
-      fix = `deny rules win over allow rules: to allow it, remove rule '${id}' from ${file} or narrow its resource`;
+      fix = `deny rules win over allow rules: to allow it, remove rule '${id}' from ${file} or narrow its resource${this.#publish()}`;
     } else if (verdict.effect === 'ask' && id !== undefined) {
-      fix = `run it on a terminal to approve it (interlock call asks only when stdin and stderr are a terminal, without --json), or make rule '${id}' 'effect: allow' in ${file}`;
+      fix = `run it on a terminal to approve it (interlock call asks only when stdin and stderr are a terminal, without --json), or make rule '${id}' 'effect: allow' in ${file}${this.#publish()}`;
     } else {
       fix = conditionHint;
     }
     return { reason: verdict.reason, fix, rule: undefined };
+  }
+
+  /** `the shared policy 'team' (version 2)`. */
+  #sharedName(): string {
+    const shared = this.#shared;
+    return shared === undefined
+      ? 'the policy'
+      : `the shared policy '${shared.name}' (version ${shared.version})`;
+  }
+
+  /** With a shared policy, a change to the file reaches the fleet only once published. */
+  #publish(): string {
+    return this.#shared === undefined
+      ? ''
+      : `\nthen publish it, since this project decides with ${this.#sharedName()}: interlock policy publish`;
   }
 
   /** Where a new rule goes: `policy.rules in interlock.config.yaml`, `the rules of policy.yaml`, ... */

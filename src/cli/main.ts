@@ -84,6 +84,8 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .option('--no-color', 'no colors (also when NO_COLOR is set or output is not a terminal)')
     .option('-v, --verbose', 'log what servers and connections do to stderr')
     .showHelpAfterError(`  hint: ${helpHint()}`)
+    // Every command's --help lists --config, --json and the rest (issue 39); subcommands inherit this setting.
+    .configureHelp({ showGlobalOptions: true })
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),

@@ -13,6 +13,7 @@ import type { InterlockConfig } from '../config/load.js';
 import { loadInterlockConfig } from '../config/load.js';
 import { createMasker } from '../config/secrets.js';
 import { ConfigError } from '../errors.js';
+import { causeMessages, serverText } from '../interop/describe-error.js';
 import { type Logger, silentLogger } from '../interop/logger.js';
 import { MCPClientManager } from '../interop/manager.js';
 import type { ServerRequestOptions } from '../interop/server-requests.js';
@@ -69,6 +70,11 @@ export interface ProjectOptions {
   elicitation?: CliElicitation | undefined;
   /** Answers servers' requests some other way (the gateway relays them to its clients); wins over `elicitation`. */
   serverRequests?: ServerRequestOptions | undefined;
+  /**
+   * The command shows changed definitions itself (`interlock pins`): a blocked tool's warning then names only the
+   * approval, not `interlock pins` again (issue 39). @default false
+   */
+  showsPins?: boolean | undefined;
 }
 
 /** The open project of one command. */
@@ -152,8 +158,11 @@ export class Project {
     });
     this.manager.on('tool_definition_changed', (e) => {
       if (e.action === 'blocked') {
+        const approve = `interlock pins --approve ${e.name} --hash ${e.currentHash.slice(0, 12)}`;
         warn(
-          `tool '${e.name}' changed its definition since it was pinned; its calls are blocked until you review the change with 'interlock pins' and approve it: interlock pins --approve ${e.name} --hash ${e.currentHash.slice(0, 12)}`,
+          options.showsPins === true
+            ? `tool '${e.name}' changed its definition since it was pinned; its calls are blocked until you approve the change shown below: ${approve}`
+            : `tool '${e.name}' changed its definition since it was pinned; its calls are blocked until you review the change with 'interlock pins' and approve it: ${approve}`,
         );
       } else if (e.action === 'warned') {
         warn(
@@ -165,7 +174,24 @@ export class Project {
 
   /** Verdicts of this project's policy, and what to change about them, in CLI terms. */
   get advisor(): Advisor {
-    this.#advisor ??= new Advisor(this.config, this.#ctx.io.cwd, new VerdictExplainer(this.capabilities));
+    const shared = this.sharedPolicy;
+    const name = this.config.state?.policy?.name;
+    const filePolicy = this.config.policy;
+    this.#advisor ??= new Advisor(
+      this.config,
+      this.#ctx.io.cwd,
+      new VerdictExplainer(this.capabilities),
+      shared === undefined || name === undefined
+        ? undefined
+        : {
+            name,
+            version: shared.version,
+            file:
+              filePolicy === undefined
+                ? undefined
+                : new VerdictExplainer(CapabilitySet.fromPolicy(filePolicy, { onWarning: () => {} })),
+          },
+    );
     return this.#advisor;
   }
 
@@ -271,12 +297,25 @@ export class Project {
     return [...this.outcomes].filter(([, o]) => o.state === 'failed').map(([n, o]) => [n, o.error]);
   }
 
-  /** Warns on stderr about each server that failed to connect. */
+  /** Warns on stderr about each server that failed to connect (with --verbose, the protocol detail too). */
   warnFailed(): void {
     for (const [name, error] of this.failed) {
       this.#ctx.printer.warn(
         `server '${name}' did not connect: ${error?.message.split('\n')[0] ?? 'unknown error'}`,
       );
+      this.printDetail(error);
+    }
+  }
+
+  /**
+   * With --verbose: the causes behind an error, one `detail:` line each on stderr. A connect error leads with what
+   * the user can act on (nothing listening at host:port); the protocol step that noticed it is said here (issue 39).
+   */
+  printDetail(error: Error | undefined): void {
+    if (!this.#ctx.verbose || error === undefined) return;
+    const { printer } = this.#ctx;
+    for (const line of causeMessages(error)) {
+      printer.lineErr(`  ${printer.style('dim', 'detail:', 'err')} ${visible(serverText(line))}`);
     }
   }
 

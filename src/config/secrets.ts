@@ -49,7 +49,10 @@ export function collectSecretValues(
     for (const name of variableNames(value)) {
       const found = env[name];
       if (found === undefined) continue;
-      if (found.length >= MIN_SECRET_LENGTH) out.add(found);
+      // A URL that is only scheme, host and port (plus credentials) is masked in its credentials alone, so that
+      // messages can still say where (issue 39: `Cannot reach Redis at ***`). Any path, query or fragment may
+      // carry a token: then the whole value is a secret.
+      if (found.length >= MIN_SECRET_LENGTH && !bareUrl(found)) out.add(found);
       addUrlPassword(found, out);
     }
     addUrlPassword(value, out);
@@ -62,6 +65,24 @@ export function collectSecretValues(
 
 function addUrlPassword(text: string, out: Set<string>): void {
   if (!URL.canParse(text)) return;
-  const password = decodeURIComponent(new URL(text).password);
-  if (password.length >= MIN_SECRET_LENGTH) out.add(password);
+  const url = new URL(text);
+  for (const part of [url.password, url.username]) {
+    const decoded = decodeURIComponent(part);
+    if (decoded.length >= MIN_SECRET_LENGTH) out.add(decoded);
+    if (part !== decoded && part.length >= MIN_SECRET_LENGTH) out.add(part);
+  }
+}
+
+/** True for `scheme://[user:password@]host[:port][/][/N]`: nothing but where, and credentials. */
+function bareUrl(text: string): boolean {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text) || !URL.canParse(text)) return false;
+  const url = new URL(text);
+  return (
+    url.host !== '' &&
+    /^\/?\d*$/.test(url.pathname) &&
+    url.search === '' &&
+    url.hash === '' &&
+    !text.includes('?') &&
+    !text.includes('#')
+  );
 }

@@ -26,12 +26,26 @@ import { requestSignal } from '../net/signals.js';
 import { type Span, SpanKind, SpanStatusCode, type Tracer } from '../otel.js';
 import { maskThenCut, type SecretRedactor } from '../redact.js';
 import { STDERR_LINES_KEPT } from './bounds.js';
-import { connectReason } from './describe-error.js';
+import {
+  answeredText,
+  connectReason,
+  type HttpAnswer,
+  notMcpReason,
+  recordAnswers,
+} from './describe-error.js';
 import { CallLimiter } from './limiter.js';
-import { classifySdkError, isFatalStreamError } from './sdk-errors.js';
+import { classifySdkError, isFatalStreamError, type SdkFailureKind } from './sdk-errors.js';
 import { CallStats } from './stats.js';
 import { ProcessStdioTransport, StdoutNoiseError } from './stdio-transport.js';
 import { type OpenClient, type OpenClientOptions, openClient } from './transport.js';
+
+/** Failures that an answer that was not MCP explains (an HTML 404, a web page where the endpoint should be). */
+const NOT_MCP_FAILURES: ReadonlySet<SdkFailureKind> = new Set<SdkFailureKind>([
+  'session_gone',
+  'http_error',
+  'unusable_answer',
+  'stream_lost',
+]);
 
 /** Lifecycle of a connection. */
 export type ConnectionState = 'idle' | 'connecting' | 'ready' | 'reconnecting' | 'failed' | 'closed';
@@ -269,9 +283,18 @@ export class ServerConnection implements ServerConnectionInfo {
       attributes: { 'mcp.method.name': 'initialize', 'interlock.server': this.name },
     });
     let open: OpenClient | undefined;
+    // The last answer of the server's URL that was not MCP, to say what it was if the connect fails.
+    let answer: HttpAnswer | undefined;
     try {
       const attempt = (async () => {
-        const fetch = options.resolveFetch === undefined ? options.fetch : await options.resolveFetch();
+        const given = options.resolveFetch === undefined ? options.fetch : await options.resolveFetch();
+        const config = this.config;
+        const fetch =
+          config.transport === 'stdio'
+            ? given
+            : recordAnswers(given, config.url, (seen) => {
+                answer = seen;
+              });
         open = await openClient(this.config, {
           identity: options.identity,
           fetch,
@@ -301,7 +324,7 @@ export class ServerConnection implements ServerConnectionInfo {
           ? err
           : reason instanceof ClosedError
             ? reason
-            : this.#connectError(err, opened);
+            : this.#connectError(err, opened, answer);
       span.recordException(error);
       span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
       throw error;
@@ -320,8 +343,16 @@ export class ServerConnection implements ServerConnectionInfo {
     this.#setState('ready');
   }
 
-  #connectError(err: unknown, open: OpenClient | undefined): Error {
-    const base = (oauthErrorMessage(err) ?? connectReason(err)).replace(/\.$/, '');
+  #connectError(err: unknown, open: OpenClient | undefined, answer: HttpAnswer | undefined): Error {
+    const config = this.config;
+    const notMcp =
+      answer === undefined ||
+      config.transport === 'stdio' ||
+      !NOT_MCP_FAILURES.has(classifySdkError(err).kind) ||
+      oauthErrorMessage(err) !== undefined
+        ? undefined
+        : notMcpReason(config.transport, config.url, answer, answeredText(err));
+    const base = (notMcp ?? oauthErrorMessage(err) ?? connectReason(err)).replace(/\.$/, '');
     const stderr = this.#stderr.slice(-5).join('\n');
     const exit = open?.transport instanceof ProcessStdioTransport ? open.transport.describeExit() : undefined;
     const detail = stderr === '' ? '' : `\nLast stderr lines:\n${stderr}`;

@@ -215,7 +215,9 @@ export class CapabilitySet {
   /** Throws `PermissionDeniedError` unless {@link check} allows. Consumes no quota. */
   require(resource: string, action: string, context?: CheckContext): void {
     const d = this.check(resource, action, context);
-    if (!d.allowed) throw new PermissionDeniedError({ resource, action, reason: d.reason, rule: d.rule });
+    if (!d.allowed) {
+      throw new PermissionDeniedError({ resource, action, reason: d.reason, rule: d.rule, decision: d });
+    }
   }
 
   /**

@@ -133,6 +133,10 @@ function defaultDeny(
   return Object.freeze({
     allowed: false,
     effect: 'default-deny',
+    // The fix is the operator's (issue 39): a model or a remote caller reads `reason`, which never says it.
+    get operatorHint(): string | undefined {
+      return spent === undefined && unmet === undefined ? grantHint(resource, action) : undefined;
+    },
     get reason(): string {
       if (reason === undefined) {
         const what = `'${display(action)}' on '${display(resource)}'`;
@@ -145,12 +149,19 @@ function defaultDeny(
           const about = note === undefined ? '' : ` (${display(trimStop(note))})`;
           reason = `Rule '${unmet.id}'${about} allows ${what} only when ${unmetCondition(unmet, input)} (default deny).`;
         } else {
-          reason = `No rule allows ${what} (default deny). To allow it: grant('${display(resource)}', '${display(action)}').`;
+          reason = `No rule allows ${what} (default deny).`;
         }
       }
       return reason;
     },
   });
+}
+
+/** The rule that would allow a plain default deny, as a policy file and as code write it. */
+function grantHint(resource: string, action: string): string {
+  const r = display(resource);
+  const a = display(action);
+  return `To allow it, add a policy rule { effect: allow, resource: '${r}', actions: ${a} } (in code: grant('${r}', '${a}')).`;
 }
 
 /**

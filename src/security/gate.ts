@@ -250,6 +250,7 @@ export class CapabilityGate {
         allowed: decision.allowed,
         ruleId: decision.ruleId,
         reason: decision.reason,
+        operatorHint: decision.operatorHint,
         server: request.server,
         tool: request.tool,
         argumentKeys: args === undefined || args === null ? NO_KEYS : argumentKeysOf(args),

@@ -68,6 +68,8 @@ export interface AuditRecord {
   readonly allowed: boolean;
   readonly ruleId?: string | undefined;
   readonly reason: string;
+  /** For a denial: what the operator could change to allow it (the decision's `operatorHint`). */
+  readonly operatorHint?: string | undefined;
   readonly server?: string | undefined;
   readonly tool?: string | undefined;
   /** The names of the arguments, sorted; never their values. */

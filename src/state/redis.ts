@@ -66,8 +66,10 @@ type ScriptedRedis = Redis & {
 };
 
 /** The URL without its password, for messages. */
+/** The URL as messages show it: scheme, host, port and database; the username and password masked. */
 function shown(url: string): string {
   const u = new URL(url);
+  if (u.username !== '') u.username = '***';
   if (u.password !== '') u.password = '***';
   return u.toString();
 }
@@ -126,7 +128,8 @@ export class RedisStateStore implements StateStore {
       await redis.connect();
     } catch (err) {
       redis.disconnect();
-      throw new StateUnavailableError(`Cannot reach Redis at ${where}: ${(err as Error).message}.`, {
+      const why = (err as Error).message.replace(/\.+$/, '');
+      throw new StateUnavailableError(`Cannot reach Redis at ${where}: ${why}.`, {
         cause: err,
       });
     }

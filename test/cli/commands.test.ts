@@ -317,6 +317,11 @@ describe('interlock pins', () => {
       expect(changed.stdout).toMatch(/mcp__echo__echo changed \([0-9a-f]{12} -> [0-9a-f]{12}\):/);
       expect(changed.stdout).toMatch(/^ {2}- .*Echoes/m);
       expect(changed.stdout).toMatch(/^ {2}\+ .*Echoes.*\(changed\)/m);
+      // Issue 39: `interlock pins` does not tell its user to run `interlock pins`; it names the approval.
+      expect(changed.stdout + changed.stderr).not.toMatch(/with 'interlock pins'|run 'interlock pins'/);
+      expect(changed.stderr).toMatch(
+        /approve the change shown below: interlock pins --approve mcp__echo__echo --hash/,
+      );
       const shown = /interlock pins --approve mcp__echo__echo --hash ([0-9a-f]{12})/.exec(
         changed.stdout,
       )?.[1];

@@ -34,7 +34,12 @@ describe('interlock demo', () => {
     expect(out).toContain(
       "denied  Denied by rule 'no-deletes' (mcp:notes:delete_*): no agent deletes notes.",
     );
-    expect(out).toContain(`(Rule 'notes-write-drafts' allows it only when id starts with "drafts/".)`);
+    expect(out).toContain(
+      `Rule 'notes-write-drafts' (agents may only write drafts) allows 'execute' on 'mcp:notes:write_note' only when id starts with "drafts/"; for this call argument 'id' does not start with "drafts/" (default deny).`,
+    );
+    // Issue 39: each condition sentence once, not again as a note under the denial.
+    expect(out.match(/only when id starts with "drafts\/"/g)).toHaveLength(1);
+    expect(out.match(/only when city is one of/g)).toHaveLength(1);
     expect(out).toContain("denied  No rule allows 'execute' on 'mcp:weather:set_alert' (default deny).\n");
     expect(out).not.toMatch(/grant\(|manager\./); // people get no library calls to make
     expect(out).toContain('Audit trail (argument names only, never their values)');

@@ -90,7 +90,19 @@ describe('state: { redis } in the project file', () => {
       env: { REDIS_URL: 'redis://127.0.0.1:1' },
     });
     expect(result.code).toBe(1);
-    // The URL came from a variable, so the CLI masks it like every expanded value.
-    expect(result.stderr).toMatch(/Cannot reach Redis at \*\*\*: /);
+    // Issue 39: a URL from a variable that is only scheme, host and port says where; one period at the end.
+    expect(result.stderr).toMatch(/error: Cannot reach Redis at redis:\/\/127\.0\.0\.1:1: [^\n]*[^.]\.\n/);
+    expect(result.stderr).not.toContain('***');
+  });
+
+  it('reports an unreachable Redis with its username and password masked, and nothing else', async () => {
+    const p = project();
+    const result = await runCli(['call', 'mcp__echo__echo', '--args', '{"text":"hi"}'], {
+      cwd: p.dir,
+      env: { REDIS_URL: 'redis://fleet-user:hunter2-pass@127.0.0.1:1/0' },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('Cannot reach Redis at redis://***:***@127.0.0.1:1/0: ');
+    expect(result.stderr).not.toMatch(/hunter2-pass|fleet-user/);
   });
 });

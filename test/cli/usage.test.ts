@@ -32,6 +32,13 @@ describe('interlock --help', () => {
     const help = await cli(['call', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('--args-file <file>');
+    // Issue 39: a command's help lists the options every command takes, too.
+    for (const command of ['call', 'tools', 'servers']) {
+      const text = (await cli([command, '--help'])).stdout;
+      expect(text).toContain('-c, --config <file>');
+      expect(text).toContain('--json');
+      expect(text).toContain('--verbose');
+    }
     const version = await cli(['--version']);
     expect(version.code).toBe(0);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);

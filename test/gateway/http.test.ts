@@ -199,6 +199,7 @@ describe('principals and their tools', () => {
       expect(log.toolCalls('add').length).toBe(before);
       const record = audit.records.findLast((r) => r.resource === 'mcp:echo:add');
       expect(record).toMatchObject({ effect: 'default-deny', principal: 'bob', agent: 'gateway' });
+      expect(record?.operatorHint).toContain("grant('mcp:echo:add', 'execute')");
     } finally {
       await bob.close();
     }

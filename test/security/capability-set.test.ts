@@ -26,10 +26,25 @@ describe('default deny', () => {
     }
   });
 
-  it('says in the default-deny reason how to grant the call', () => {
-    expect(new CapabilitySet().check('mcp:echo:echo', 'execute').reason).toContain(
-      "grant('mcp:echo:echo', 'execute')",
+  it('says how to grant the call in the operator hint of a default deny, never in its reason', () => {
+    const decision = new CapabilitySet().check('mcp:echo:echo', 'execute');
+    expect(decision.reason).toBe("No rule allows 'execute' on 'mcp:echo:echo' (default deny).");
+    expect(decision.operatorHint).toBe(
+      "To allow it, add a policy rule { effect: allow, resource: 'mcp:echo:echo', actions: execute } (in code: grant('mcp:echo:echo', 'execute')).",
     );
+  });
+
+  it('puts the operator hint on the PermissionDeniedError that require() throws, not in its message', () => {
+    const err = (() => {
+      try {
+        new CapabilitySet().require('mcp:echo:echo', 'execute');
+      } catch (e) {
+        return e as PermissionDeniedError;
+      }
+      throw new Error('require did not throw');
+    })();
+    expect(err.message).not.toMatch(/grant\(|To allow it/);
+    expect(err.operatorHint).toContain("grant('mcp:echo:echo', 'execute')");
   });
 
   it('denies a request for the action "*", so it cannot dodge a deny on a named action', () => {

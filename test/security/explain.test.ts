@@ -119,10 +119,10 @@ describe('denial reasons', () => {
     expect(reason).not.toContain('grant(');
   });
 
-  it('says how to grant a call no rule covers', () => {
-    expect(new CapabilitySet().check('mcp:fs:read', 'execute').reason).toContain(
-      "grant('mcp:fs:read', 'execute')",
-    );
+  it('says how to grant a call no rule covers, to the operator only', () => {
+    const decision = new CapabilitySet().check('mcp:fs:read', 'execute');
+    expect(decision.operatorHint).toContain("grant('mcp:fs:read', 'execute')");
+    expect(decision.reason).not.toContain('grant(');
   });
 
   it('does not double the full stop of a description ending in one', () => {

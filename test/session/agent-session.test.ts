@@ -8,7 +8,7 @@ import { ScriptedProvider, useTool, useTools } from '../../src/providers/scripte
 import type { ModelProvider } from '../../src/providers/types.js';
 import { CapabilitySet, MemoryAuditSink } from '../../src/security/index.js';
 import { AgentSession, type AgentSessionOptions, defineTool } from '../../src/session/index.js';
-import { descendantPids, nodeFixture } from '../helpers/index.js';
+import { createFixtureLog, descendantPids, nodeFixture } from '../helpers/index.js';
 
 const quiet = { onWarning: () => {} };
 
@@ -214,6 +214,31 @@ describe('AgentSession.run', () => {
     session.mcp.once('tool_call_started', () => void session.close());
     await expect(session.run('wait')).rejects.toMatchObject({ code: 'REQUEST_CANCELLED' });
     await session.close();
+  });
+
+  it('tells the model of a default deny the refusal and the reason, never how to widen the policy', async () => {
+    // Issue 39: the fix is the operator's (CLI, logs, audit), not something to hand a model.
+    await using log = createFixtureLog();
+    const audit = new MemoryAuditSink();
+    const model = new ScriptedProvider([useTool('mcp__echo__image', {}), 'done']);
+    await using session = agent(model, {
+      audit,
+      interop: { mcpServers: [{ name: 'echo', transport: 'stdio', ...nodeFixture('echo'), env: log.env }] },
+    });
+    const result = await session.run('Show an image.');
+
+    const step = result.steps[0];
+    expect(step).toMatchObject({ decision: 'deny', code: 'CAPABILITY_DENIED' });
+    const shown = model.requests[1]?.messages.at(-1);
+    expect(shown).toMatchObject({ role: 'tool', isError: true });
+    const text = JSON.stringify([shown, step?.output, step?.reason]);
+    expect(text).toContain("No rule allows 'execute' on 'mcp:echo:image' (default deny).");
+    expect(text).not.toMatch(/grant\(|To allow it|add (a|this) (policy )?rule/i);
+    expect(log.toolCalls('image')).toEqual([]);
+    // The operator still reads the fix in the audit trail.
+    expect(audit.records.find((r) => r.resource === 'mcp:echo:image')?.operatorHint).toContain(
+      "grant('mcp:echo:image', 'execute')",
+    );
   });
 });
 

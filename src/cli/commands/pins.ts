@@ -17,7 +17,7 @@ export interface PinsOptions {
 type PinState = 'ok' | 'new' | 'changed' | 'missing';
 
 export async function pinsCommand(ctx: CommandContext, options: PinsOptions): Promise<number> {
-  const project = await Project.open(ctx);
+  const project = await Project.open(ctx, { showsPins: true });
   const { printer } = ctx;
   try {
     const before = new Set(project.pins.entries().map((e) => `${e.server}\u0000${e.tool}`));
@@ -30,7 +30,7 @@ export async function pinsCommand(ctx: CommandContext, options: PinsOptions): Pr
       }
       if (options.hash === undefined) {
         throw new UsageError(
-          `Approving binds the definition you reviewed: run 'interlock pins' to see the change, then 'interlock pins --approve ${name} --hash ${blocked.currentHash.slice(0, 12)}'.`,
+          `Approving binds the definition you reviewed: see the change with 'interlock pins' (without --approve), then run 'interlock pins --approve ${name} --hash ${blocked.currentHash.slice(0, 12)}'.`,
         );
       }
       try {

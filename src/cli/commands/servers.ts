@@ -53,9 +53,12 @@ export async function serversCommand(ctx: CommandContext): Promise<number> {
       // The table holds the first line of an error, cut; the whole error (a server's last stderr lines, advice
       // that did not fit) follows it.
       for (const r of rows) {
-        if (r.error === null || oneLine(r.error.message, 200) === r.error.message) continue;
-        printer.line();
-        printer.line(`${printer.style('bold', r.name)}: ${visible(r.error.message)}`);
+        if (r.error === null) continue;
+        if (oneLine(r.error.message, 200) !== r.error.message) {
+          printer.line();
+          printer.line(`${printer.style('bold', r.name)}: ${visible(r.error.message)}`);
+        }
+        project.printDetail(project.outcomes.get(r.name)?.error);
       }
     }
     return rows.some((r) => r.state === 'failed') ? 1 : 0;

@@ -118,6 +118,13 @@ async function lookUp(project: Project, name: string, accept: boolean): Promise<
     if (meant !== undefined) return meant;
     const same = byTool.filter((t) => t.tool === name);
     if (same.length === 1) return same[0] as ToolWrapper;
+    if (same.length > 1) {
+      const listed = inFileOrder(project, same);
+      // Issue 39: a name several servers have is ambiguous, not missing: list every full name.
+      throw new UsageError(
+        `'${name}' is ambiguous: ${listed.length} servers have a tool named '${name}': ${listed.map((t) => t.name).join(', ')}. Name one in full.`,
+      );
+    }
   }
   const failed = server === undefined ? undefined : project.outcomes.get(server);
   if (failed?.state === 'failed' && failed.error !== undefined) throw failed.error;
@@ -145,6 +152,17 @@ async function lookUp(project: Project, name: string, accept: boolean): Promise<
     suggestions = near === undefined ? [] : [near];
   }
   throw new ToolNotFoundError(name, suggestions);
+}
+
+/**
+ * `tools` ordered as the project file lists their servers (issue 39), each server's tools in the order it lists
+ * them: not in the order the servers happened to finish connecting.
+ */
+export function inFileOrder(project: Project, tools: readonly ToolWrapper[]): ToolWrapper[] {
+  const rank = new Map(project.config.servers.map((s, i) => [s.name, i]));
+  const at = (t: ToolWrapper) => rank.get(t.server) ?? rank.size;
+  // Array.prototype.sort is stable: a server's tools keep the order the server gave them.
+  return [...tools].sort((a, b) => at(a) - at(b));
 }
 
 /**

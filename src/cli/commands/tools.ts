@@ -11,7 +11,7 @@ import { type Printer, visible } from '../io.js';
 import { type CommandContext, Project } from '../project.js';
 import { MAX_SCHEMA_DEPTH, schemaRows } from '../schema-view.js';
 import { type ToolVerdict, VerdictExplainer } from '../verdict.js';
-import { findTool } from './shared.js';
+import { findTool, inFileOrder } from './shared.js';
 
 export interface ToolsOptions {
   server?: string | undefined;
@@ -82,7 +82,7 @@ async function listTools(ctx: CommandContext, project: Project, options: ToolsOp
   if (!printer.json) project.warnFailed();
   const explainer = new VerdictExplainer(project.capabilities);
   const blocked = new Set(project.manager.blockedTools.map((b) => b.name));
-  const tools = project.manager.tools
+  const tools = inFileOrder(project, project.manager.tools)
     .filter((t) => options.server === undefined || t.server === options.server)
     .map((tool) => toolData(project, explainer, blocked, tool).data);
   if (printer.json) {

@@ -171,7 +171,9 @@ export function printDemo(printer: Printer, result: DemoResult): void {
       for (const line of visible(step.output).split('\n')) p.line(`   ${p.style('dim', '|')} ${line}`);
     } else {
       p.line(`   ${p.style('red', 'denied')}  ${step.output}`);
-      if (step.hint !== undefined) p.line(`   ${p.style('dim', `(${step.hint})`)}`);
+      // The reason of a condition that failed already names the rule and its condition: said once (issue 39).
+      const said = step.output.includes(' only when ');
+      if (step.hint !== undefined && !said) p.line(`   ${p.style('dim', `(${step.hint})`)}`);
     }
   });
   p.line();
