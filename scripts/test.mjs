@@ -13,9 +13,9 @@ import { ensureInstalled } from './installs.mjs';
 try {
   ensureInstalled('bench');
 } catch (err) {
+  // Offline without the packages in npm's cache, say: the rest of the suite still runs, and the bench tests fail
+  // with what is missing.
   process.stderr.write(`${err.message}\n`);
-  process.stdout.write('\ntests: 0 passed, 1 failed\n');
-  process.exit(1);
 }
 
 const require = createRequire(import.meta.url);
