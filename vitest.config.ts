@@ -23,5 +23,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     maxWorkers: 2,
+    // A condition a test polls for may take long on a loaded machine: wait most of the test's time, not one second
+    // (CONDITION_TIMEOUT_MS in test/helpers/wait.ts, issue 39).
+    expect: { poll: { timeout: 20_000 } },
   },
 });

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs the official MCP conformance suite's client scenarios against test/conformance/client.ts (issue 13).
-// The suite lives in conformance/ with its own lockfile (it needs Node 22; the package supports Node 20): install
-// it with `npm ci --prefix conformance` and run this script with Node 22 or later.
+// The suite lives in conformance/ with its own lockfile (it needs Node 22; the package supports Node 20): this
+// script installs it there when it is missing or stale (scripts/installs.mjs). Run it with Node 22 or later.
 //
 //   node scripts/conformance.mjs [--scenario NAME]... [--release stable|next]...
 //
@@ -13,6 +13,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureInstalled } from './installs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLIENT = `${JSON.stringify(process.execPath)} --import tsx test/conformance/client.ts`;
@@ -129,6 +130,7 @@ async function runScenario(release, name, specVersion) {
 async function main() {
   const major = Number(process.versions.node.split('.')[0]);
   if (major < 22) throw new Error(`the conformance suite needs Node 22 or later; this is ${process.version}`);
+  ensureInstalled('conformance');
   const { scenarios: only, releases } = parseArgs(process.argv.slice(2));
   const count = { passed: 0, failed: 0, skipped: 0 };
   // What `stable` runs, so `next` runs only the rest.

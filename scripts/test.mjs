@@ -1,11 +1,22 @@
 #!/usr/bin/env node
 // Runs the vitest suite and ends with the plain line CI reads: `tests: N passed, M failed[, K skipped]`.
 // Extra arguments go to vitest (e.g. a file filter). Exit code is vitest's.
+// First it installs bench/'s packages when they are missing or stale (scripts/installs.mjs): the README's
+// `npm ci`, then `npm test`, is all a fresh clone needs.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ensureInstalled } from './installs.mjs';
+
+try {
+  ensureInstalled('bench');
+} catch (err) {
+  // Offline without the packages in npm's cache, say: the rest of the suite still runs, and the bench tests fail
+  // with what is missing.
+  process.stderr.write(`${err.message}\n`);
+}
 
 const require = createRequire(import.meta.url);
 const vitest = join(require.resolve('vitest/package.json'), '..', 'vitest.mjs');

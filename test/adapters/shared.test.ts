@@ -60,10 +60,10 @@ describe('adapter options', () => {
       stopWhen: stepCountIs(3),
       abortSignal: controller.signal,
     });
-    await expect.poll(inFlight, { timeout: 10_000 }).toBe(1);
+    await expect.poll(inFlight).toBe(1);
     controller.abort();
     await expect(run).rejects.toThrow();
-    await expect.poll(inFlight, { timeout: 10_000 }).toBe(0);
+    await expect.poll(inFlight).toBe(0);
   });
 });
 

@@ -10,6 +10,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { fixture } from '../helpers/fixtures.js';
+import { CONDITION_TIMEOUT_MS } from '../helpers/wait.js';
 import { type TempProject, tempProject } from './helpers.js';
 
 let project: TempProject;
@@ -108,7 +109,7 @@ describe('interlock call: elicitation on a terminal', () => {
     expect(result.stderr).toContain(`URL:  ${url}`);
     expect(result.stderr).toContain('host: auth.example.com');
     await vi.waitFor(() => expect(existsSync(opened) && readFileSync(opened, 'utf8')).toBe(url), {
-      timeout: 10_000,
+      timeout: CONDITION_TIMEOUT_MS,
     });
   });
 

@@ -52,12 +52,12 @@ describe('interlock policy with state.policy', () => {
     expect(revoked.code).toBe(0);
     expect(revoked.stdout).toContain("policy 'team' is at version 2 (0 rules)");
     // The gateway hears the broadcast; its next call is decided by version 2.
-    await waitUntil(async () => (await echo()).isError === true, { timeoutMs: 10_000 });
+    await waitUntil(async () => (await echo()).isError === true);
     expect(JSON.stringify((await echo()).content)).toContain('Unknown tool: mcp__echo__echo');
 
     const published = await runCli(['--config', file, 'policy', 'publish'], { cwd: project.dir });
     expect(published.stdout).toContain("policy 'team' is at version 3 (1 rule)");
-    await waitUntil(async () => (await echo()).isError !== true, { timeoutMs: 10_000 });
+    await waitUntil(async () => (await echo()).isError !== true);
   });
 
   it('says what to add when the file shares no policy', async () => {

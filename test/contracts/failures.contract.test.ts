@@ -16,6 +16,7 @@ import {
 import { CapabilitySet } from '../../src/security/index.js';
 import { createFixtureLog, type FixtureLog, type FixtureLogEntry, nodeFixture } from '../helpers/fixtures.js';
 import { type HttpServerProcess, startHttpFixture, startModernHttp } from '../helpers/http-fixtures.js';
+import { CONDITION_TIMEOUT_MS } from '../helpers/wait.js';
 
 type Transport = 'stdio' | 'sse' | 'http';
 type Era = '2026-07-28' | '2025-11-25';
@@ -238,7 +239,7 @@ function callsOf(log: FixtureLog, tool: string, args?: Record<string, unknown>):
 /** Resolves once the server logged a `tools/call` for `tool` (with `args` when given): it got the request. */
 async function received(log: FixtureLog, tool: string, args?: Record<string, unknown>): Promise<void> {
   await vi.waitFor(() => expect(callsOf(log, tool, args).length).toBeGreaterThan(0), {
-    timeout: 10_000,
+    timeout: CONDITION_TIMEOUT_MS,
     interval: 20,
   });
 }
@@ -383,7 +384,9 @@ describe.each(cells)('failure contract over $transport, protocol $era', (cell) =
         const running = settle(manager.executeTool('mcp__srv__slow', holding, { signal: first.signal }));
         await received(log, 'slow', holding);
         const queued = settle(echo(manager, 'queued'));
-        await vi.waitFor(() => expect(manager.health().srv?.callsQueued).toBe(1));
+        await vi.waitFor(() => expect(manager.health().srv?.callsQueued).toBe(1), {
+          timeout: CONDITION_TIMEOUT_MS,
+        });
         await expect(echo(manager, 'one too many')).rejects.toMatchObject({
           code: 'OVERLOADED',
           server: 'srv',
@@ -410,7 +413,7 @@ describe.each(cells)('failure contract over $transport, protocol $era', (cell) =
       await expect(call).rejects.toMatchObject({ code: 'REQUEST_CANCELLED', server: 'srv' });
       // The server's handler saw its request signal abort.
       await vi.waitFor(() => expect(r.log.entries().some((e) => e.event === 'aborted')).toBe(true), {
-        timeout: 10_000,
+        timeout: CONDITION_TIMEOUT_MS,
       });
       const cancels = r.log.entries().filter((e) => e.method === 'notifications/cancelled');
       if (cell.cancelledBy === 'notification') {

@@ -186,17 +186,21 @@ describe('the span tree of an agent run', () => {
     }
   });
 
-  it('puts the MCP tools/call span of the manager under the execute_tool span', (ctx) => {
+  it('puts the MCP tools/call span of the manager under the execute_tool span', () => {
     const calls = spans.filter((s) => s.attributes['mcp.method.name'] === 'tools/call');
-    if (calls.length === 0) ctx.skip(); // the manager emits no MCP client spans yet (src/interop)
+    // A manager that stopped emitting its client spans fails here rather than skipping (issue 39).
+    expect(calls.length, 'tools/call spans from the manager').toBeGreaterThan(0);
     const whoami = one('execute_tool mcp__meta__whoami');
     expect(calls.some((s) => isWithin(spans, s, whoami))).toBe(true);
     expect(calls.every((s) => s.attributes['gen_ai.tool.name'] !== undefined)).toBe(true);
   });
 
-  it('lets the server join the trace: traceparent in the tools/call _meta', (ctx) => {
+  it('lets the server join the trace: traceparent in the tools/call _meta', () => {
     const meta = JSON.parse(result.steps[0]?.output ?? '{}') as { traceparent?: string };
-    if (meta.traceparent === undefined) ctx.skip(); // the manager does not inject trace context yet (src/interop)
+    // A manager that stopped injecting trace context fails here rather than skipping (issue 39).
+    expect(meta.traceparent, 'traceparent in the _meta the server received').toMatch(
+      /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/,
+    );
     const [, traceId, spanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/.exec(meta.traceparent ?? '') ?? [];
     const whoami = one('execute_tool mcp__meta__whoami');
     expect(traceId).toBe(whoami.spanContext().traceId);

@@ -61,7 +61,7 @@ describe('Streamable HTTP faults', () => {
     await expect(manager.executeTool('mcp__remote__count', {})).rejects.toMatchObject({
       code: 'CONNECTION_LOST',
     });
-    await expect.poll(() => manager.getConnection('remote')?.state, { timeout: 5_000 }).toBe('ready');
+    await expect.poll(() => manager.getConnection('remote')?.state).toBe('ready');
     await expect(manager.executeTool('mcp__remote__count', {})).resolves.toBe('1');
   });
 
@@ -75,7 +75,7 @@ describe('Streamable HTTP faults', () => {
     ).rejects.toMatchObject({
       code: 'CONNECTION_LOST',
     });
-    await expect.poll(() => manager.getConnection('remote')?.state, { timeout: 5_000 }).toBe('ready');
+    await expect.poll(() => manager.getConnection('remote')?.state).toBe('ready');
     await expect(manager.executeTool('mcp__remote__echo', { text: 'again' })).resolves.toBe('again');
   });
 

@@ -236,7 +236,7 @@ describe('interlock serve --http', () => {
     cleanups.push(() => client.close());
     const slow = client.callTool({ name: 'mcp__echo__slow', arguments: { ms: 1_500 } });
     // Wait until the upstream server has the call, then ask the gateway to stop.
-    await waitUntil(() => readFixtureLog(dir.log).some((e) => e.tool === 'slow'), { timeoutMs: 10_000 });
+    await waitUntil(() => readFixtureLog(dir.log).some((e) => e.tool === 'slow'));
     cli.child.kill('SIGTERM');
     const result = await slow;
     expect(result.isError).toBeFalsy();

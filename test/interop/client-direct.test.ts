@@ -20,6 +20,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InterlockClient, plainTextResult, withMeta } from '../../src/interop/client.js';
 import { TASKS_EXTENSION } from '../../src/interop/task-handles.js';
 import { createFixtureLog, type FixtureName, nodeFixture } from '../helpers/fixtures.js';
+import { CONDITION_TIMEOUT_MS } from '../helpers/wait.js';
 
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -187,7 +188,7 @@ describe.each(eras)('the direct tools/call path on a $era server', ({ era, serve
     // Both servers saw their request cancelled (both clients share the log file). Two other processes have to
     // read the cancellation and write the log: on a loaded machine that takes longer than waitFor's default second.
     await vi.waitFor(() => expect(log.entries().filter((e) => e.event === 'aborted')).toHaveLength(2), {
-      timeout: 10_000,
+      timeout: CONDITION_TIMEOUT_MS,
     });
   });
 

@@ -70,20 +70,16 @@ describe('discovery', () => {
     manager.on('tools_changed', (e) => changes.push(e));
 
     await manager.executeTool('mcp__echo__add_tool', { name: 'late_tool', description: 'added later' });
-    await expect
-      .poll(() => manager.getTool('mcp__echo__late_tool') !== undefined, { timeout: 5_000 })
-      .toBe(true);
+    await expect.poll(() => manager.getTool('mcp__echo__late_tool') !== undefined).toBe(true);
     expect(changes.some((c) => c.added.includes('mcp__echo__late_tool'))).toBe(true);
 
     await manager.executeTool('mcp__echo__set_description', { tool: 'echo', description: 'new words' });
-    await expect
-      .poll(() => manager.getTool('mcp__echo__echo')?.description, { timeout: 5_000 })
-      .toBe('new words');
+    await expect.poll(() => manager.getTool('mcp__echo__echo')?.description).toBe('new words');
     expect(manager.getTool('mcp__echo__echo')).toBe(echo);
     await expect(echo?.execute({ text: 'still works' })).resolves.toContain('still works');
 
     await manager.executeTool('mcp__echo__remove_tool', { name: 'late_tool' });
-    await expect.poll(() => manager.getTool('mcp__echo__late_tool'), { timeout: 5_000 }).toBeUndefined();
+    await expect.poll(() => manager.getTool('mcp__echo__late_tool')).toBeUndefined();
   });
 
   it('applies the per-server tools filter: deny wins, allow narrows', async () => {

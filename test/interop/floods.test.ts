@@ -60,7 +60,7 @@ describe('listener floods', () => {
     const calls = Array.from({ length: 100 }, () =>
       manager.executeTool('mcp__echo__slow', { ms: 2_000 }, { signal: shared.signal }),
     );
-    await expect.poll(() => manager.health().echo?.callsQueued, { timeout: 5_000 }).toBe(99);
+    await expect.poll(() => manager.health().echo?.callsQueued).toBe(99);
     shared.abort();
     const settled = await Promise.allSettled(calls);
     expect(settled.every((s) => s.status === 'rejected')).toBe(true);
@@ -87,9 +87,7 @@ describe('TOOL_NOT_FOUND', () => {
     await using manager = new MCPClientManager({ capabilities: caps() });
     await manager.connectServer({ name: 'echo', transport: 'stdio', ...nodeFixture('echo') });
     await manager.executeTool('mcp__echo__remove_tool', { name: 'echo' });
-    await expect
-      .poll(() => manager.tools.some((t) => t.name === 'mcp__echo__echo'), { timeout: 5_000 })
-      .toBe(false);
+    await expect.poll(() => manager.tools.some((t) => t.name === 'mcp__echo__echo')).toBe(false);
     const err = await manager.executeTool('mcp__echo__echo', { text: 'x' }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'TOOL_NOT_FOUND' });
     expect((err as { suggestions: string[] }).suggestions).not.toContain('mcp__echo__echo');

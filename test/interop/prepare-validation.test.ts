@@ -8,6 +8,7 @@ import { MCPClientManager } from '../../src/interop/manager.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { validationPrepared } from '../../src/tools/validate.js';
 import { nodeFixture } from '../helpers/fixtures.js';
+import { CONDITION_TIMEOUT_MS } from '../helpers/wait.js';
 
 describe('argument checking, prepared while a server starts', () => {
   it('is prepared by connecting, before any tool is called, and still refuses bad arguments', async () => {
@@ -18,7 +19,7 @@ describe('argument checking, prepared while a server starts', () => {
     expect(validationPrepared()).toBe(false);
     await manager.connectServer({ name: 'echo', transport: 'stdio', ...nodeFixture('echo') });
     // No call made: only the connect can have prepared it.
-    await vi.waitFor(() => expect(validationPrepared()).toBe(true));
+    await vi.waitFor(() => expect(validationPrepared()).toBe(true), { timeout: CONDITION_TIMEOUT_MS });
     await expect(manager.executeTool('mcp__echo__echo', { text: 'hello' })).resolves.toBe('hello');
     await expect(manager.executeTool('mcp__echo__echo', { text: 42 })).rejects.toMatchObject({
       code: 'INVALID_TOOL_INPUT',

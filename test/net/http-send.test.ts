@@ -9,6 +9,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { createHttpClient } from '../../src/net/http.js';
+import { CONDITION_TIMEOUT_MS } from '../helpers/wait.js';
 import { closesAfterEach } from '../remote/cleanup.js';
 import { startHttp } from '../remote/net-fixtures.js';
 
@@ -161,7 +162,8 @@ describe('requests sent without the fetch algorithm', () => {
     void next.finally(() => {
       settled = true;
     });
-    for (let round = 0; !settled && round < 200; round++) {
+    // Collects until the socket comes free: as long as that takes on a loaded machine, up to the shared bound.
+    for (const deadline = Date.now() + CONDITION_TIMEOUT_MS; !settled && Date.now() < deadline; ) {
       gc();
       await new Promise((resolve) => setTimeout(resolve, 10));
     }

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isInterlockError } from '../../src/errors.js';
 import { type ModelProviderError, OpenAIChatProvider } from '../../src/providers/index.js';
 import type { ModelMessage, ModelToolDefinition } from '../../src/providers/types.js';
+import { CONDITION_TIMEOUT_MS } from '../helpers/wait.js';
 import { type FakeApi, openAIResponse, startFakeApi } from './fake-api.js';
 
 const readNote: ModelToolDefinition = {
@@ -337,7 +338,7 @@ describe('OpenAIChatProvider', () => {
       tools: [],
       signal: controller.signal,
     });
-    await vi.waitFor(() => expect(api.requests).toHaveLength(1));
+    await vi.waitFor(() => expect(api.requests).toHaveLength(1), { timeout: CONDITION_TIMEOUT_MS });
     controller.abort();
     await expect(pending).rejects.toMatchObject({ code: 'REQUEST_CANCELLED' });
     await expect(

@@ -11,6 +11,7 @@ import { RedisStateStore } from '../../src/state/redis.js';
 import { SharedPolicy } from '../../src/state/shared-policy.js';
 import { createFixtureLog, type FixtureLog, nodeFixture } from '../helpers/fixtures.js';
 import { redisForFile, type StateWorker, startStateWorker } from '../helpers/redis.js';
+import { CONDITION_TIMEOUT_MS } from '../helpers/wait.js';
 
 const redisServer = redisForFile({ persist: true });
 const ECHO = nodeFixture('echo').args[0] as string;
@@ -99,7 +100,7 @@ const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
 /** Retries `op` until it resolves (the store reconnects by itself after a restart). */
 function eventually<T>(op: () => Promise<T>): Promise<T> {
-  return vi.waitFor(op, { timeout: 10_000, interval: 100 });
+  return vi.waitFor(op, { timeout: CONDITION_TIMEOUT_MS, interval: 100 });
 }
 
 /** Kills Redis, runs `check`, and starts Redis again (also when `check` fails). */
@@ -161,7 +162,7 @@ describe('a fleet of 4 processes calling a real server through one Redis', () =>
     // A revoke published after the restart reaches every process; then no call of the revoked rule is sent.
     const version = await eventually(() => shared.revoke('pid'));
     for (const w of workers) {
-      await expect.poll(() => w.ask('version', 'version '), { timeout: 10_000 }).toBe(`version ${version}`);
+      await expect.poll(() => w.ask('version', 'version ')).toBe(`version ${version}`);
     }
     const pidCalls = log.toolCalls('pid').length;
     const revoked = await round(workers, 2, 'pid');
@@ -183,7 +184,7 @@ describe('a fleet of 4 processes calling a real server through one Redis', () =>
 
     // Once Redis answers, every process charges its local units to it by itself (no call needed): the shared count
     // reaches the quota, and nothing more goes.
-    await expect.poll(() => eventually(() => store.used(QUOTA_KEY)), { timeout: 10_000 }).toBe(20);
+    await expect.poll(() => eventually(() => store.used(QUOTA_KEY))).toBe(20);
     expect(await callsUntilUsedUp(store, workers, 1)).toBe(0);
     expect(sum((await round(workers, 5, 'echo')).ok)).toBe(0);
     expect(log.toolCalls('echo')).toHaveLength(20);

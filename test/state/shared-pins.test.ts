@@ -55,7 +55,7 @@ describe('shared pins on Redis', () => {
 
     // The same change here, reviewed and approved once.
     await manager.executeTool('mcp__echo__set_description', { tool: 'echo', description });
-    await expect.poll(() => manager.blockedTools.length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => manager.blockedTools.length).toBe(1);
     const [change] = manager.blockedTools;
     expect(hashes.has(change?.currentHash)).toBe(true);
     expect(manager.approveToolChange('mcp__echo__echo', change?.currentHash ?? '')).toBe(true);

@@ -38,7 +38,7 @@ describe.each(makers)('%s state store', (_name, make) => {
     expect(first.resetMs).toBeGreaterThan(0);
     expect(first.resetMs).toBeLessThanOrEqual(300);
     // The window rolls over by the clock; wait for it instead of sleeping a fixed time.
-    await waitUntil(async () => (await store.consume('w', 1, 300)).allowed, { timeoutMs: 3_000 });
+    await waitUntil(async () => (await store.consume('w', 1, 300)).allowed);
   });
 
   it('keeps values, with and without expiry, and deletes them', async () => {
@@ -46,7 +46,7 @@ describe.each(makers)('%s state store', (_name, make) => {
     await store.set('a', 'one');
     await store.set('b', 'two', { ttlMs: 50 });
     expect(await store.get('a')).toBe('one');
-    await waitUntil(async () => (await store.get('b')) === undefined, { timeoutMs: 3_000 });
+    await waitUntil(async () => (await store.get('b')) === undefined);
     await store.delete('a');
     expect(await store.get('a')).toBeUndefined();
   });
