@@ -118,6 +118,8 @@ export interface StateWorker {
   ask(line: string, reply: string): Promise<string>;
   /** Writes a line to the worker's stdin. */
   send(line: string): void;
+  /** Sends a signal: `SIGSTOP` freezes the worker (a stalled process), `SIGCONT` thaws it. */
+  signal(signal: NodeJS.Signals): void;
   kill(): void;
 }
 
@@ -175,6 +177,9 @@ export function startStateWorker(name: string, args: readonly string[]): StateWo
       return answer;
     },
     done,
+    signal: (signal) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
     kill: () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
