@@ -22,7 +22,14 @@ const BundleSchema = z.strictObject({
   restored: z.literal(true).optional(),
 });
 
-const MemberSchema = z.strictObject({ version: z.union([z.literal(0), VersionSchema]) });
+const MemberSchema = z.strictObject({
+  version: z.union([z.literal(0), VersionSchema]),
+  /** The member's lease: a writer waits for the longest lease among the members before it gives up on one. */
+  leaseMs: z.number().int().min(1).max(600_000),
+});
+
+/** What a member record says: the revision its process applied, and its lease. */
+export type MemberRecord = z.infer<typeof MemberSchema>;
 
 /** A revision of a shared policy, as stored. */
 export interface Bundle {
@@ -70,17 +77,17 @@ export function bundleText(bundle: Bundle): string {
   return JSON.stringify(bundle);
 }
 
-/** The revision a member record says its process applied; undefined when the record is invalid. */
-export function memberVersion(text: string): number | undefined {
+/** A member record read from the store; undefined when it is invalid (its process is then counted as lagging). */
+export function parseMember(text: string): MemberRecord | undefined {
   try {
     const parsed = MemberSchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data.version : undefined;
+    return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
   }
 }
 
 /** The text of a member record. */
-export function memberText(version: number): string {
-  return JSON.stringify({ version });
+export function memberText(record: MemberRecord): string {
+  return JSON.stringify(record);
 }

@@ -25,8 +25,8 @@ import {
   bundleText,
   MAX_POLICY_VERSION,
   memberText,
-  memberVersion,
   parseBundle,
+  parseMember,
   type StoredBundle,
 } from './policy-bundle.js';
 import { PolicyNotAppliedError, StateInvalidError, type StateStore, StateUnavailableError } from './types.js';
@@ -42,6 +42,11 @@ type Stored = { readonly text: string; readonly bundle: Bundle };
 /** Whether two bundles are the same revision (a restored copy of a revision is the same revision). */
 function sameRevision(a: Bundle, b: Bundle): boolean {
   return a.version === b.version && JSON.stringify(a.policy) === JSON.stringify(b.policy);
+}
+
+/** Clock rate drift and timer lateness a lease allows for, in ms. */
+function marginOf(leaseMs: number): number {
+  return Math.max(50, Math.floor(leaseMs / 10));
 }
 
 /** How a write treats the bundle it reads: `initial` writes only into an empty store. */
@@ -233,7 +238,8 @@ export class SharedPolicy implements AsyncDisposable {
 
   async #join(): Promise<void> {
     // The record outlives the lease: when it expires, the process's lease has expired before it.
-    await this.#store.putMember(this.#group, this.member, memberText(this.version), this.#leaseMs);
+    const record = memberText({ version: this.version, leaseMs: this.#leaseMs });
+    await this.#store.putMember(this.#group, this.member, record, this.#leaseMs);
   }
 
   async #read(): Promise<StoredBundle | undefined> {
@@ -323,9 +329,8 @@ export class SharedPolicy implements AsyncDisposable {
     );
   }
 
-  /** Clock rate drift and timer lateness the lease allows for, in ms. */
   get #margin(): number {
-    return Math.max(50, Math.floor(this.#leaseMs / 10));
+    return marginOf(this.#leaseMs);
   }
 
   /**
@@ -372,7 +377,7 @@ export class SharedPolicy implements AsyncDisposable {
         if (policy === undefined) return undefined;
         const members = await this.#store.members(this.#group);
         let highest = Math.max(stored?.bundle?.version ?? 0, this.version);
-        for (const text of members.values()) highest = Math.max(highest, memberVersion(text) ?? 0);
+        for (const text of members.values()) highest = Math.max(highest, parseMember(text)?.version ?? 0);
         if (highest >= MAX_POLICY_VERSION) {
           throw new StateInvalidError(
             `The shared policy '${this.#name}' is at revision ${highest}, the highest there can be. Check who can write to the store, then delete the policy's keys and publish again.`,
@@ -417,19 +422,26 @@ export class SharedPolicy implements AsyncDisposable {
     return this.#read();
   }
 
-  /** Resolves once every live member applied `version`; throws `POLICY_NOT_APPLIED` naming those that did not. */
+  /**
+   * Resolves once every live member applied `version`; throws `POLICY_NOT_APPLIED` naming those that did not
+   * within the longest lease among the members (plus a margin): by then each of those has refused every call.
+   */
   async #awaitApplied(version: number, wroteAt: number): Promise<void> {
-    const deadline = wroteAt + this.#leaseMs + this.#margin;
+    let leaseMs = this.#leaseMs;
     for (let pause = 2; ; pause = Math.min(pause * 2, 100)) {
       const members = await this.#store.members(this.#group);
-      const pending = [...members]
-        .filter(([, text]) => (memberVersion(text) ?? 0) < version)
-        .map(([member]) => member)
-        .sort();
+      const pending: string[] = [];
+      for (const [member, text] of members) {
+        const record = parseMember(text);
+        leaseMs = Math.max(leaseMs, record?.leaseMs ?? 0);
+        if ((record?.version ?? 0) < version) pending.push(member);
+      }
       if (pending.length === 0) return;
-      if (performance.now() >= deadline) {
+      const bound = leaseMs + marginOf(leaseMs);
+      if (performance.now() >= wroteAt + bound) {
+        pending.sort();
         throw new PolicyNotAppliedError(
-          `Revision ${version} of the shared policy '${this.#name}' is in the store, but ${pending.length} live process${pending.length === 1 ? '' : 'es'} did not apply it within ${this.#leaseMs + this.#margin} ms: ${pending.join(', ')}. They refuse every call until they do; check their connection to the store.`,
+          `Revision ${version} of the shared policy '${this.#name}' is in the store, but ${pending.length} live process${pending.length === 1 ? '' : 'es'} did not apply it within ${bound} ms: ${pending.join(', ')}. They refuse every call until they do; check their connection to the store.`,
           { version, pending },
         );
       }

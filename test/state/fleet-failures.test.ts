@@ -44,8 +44,11 @@ interface Fleet extends AsyncDisposable {
 /** Time the workers get to exit by themselves when told to, before they are killed. */
 const WORKER_EXIT_GRACE_MS = 5_000;
 
-/** Publishes the policy from this process, then starts 4 workers that follow it. */
-async function fleet(prefix: string, limit: number, fallback: string, leaseMs?: number): Promise<Fleet> {
+/**
+ * Publishes the policy from this process, then starts 4 workers that follow it, with a lease long enough that a
+ * loaded machine does not stall one past it by accident.
+ */
+async function fleet(prefix: string, limit: number, fallback: string, leaseMs = 10_000): Promise<Fleet> {
   const store = await RedisStateStore.connect({
     url: redisServer.current.url,
     keyPrefix: prefix,
@@ -77,7 +80,7 @@ async function fleet(prefix: string, limit: number, fallback: string, leaseMs?: 
         ECHO,
         log.path,
         fallback,
-        ...(leaseMs === undefined ? [] : [String(leaseMs)]),
+        String(leaseMs),
       ]),
     );
     await Promise.all(workers.map((w) => w.line('ready')));
@@ -159,7 +162,7 @@ describe('a fleet of 4 processes calling a real server through one Redis', () =>
       expect(down.denied).toEqual([5, 5, 5, 5]);
       // Once a process could not confirm its revision for a lease, it refuses the rest too (fails closed).
       for (const w of workers) {
-        await expect.poll(() => w.ask('fenced', 'fenced '), { timeout: 15_000 }).toBe('fenced true');
+        await expect.poll(() => w.ask('fenced', 'fenced '), { timeout: 30_000 }).toBe('fenced true');
       }
       const pidCalls = log.toolCalls('pid').length;
       const free = await round(workers, 2, 'pid');
@@ -181,7 +184,7 @@ describe('a fleet of 4 processes calling a real server through one Redis', () =>
     const revoked = await round(workers, 2, 'pid');
     expect(revoked.ok).toEqual([0, 0, 0, 0]);
     expect(log.toolCalls('pid')).toHaveLength(pidCalls);
-  });
+  }, 120_000);
 
   it('with a local share as fallback, each process gives its share during the outage and the total stays at the quota', async () => {
     // The workers' lease is longer than the outage: the local share is about quotas while the policy holds.
