@@ -112,6 +112,8 @@ export function runStateWorker(name: string, args: readonly string[]): Promise<s
 export interface StateWorker {
   /** Resolves with the first line (already printed or to come) that starts with `prefix`. */
   line(prefix: string): Promise<string>;
+  /** Every line printed so far. */
+  lines(): readonly string[];
   /** Resolves when the worker exits with 0; rejects with its stderr otherwise. */
   readonly done: Promise<void>;
   /** Writes a line to the worker's stdin, and resolves with the next line it prints starting with `reply`. */
@@ -168,6 +170,7 @@ export function startStateWorker(name: string, args: readonly string[]): StateWo
       const found = lines.find((l) => l.startsWith(prefix));
       return found !== undefined ? Promise.resolve(found) : next(prefix);
     },
+    lines: () => [...lines],
     send: (line) => {
       child.stdin?.write(`${line}\n`);
     },
