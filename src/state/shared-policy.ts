@@ -250,6 +250,10 @@ export class SharedPolicy implements AsyncDisposable {
   /** One heartbeat: read, apply or restore, confirm the lease, then record the revision applied. */
   async #sync(): Promise<void> {
     if (this.#closed) return;
+    // Join before the read that may confirm the lease: a writer that lists the members after its write then either
+    // sees this process (and waits for it) or this read sees the write. A record that lapsed (an outage) and came
+    // back after the writer listed the members could otherwise confirm a lease on the revision before the write.
+    await this.#join();
     const started = performance.now();
     const held = this.#stored;
     const stored = await this.#read();
