@@ -51,6 +51,16 @@ export const ErrorCode = {
   /** The shared state store (Redis) could not be reached or answered with an error. A system fault. */
   STATE_UNAVAILABLE: 'STATE_UNAVAILABLE',
   /**
+   * A document read from the shared state store is invalid (not JSON, fails its schema, a revision that is not a
+   * safe integer or goes backwards): it is not used, and what depends on it fails closed.
+   */
+  STATE_INVALID: 'STATE_INVALID',
+  /**
+   * A shared policy revision was written, but some live processes did not apply it within the bound; they refuse
+   * every call until they do. The error names them.
+   */
+  POLICY_NOT_APPLIED: 'POLICY_NOT_APPLIED',
+  /**
    * Authorization with a server's OAuth authorization server failed for a reason a retry will not fix: the
    * authorization response named the wrong issuer (RFC 9207), the server's authorization server changed, a
    * cross-app access grant was refused, or the server refused a newly issued token too.

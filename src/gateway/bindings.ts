@@ -4,6 +4,7 @@
  * (deny still wins among them), and a principal that matches none gets an empty set: it sees no tool and every
  * call is denied. Without bindings every authenticated principal gets the project's set itself.
  */
+import { tupleKey } from '../json.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { PolicyRule } from '../security/policy.js';
 import type { AuthMethod, PrincipalBinding } from './options.js';
@@ -41,11 +42,17 @@ export class PrincipalPolicies {
     return out;
   }
 
-  /** The set every call of `principal` is checked against. */
+  /**
+   * The set every call of `principal` is checked against. Bindings with a `maxCalls` rule get a set per principal:
+   * their quota counts per principal in this process as it does in a fleet's store (issue 38); one set shared by
+   * every principal matching the binding shared one count.
+   */
   capabilitiesFor(principal: Principal): CapabilitySet {
-    if (this.#bindings === undefined) return this.#root;
+    const bindings = this.#bindings;
+    if (bindings === undefined) return this.#root;
     const indices = this.matching(principal);
-    const key = indices.join(',');
+    const quota = indices.some((i) => bindings[i]?.rules.some((r) => r.maxCalls !== undefined));
+    const key = quota ? tupleKey(indices.join(','), principal.via, principal.subject) : indices.join(',');
     let set = this.#sets.get(key);
     if (set === undefined) {
       const rules = indices.flatMap((i) => (this.#bindings as PrincipalBinding[])[i]?.rules ?? []);

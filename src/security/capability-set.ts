@@ -5,6 +5,7 @@
  * name), so a check costs the rules of one server plus the rules with a wildcard there, not all rules.
  */
 import { PermissionDeniedError, PolicyError } from '../errors.js';
+import { tupleKey } from '../json.js';
 import { applies, evaluate } from './evaluate.js';
 import { parseWith } from './parse.js';
 import { display, patternCovers, SCHEME_ACTIONS } from './pattern.js';
@@ -333,7 +334,8 @@ export class CapabilitySet {
         counter,
         charges: quotas.map((q) => ({
           rule: q,
-          key: `${q.id}\u001f${agent}\u001f${principal}`,
+          // Issue 38: a JSON array, not names joined by U+001F ((a, b␟c) and (a␟b, c) shared one counter).
+          key: tupleKey(q.id, agent, principal),
           limit: q.maxCalls ?? 0,
           windowMs: q.windowMs,
         })),

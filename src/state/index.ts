@@ -17,13 +17,15 @@ export {
 } from './quota-counter.js';
 export { RedisStateStore } from './redis.js';
 export { DEFAULT_PINS_POLL_MS, SharedPins, type SharedPinsOptions } from './shared-pins.js';
-export { DEFAULT_POLICY_POLL_MS, SharedPolicy, type SharedPolicyOptions } from './shared-policy.js';
+export { DEFAULT_POLICY_LEASE_MS, SharedPolicy, type SharedPolicyOptions } from './shared-policy.js';
 export {
   DEFAULT_LOCK_TTL_MS,
   DEFAULT_LOCK_WAIT_MS,
   DEFAULT_STREAM_MAX_LENGTH,
   type LockOptions,
+  PolicyNotAppliedError,
   type QuotaResult,
+  StateInvalidError,
   type StateListener,
   type StateStore,
   StateUnavailableError,

@@ -35,6 +35,7 @@ export class MemoryStateStore implements StateStore {
   readonly #streams = new Map<string, Record<string, string>[]>();
   readonly #bus = new EventEmitter();
   readonly #locks = new Map<string, number>();
+  readonly #groups = new Map<string, Map<string, Entry>>();
   #closed = false;
 
   constructor(options: MemoryStateStoreOptions = {}) {
@@ -67,13 +68,7 @@ export class MemoryStateStore implements StateStore {
 
   async get(key: string): Promise<string | undefined> {
     this.#open();
-    const entry = this.#values.get(key);
-    if (entry === undefined) return undefined;
-    if (entry.expiresAt !== undefined && this.#clock() >= entry.expiresAt) {
-      this.#values.delete(key);
-      return undefined;
-    }
-    return entry.value;
+    return this.#value(key);
   }
 
   async set(key: string, value: string, options: { ttlMs?: number | undefined } = {}): Promise<void> {
@@ -85,6 +80,40 @@ export class MemoryStateStore implements StateStore {
   async delete(key: string): Promise<void> {
     this.#open();
     this.#values.delete(key);
+  }
+
+  async compareAndSet(key: string, expected: string | undefined, value: string): Promise<boolean> {
+    this.#open();
+    // The check and the write in one synchronous step: nothing else can run between them.
+    if (this.#value(key) !== expected) return false;
+    this.#values.set(key, { value, expiresAt: undefined });
+    return true;
+  }
+
+  async putMember(group: string, member: string, value: string, ttlMs: number): Promise<void> {
+    this.#open();
+    let members = this.#groups.get(group);
+    if (members === undefined) {
+      members = new Map();
+      this.#groups.set(group, members);
+    }
+    members.set(member, { value, expiresAt: this.#clock() + ttlMs });
+  }
+
+  async members(group: string): Promise<Map<string, string>> {
+    this.#open();
+    const now = this.#clock();
+    const live = new Map<string, string>();
+    for (const [member, entry] of this.#groups.get(group) ?? []) {
+      if (entry.expiresAt !== undefined && now >= entry.expiresAt) this.#groups.get(group)?.delete(member);
+      else live.set(member, entry.value);
+    }
+    return live;
+  }
+
+  async removeMember(group: string, member: string): Promise<void> {
+    this.#open();
+    this.#groups.get(group)?.delete(member);
   }
 
   async publish(channel: string, message: string): Promise<void> {
@@ -146,6 +175,16 @@ export class MemoryStateStore implements StateStore {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+
+  #value(key: string): string | undefined {
+    const entry = this.#values.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt !== undefined && this.#clock() >= entry.expiresAt) {
+      this.#values.delete(key);
+      return undefined;
+    }
+    return entry.value;
   }
 
   #open(): void {

@@ -54,6 +54,44 @@ if window > 0 then
 end
 return tonumber(redis.call('GET', key) or '0')
 `;
+// Compare-and-set (issue 38): the check and the write in one script, so no other write can land between them.
+const COMPARE_AND_SET = `
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] == '0' then
+  if current then return 0 end
+elseif current ~= ARGV[2] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[3])
+return 1
+`;
+// Members of a group live in one hash, each value prefixed with its expiry by the server's clock, so hosts with
+// skewed clocks agree on who is live.
+const PUT_MEMBER = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], ARGV[1], (now + ttl) .. '\\n' .. ARGV[3])
+if redis.call('PTTL', KEYS[1]) < ttl * 2 then redis.call('PEXPIRE', KEYS[1], ttl * 2) end
+return 1
+`;
+const MEMBERS = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local all = redis.call('HGETALL', KEYS[1])
+local out = {}
+for i = 1, #all, 2 do
+  local cut = string.find(all[i + 1], '\\n', 1, true)
+  local expires = cut and tonumber(string.sub(all[i + 1], 1, cut - 1))
+  if expires and expires > now then
+    table.insert(out, all[i])
+    table.insert(out, string.sub(all[i + 1], cut + 1))
+  else
+    redis.call('HDEL', KEYS[1], all[i])
+  end
+end
+return out
+`;
 const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -63,6 +101,14 @@ type ScriptedRedis = Redis & {
   interlockConsume(key: string, limit: number, windowMs: number): Promise<[number, number, number]>;
   interlockUsed(key: string, windowMs: number): Promise<number>;
   interlockRelease(key: string, token: string): Promise<number>;
+  interlockCompareAndSet(
+    key: string,
+    hasExpected: '0' | '1',
+    expected: string,
+    value: string,
+  ): Promise<number>;
+  interlockPutMember(key: string, member: string, ttlMs: number, value: string): Promise<number>;
+  interlockMembers(key: string): Promise<string[]>;
 };
 
 /** The URL without its password, for messages. */
@@ -124,6 +170,9 @@ export class RedisStateStore implements StateStore {
     redis.defineCommand('interlockConsume', { numberOfKeys: 1, lua: CONSUME });
     redis.defineCommand('interlockUsed', { numberOfKeys: 1, lua: USED });
     redis.defineCommand('interlockRelease', { numberOfKeys: 1, lua: RELEASE });
+    redis.defineCommand('interlockCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
+    redis.defineCommand('interlockPutMember', { numberOfKeys: 1, lua: PUT_MEMBER });
+    redis.defineCommand('interlockMembers', { numberOfKeys: 1, lua: MEMBERS });
     try {
       await redis.connect();
     } catch (err) {
@@ -162,6 +211,39 @@ export class RedisStateStore implements StateStore {
   delete(key: string): Promise<void> {
     return this.#run('delete', async () => {
       await this.#redis.del(`kv:${key}`);
+    });
+  }
+
+  compareAndSet(key: string, expected: string | undefined, value: string): Promise<boolean> {
+    return this.#run('compare and set', async () => {
+      const written = await this.#redis.interlockCompareAndSet(
+        `kv:${key}`,
+        expected === undefined ? '0' : '1',
+        expected ?? '',
+        value,
+      );
+      return written === 1;
+    });
+  }
+
+  putMember(group: string, member: string, value: string, ttlMs: number): Promise<void> {
+    return this.#run('record a member', async () => {
+      await this.#redis.interlockPutMember(`members:${group}`, member, ttlMs, value);
+    });
+  }
+
+  members(group: string): Promise<Map<string, string>> {
+    return this.#run('list members', async () => {
+      const flat = await this.#redis.interlockMembers(`members:${group}`);
+      const out = new Map<string, string>();
+      for (let i = 0; i + 1 < flat.length; i += 2) out.set(flat[i] as string, flat[i + 1] as string);
+      return out;
+    });
+  }
+
+  removeMember(group: string, member: string): Promise<void> {
+    return this.#run('remove a member', async () => {
+      await this.#redis.hdel(`members:${group}`, member);
     });
   }
 

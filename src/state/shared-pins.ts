@@ -5,6 +5,7 @@
  * unblocks them everywhere; a conflicting first sighting blocks them). The first pin written wins: two processes
  * that first see different definitions of a tool end up with one pin, and the other definition is blocked.
  */
+import { tupleKey } from '../json.js';
 import { type PinChange, type PinFile, type PinnedToolDefinition, PinStore } from '../security/pinning.js';
 import type { StateStore } from './types.js';
 
@@ -135,7 +136,7 @@ export class SharedPins implements AsyncDisposable {
   /** A pin set or removed in this process: queued for the store, written soon. */
   #local(change: PinChange): void {
     if (change.origin !== 'local' || this.#closed) return;
-    const key = `${change.server}\u0000${change.tool}`;
+    const key = tupleKey(change.server, change.tool);
     const before = this.#pending.get(key)?.pin.previous;
     const previous = this.#pending.has(key) ? before : change.previous;
     const definition =
@@ -149,7 +150,7 @@ export class SharedPins implements AsyncDisposable {
   }
 
   #queueFirstSighting(server: string, tool: string): void {
-    const key = `${server}\u0000${tool}`;
+    const key = tupleKey(server, tool);
     if (this.#pending.has(key)) return;
     const hash = this.pins.get(server, tool);
     if (hash === undefined) return;

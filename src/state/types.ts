@@ -40,6 +40,21 @@ export interface StateStore extends AsyncDisposable {
   get(key: string): Promise<string | undefined>;
   /** Sets a value, optionally expiring after `ttlMs`. */
   set(key: string, value: string, options?: { ttlMs?: number | undefined }): Promise<void>;
+  /**
+   * Sets `key` to `value` only if it holds exactly `expected` (`undefined`: only if it holds nothing), atomically
+   * across every process: the write of a read-modify-write that no concurrent write can slip between (issue 38).
+   * Resolves to whether it was written.
+   */
+  compareAndSet(key: string, expected: string | undefined, value: string): Promise<boolean>;
+  /**
+   * Records `member` of `group` with `value`, live for `ttlMs` by the store's clock (a heartbeat renews it):
+   * membership by heartbeat, so a process that died drops out by itself.
+   */
+  putMember(group: string, member: string, value: string, ttlMs: number): Promise<void>;
+  /** The live members of `group` and their values (members whose heartbeat expired are left out and removed). */
+  members(group: string): Promise<Map<string, string>>;
+  /** Removes `member` from `group` (a process that leaves cleanly). */
+  removeMember(group: string, member: string): Promise<void>;
   delete(key: string): Promise<void>;
   /** Sends `message` to every subscriber of `channel`, in every process. */
   publish(channel: string, message: string): Promise<void>;
@@ -73,5 +88,32 @@ export function checkQuotaArgs(limit: number, windowMs: number | undefined): voi
     throw new RangeError(`limit must be a positive integer, got ${limit}`);
   if (windowMs !== undefined && (!Number.isSafeInteger(windowMs) || windowMs < 1)) {
     throw new RangeError(`windowMs must be a positive integer, got ${windowMs}`);
+  }
+}
+
+/** A document read from the store is invalid (garbage, wrong shape, a bad revision): not used, fails closed. */
+export class StateInvalidError extends InterlockError {
+  constructor(message: string, options: InterlockErrorOptions = {}) {
+    super(ErrorCode.STATE_INVALID, message, options);
+  }
+}
+
+/**
+ * A shared policy revision is in the store but some live processes did not apply it in time (issue 38). Those
+ * processes refuse every call until they apply it; `pending` names them.
+ */
+export class PolicyNotAppliedError extends InterlockError {
+  /** The revision that was written. */
+  readonly version: number;
+  /** The processes (their member names) that had not applied it. */
+  readonly pending: readonly string[];
+
+  constructor(
+    message: string,
+    options: InterlockErrorOptions & { version: number; pending: readonly string[] },
+  ) {
+    super(ErrorCode.POLICY_NOT_APPLIED, message, options);
+    this.version = options.version;
+    this.pending = Object.freeze([...options.pending]);
   }
 }

@@ -1,10 +1,9 @@
-// A policy shared through Redis (state.policy, issues 16 and 17): a revoke made with `interlock policy revoke`
-// in one process reaches a running `interlock serve` gateway before its next call, and `publish` brings it back.
+// A policy shared through Redis (state.policy, issues 16, 17 and 38): once `interlock policy revoke` printed its
+// line in one process, a running `interlock serve` gateway refuses its very next call, and `publish` brings it back.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixture } from '../helpers/fixtures.js';
 import { redisForFile } from '../helpers/redis.js';
-import { waitUntil } from '../helpers/wait.js';
 import { json, runCli, startCli, tempProject } from './helpers.js';
 
 const redis = redisForFile();
@@ -51,13 +50,14 @@ describe('interlock policy with state.policy', () => {
     const revoked = await runCli(['--config', file, 'policy', 'revoke', 'echo'], { cwd: project.dir });
     expect(revoked.code).toBe(0);
     expect(revoked.stdout).toContain("policy 'team' is at version 2 (0 rules)");
-    // The gateway hears the broadcast; its next call is decided by version 2.
-    await waitUntil(async () => (await echo()).isError === true);
-    expect(JSON.stringify((await echo()).content)).toContain('Unknown tool: mcp__echo__echo');
+    // The command returned once the gateway applied version 2 (issue 38): its very next call is refused.
+    const refused = await echo();
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toContain('Unknown tool: mcp__echo__echo');
 
     const published = await runCli(['--config', file, 'policy', 'publish'], { cwd: project.dir });
     expect(published.stdout).toContain("policy 'team' is at version 3 (1 rule)");
-    await waitUntil(async () => (await echo()).isError !== true);
+    expect((await echo()).isError).toBeFalsy();
   });
 
   it('says what to add when the file shares no policy', async () => {

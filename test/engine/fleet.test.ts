@@ -83,7 +83,6 @@ describe('Engine state option', () => {
     const prefix = 'engine-policy:';
     await using publisher = await SharedPolicy.open(await connect(prefix), {
       name: 'team',
-      pollMs: 0,
       initial: {
         version: 1,
         rules: [{ id: 'echo', effect: 'allow', resource: 'mcp:echo:echo', actions: ['execute'] }],

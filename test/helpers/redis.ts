@@ -112,12 +112,16 @@ export function runStateWorker(name: string, args: readonly string[]): Promise<s
 export interface StateWorker {
   /** Resolves with the first line (already printed or to come) that starts with `prefix`. */
   line(prefix: string): Promise<string>;
+  /** Every line printed so far. */
+  lines(): readonly string[];
   /** Resolves when the worker exits with 0; rejects with its stderr otherwise. */
   readonly done: Promise<void>;
   /** Writes a line to the worker's stdin, and resolves with the next line it prints starting with `reply`. */
   ask(line: string, reply: string): Promise<string>;
   /** Writes a line to the worker's stdin. */
   send(line: string): void;
+  /** Sends a signal: `SIGSTOP` freezes the worker (a stalled process), `SIGCONT` thaws it. */
+  signal(signal: NodeJS.Signals): void;
   kill(): void;
 }
 
@@ -166,6 +170,7 @@ export function startStateWorker(name: string, args: readonly string[]): StateWo
       const found = lines.find((l) => l.startsWith(prefix));
       return found !== undefined ? Promise.resolve(found) : next(prefix);
     },
+    lines: () => [...lines],
     send: (line) => {
       child.stdin?.write(`${line}\n`);
     },
@@ -175,6 +180,9 @@ export function startStateWorker(name: string, args: readonly string[]): StateWo
       return answer;
     },
     done,
+    signal: (signal) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
     kill: () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },

@@ -128,6 +128,22 @@ describe('shared quotas on Redis', () => {
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
     expect(log.toolCalls('echo')).toHaveLength(3);
-    expect(await store.used('echo-3\u001fbot\u001f')).toBe(3);
+    expect(await store.used(JSON.stringify(['echo-3', 'bot', '']))).toBe(3);
+  });
+
+  // Issue 38: quota keys joined their parts with U+001F, so (a, b␟c) and (a␟b, c) shared one counter: one principal
+  // could spend another's quota by choosing its agent name.
+  it('names holding the old separator never share a counter: (a, b\u001fc) and (a\u001fb, c) count apart', async () => {
+    const store = new MemoryStateStore();
+    const caps = new CapabilitySet({ quotaCounter: store });
+    caps.grant('mcp:s:t', 'execute', { id: 'one-each', maxCalls: 1 });
+    const gate = new CapabilityGate({ capabilities: caps });
+    const call = (agent: string, principal: string) =>
+      gate.authorize({ resource: 'mcp:s:t', action: 'execute', context: { agent, principal } });
+    await expect(call('a', 'b\u001fc')).resolves.toMatchObject({ allowed: true });
+    await expect(call('a\u001fb', 'c')).resolves.toMatchObject({ allowed: true });
+    await expect(call('a', 'b\u001fc')).rejects.toMatchObject({ code: 'CAPABILITY_DENIED' });
+    expect(await store.used(JSON.stringify(['one-each', 'a', 'b\u001fc']))).toBe(1);
+    expect(await store.used(JSON.stringify(['one-each', 'a\u001fb', 'c']))).toBe(1);
   });
 });

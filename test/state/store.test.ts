@@ -65,6 +65,32 @@ describe.each(makers)('%s state store', (_name, make) => {
     expect(got.at(-1)).toBe('2:rule-8');
   });
 
+  it('compareAndSet writes only over exactly the expected value, and one of many racing writers wins', async () => {
+    await using store = await make();
+    expect(await store.compareAndSet('cas', 'nothing yet', 'x')).toBe(false);
+    expect(await store.compareAndSet('cas', undefined, 'one')).toBe(true);
+    expect(await store.compareAndSet('cas', undefined, 'again')).toBe(false);
+    const racers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => store.compareAndSet('cas', 'one', `two-${i}`)),
+    );
+    expect(racers.filter(Boolean)).toHaveLength(1);
+    expect(await store.get('cas')).toBe(`two-${racers.indexOf(true)}`);
+  });
+
+  it('lists the members of a group whose heartbeat is live, and forgets one that left or expired', async () => {
+    await using store = await make();
+    await store.putMember('g', 'a', 'va', 60_000);
+    await store.putMember('g', 'b', 'vb', 50);
+    await store.putMember('g', 'c', 'line one\nline two', 60_000);
+    await store.putMember('other', 'x', 'vx', 60_000);
+    expect((await store.members('g')).get('c')).toBe('line one\nline two');
+    await waitUntil(async () => !(await store.members('g')).has('b'), { timeoutMs: 3_000 });
+    await store.removeMember('g', 'c');
+    expect([...(await store.members('g'))]).toEqual([['a', 'va']]);
+    await store.putMember('g', 'a', 'va2', 60_000);
+    expect((await store.members('g')).get('a')).toBe('va2');
+  });
+
   it('withLock lets one holder in at a time', async () => {
     await using store = await make();
     let inside = 0;

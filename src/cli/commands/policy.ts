@@ -39,7 +39,8 @@ export async function policyCommand(
         `Unknown policy action '${action}': use publish, revoke ID, or nothing for the status.`,
       );
     }
-    const rules = project.capabilities.rules.length;
+    // The shared policy's own rules (the capability set also holds the lease's fail-closed rules).
+    const rules = shared.policy?.rules.length ?? 0;
     if (printer.json) printer.data({ policy: name, version, rules });
     else printer.line(`policy '${name}' is at version ${version} (${rules} rule${rules === 1 ? '' : 's'})`);
     return 0;
