@@ -10,6 +10,7 @@ import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import type { Ajv2019 } from 'ajv/dist/2019.js';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
+import { closest, distance } from 'fastest-levenshtein';
 import type { RE2JS } from 're2js';
 import { type ToolInputIssue, ToolSchemaError } from '../errors.js';
 import { isJsonObject } from '../json.js';
@@ -357,8 +358,36 @@ export function compileInputValidator(
       return [{ field: '', message: `arguments must be a JSON object, got ${typeName(value)}` }];
     }
     if (validate(value)) return [];
-    return toIssues(validate.errors ?? []);
+    return withUnknownNames(toIssues(validate.errors ?? []), value, inputSchema.properties);
   };
+}
+
+/**
+ * On the failure path only: a required argument that is missing while the call carries a name the schema does not
+ * know, close to it (`ident` for `id`), is reported with that name, so a misspelling reads as one.
+ */
+function withUnknownNames(
+  issues: ToolInputIssue[],
+  args: Record<string, unknown>,
+  properties: unknown,
+): ToolInputIssue[] {
+  if (!isJsonObject(properties)) return issues;
+  const unknown = Object.keys(args).filter((key) => !Object.hasOwn(properties, key));
+  if (unknown.length === 0) return issues;
+  return issues.map((issue) => {
+    if (issue.message !== 'is required' || issue.field.lastIndexOf('/') !== 0) return issue;
+    const wanted = issue.field.slice(1).replaceAll('~1', '/').replaceAll('~0', '~');
+    const near = closest(wanted, unknown);
+    const alike =
+      near.startsWith(wanted) ||
+      wanted.startsWith(near) ||
+      distance(wanted, near) <= Math.max(2, wanted.length / 3);
+    if (!alike) return issue;
+    return {
+      field: issue.field,
+      message: `is required; '${near}' is not an argument of this tool: did you mean '${wanted}'?`,
+    };
+  });
 }
 
 /** Checks a tool's `structuredContent` against its output schema; an empty array means it matches. */

@@ -172,6 +172,12 @@ describe('the guides site', () => {
     build = { status: run.status, output: `${run.stdout}\n${run.stderr}`.slice(-8_000) };
   }, BUILD_TIMEOUT_MS + 10_000);
 
+  // A skip must never hide a broken site in CI: there, missing tools are a failure (issue 39).
+  it.runIf(process.env.CI === 'true')('has mkdocs and chromium in CI, so no check below is skipped', () => {
+    expect(hasMkdocs, NO_MKDOCS).toBe(true);
+    expect(CHROMIUM, NO_CHROMIUM).toBeDefined();
+  });
+
   it('builds with TypeDoc and mkdocs --strict', (ctx) => {
     if (!hasMkdocs) ctx.skip(NO_MKDOCS);
     expect(build?.status, build?.output).toBe(0);

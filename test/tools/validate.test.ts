@@ -38,6 +38,25 @@ describe('compileInputValidator', () => {
     ['a missing required field by name', {}, [{ field: '/path', message: 'is required' }]],
     ['a field of the wrong type', { path: 3 }, [{ field: '/path', message: 'must be string' }]],
     [
+      'a misspelt field by the name it was given (issue 39)',
+      { pth: '/tmp/a' },
+      [
+        {
+          field: '/path',
+          message: "is required; 'pth' is not an argument of this tool: did you mean 'path'?",
+        },
+        { field: '/pth', message: 'is not an allowed property' },
+      ],
+    ],
+    [
+      'an unknown field far from any missing one',
+      { colour: 'red' },
+      [
+        { field: '/path', message: 'is required' },
+        { field: '/colour', message: 'is not an allowed property' },
+      ],
+    ],
+    [
       'a nested field',
       { path: 'a', options: { depth: -1 } },
       [{ field: '/options/depth', message: 'must be >= 0' }],
