@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
 import type { FileIssue } from './issues.js';
 import { stripJsonComments } from './mcp-json.js';
@@ -28,7 +28,8 @@ export interface ConfigDocument {
   /** The file's data, as JSON-compatible values. */
   readonly data: unknown;
   /** Where the value at `path` (or its nearest existing parent) starts; `undefined` for JSON files. */
-  locate(path: readonly PathSegment[]): FilePosition | undefined;
+  /** Where `path` is written: its value, or with `key` the field's key (an unknown field is placed at its name). */
+  locate(path: readonly PathSegment[], options?: { key?: boolean }): FilePosition | undefined;
 }
 
 /** Most YAML aliases expanded in one file: a guard against "billion laughs" documents. */
@@ -99,9 +100,16 @@ function parseYaml(text: string, path: string, file: string, what: string): Conf
       issues: [{ path: '(file)', message }],
     });
   }
-  const locate = (at: readonly PathSegment[]): FilePosition | undefined => {
+  // `polcy:` followed by a block: its value starts a line below the key the message is about (issue 39).
+  const keyNode = (at: readonly PathSegment[]): unknown => {
+    const parent = at.length === 1 ? doc.contents : doc.getIn(at.slice(0, -1), true);
+    if (!isMap(parent)) return undefined;
+    return parent.items.find((pair) => isScalar(pair.key) && pair.key.value === at[at.length - 1])?.key;
+  };
+  const locate = (at: readonly PathSegment[], options: { key?: boolean } = {}): FilePosition | undefined => {
     for (let n = at.length; n >= 0; n--) {
-      const node = n === 0 ? doc.contents : doc.getIn(at.slice(0, n), true);
+      const key = options.key === true && n === at.length && n > 0 ? keyNode(at) : undefined;
+      const node = n === 0 ? doc.contents : (key ?? doc.getIn(at.slice(0, n), true));
       const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
       if (range !== undefined) {
         const pos = lineCounter.linePos(range[0]);

@@ -107,7 +107,8 @@ export function explainIssue(
     message = `unknown field${names.length === 1 ? '' : 's'} ${list}`;
     if (hints.length > 0) message += ` (did you mean ${hints.join(', ')}?)`;
     else if (known.length > 0) message += `; expected one of ${known.join(', ')}`;
-    if (names.length === 1) at = [...path, names[0] as string];
+    // Placed at the first unknown key (several are named in one message).
+    at = [...path, names[0] as string];
   } else if (invalidType !== null) {
     message =
       invalidType[2] === 'undefined' && !found
@@ -123,7 +124,7 @@ export function explainIssue(
   ) {
     message = `${message}; found ${shown}`;
   }
-  const pos = doc.locate(at);
+  const pos = doc.locate(at, { key: unknown !== null });
   return { path: issue.path, message, ...(pos === undefined ? {} : { line: pos.line, column: pos.column }) };
 }
 

@@ -259,6 +259,22 @@ describe('errors', () => {
     expect(error.message).toMatch(/^Invalid config file interlock\.config\.yaml \(5 problems\):\n {2}- /);
   });
 
+  it('places a misspelt top-level key on its own line, not on the block below it (issue 39)', async () => {
+    project.write(
+      'interlock.config.yaml',
+      ['# the project', 'mcpServers:', '  notes:', '    command: node', '', 'polcy:', '  rules: []', ''].join(
+        '\n',
+      ),
+    );
+    const error = await failure();
+    const issue = (error.issues as FileIssue[]).find((i) => i.path === '(root)');
+    expect(issue).toMatchObject({
+      message: "unknown field 'polcy' (did you mean 'policy'?)",
+      line: 6,
+      column: 1,
+    });
+  });
+
   it('never puts a secret into a message', async () => {
     project.write('interlock.config.yaml', {
       mcpServers: {
