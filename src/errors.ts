@@ -361,6 +361,8 @@ export class ToolDefinitionChangedError extends InterlockError {
   readonly toolName: string;
   readonly pinnedHash: string;
   readonly currentHash: string;
+  /** How to review and approve the change: for the operator, never in `message` (which may reach a model). */
+  readonly operatorHint: string;
 
   constructor(
     toolName: string,
@@ -371,13 +373,13 @@ export class ToolDefinitionChangedError extends InterlockError {
     super(
       ErrorCode.TOOL_DEFINITION_CHANGED,
       options.message ??
-        `Tool '${toolName}' changed its definition since it was pinned (${pinnedHash.slice(0, 12)} -> ${currentHash.slice(0, 12)}). ` +
-          `Review the change (manager.blockedTools shows a diff) and approve what you reviewed with manager.approveToolChange('${toolName}', '${currentHash.slice(0, 12)}'), or set onToolChange for the server.`,
+        `Tool '${toolName}' changed its definition since it was pinned (${pinnedHash.slice(0, 12)} -> ${currentHash.slice(0, 12)}); calls to it are blocked until the change is reviewed.`,
       options,
     );
     this.toolName = toolName;
     this.pinnedHash = pinnedHash;
     this.currentHash = currentHash;
+    this.operatorHint = `Review the change (manager.blockedTools or \`interlock pins\` shows a diff) and approve what you reviewed with manager.approveToolChange('${toolName}', '${currentHash.slice(0, 12)}'), or set onToolChange for the server.`;
   }
 }
 

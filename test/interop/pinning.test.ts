@@ -47,9 +47,15 @@ describe('tool pinning', () => {
     expect(changes[0]).toMatchObject({ name: 'mcp__echo__echo', action: 'blocked', pinnedHash: pinned });
 
     const before = log.toolCalls('echo').length;
-    await expect(manager.executeTool('mcp__echo__echo', { text: 'x' })).rejects.toMatchObject({
-      code: 'TOOL_DEFINITION_CHANGED',
-    });
+    const refusal = await manager
+      .executeTool('mcp__echo__echo', { text: 'x' })
+      .catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: 'TOOL_DEFINITION_CHANGED' });
+    // The message may reach a model: it says the tool is blocked; how to approve is the operator's (issue 39).
+    expect((refusal as Error).message).not.toMatch(/approveToolChange|onToolChange/);
+    expect((refusal as { operatorHint?: string }).operatorHint).toContain(
+      "approveToolChange('mcp__echo__echo'",
+    );
     expect(log.toolCalls('echo').length).toBe(before);
     expect(manager.visibleTools().map((t) => t.name)).not.toContain('mcp__echo__echo');
 
