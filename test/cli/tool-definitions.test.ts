@@ -50,7 +50,9 @@ describe('interlock call: arguments before argument conditions', () => {
   it('exits 2 for a misspelt argument name, naming it, and sends nothing', async () => {
     const result = await cli(['call', 'mcp__defs__read_file', '--args', '{"pth":"/data/a.txt"}']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('/path: is required; /pth: is not an allowed property');
+    expect(result.stderr).toContain(
+      "/path: is required; 'pth' is not an argument of this tool: did you mean 'path'?; /pth: is not an allowed property",
+    );
     expect(result.stderr).not.toMatch(/denied/i);
     expect(project.fixturePids().length).toBeGreaterThan(0);
     expect(readFixtureLog(project.log).filter((e) => e.method === 'tools/call')).toEqual([]);
