@@ -18,6 +18,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { InterlockError } from '../errors.js';
 import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
+import { tupleKey } from '../json.js';
 import { resourceFor } from '../security/pattern.js';
 import type { ToolWrapper } from '../tools/tool-wrapper.js';
 import type { Principal } from './principals.js';
@@ -224,7 +225,7 @@ async function relayedCall(
       state: ctx.mcpReq.requestState(),
       responses: ctx.mcpReq.inputResponses,
       signal: ctx.mcpReq.signal,
-      binding: `${principal.via}\0${principal.subject}\0${name}`,
+      binding: tupleKey(principal.via, principal.subject, name),
     },
     (signal) => callThrough(view, name, args, ctx, principal, signal),
   );
