@@ -80,9 +80,13 @@ export interface InterlockConfig {
 }
 
 /** The first of `DEFAULT_CONFIG_FILES` that exists in `cwd`, as an absolute path. */
-export async function findConfigFile(cwd: string): Promise<string | undefined> {
-  for (const name of DEFAULT_CONFIG_FILES) {
-    const path = join(cwd, name);
+export function findConfigFile(cwd: string): Promise<string | undefined> {
+  return firstExisting(DEFAULT_CONFIG_FILES.map((name) => join(cwd, name)));
+}
+
+/** The first of `paths` that exists, in order. */
+export async function firstExisting(paths: readonly string[]): Promise<string | undefined> {
+  for (const path of paths) {
     if (
       await access(path).then(
         () => true,

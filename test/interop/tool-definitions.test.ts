@@ -212,7 +212,9 @@ describe('a server that breaks its own definitions', () => {
     for (let i = 0; i < 3; i++) {
       const err = await manager.callTool('mcp__defs__read_file', { pth: '/data/a' }).catch((e: unknown) => e);
       expect(err).toMatchObject({ code: 'INVALID_TOOL_INPUT' });
-      expect((err as Error).message).toContain('/path: is required; /pth: is not an allowed property');
+      expect((err as Error).message).toContain(
+        "/path: is required; 'pth' is not an argument of this tool: did you mean 'path'?; /pth: is not an allowed property",
+      );
     }
     expect(log.toolCalls('read_file')).toEqual([]);
     expect(audit.records.length).toBe(records);

@@ -4,9 +4,9 @@
  * desktop client and Interlock read the same list), and the policy starts with no rules: nothing is allowed
  * until a rule says so, and the comments show how to write one.
  */
-import { access, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
-import { safeName } from '../../config/load.js';
+import { firstExisting, safeName } from '../../config/load.js';
 import { stripJsonComments } from '../../config/mcp-json.js';
 import { DEFAULT_CONFIG_FILES } from '../../config/schema.js';
 import { isJsonObject } from '../../json.js';
@@ -86,19 +86,6 @@ export async function initCommand(ctx: CommandContext, options: InitOptions): Pr
   );
   printer.line(`  then add rules under policy.rules in ${file} (its comments show how)`);
   return 0;
-}
-
-async function firstExisting(paths: readonly string[]): Promise<string | undefined> {
-  for (const path of paths) {
-    if (
-      await access(path).then(
-        () => true,
-        () => false,
-      )
-    )
-      return path;
-  }
-  return undefined;
 }
 
 function shown(cwd: string, path: string): string {

@@ -3,8 +3,8 @@
  * the policy's verdict on each; `interlock resources read <uri>` reads one through the manager, gated on
  * `mcp-resource:{server}:{uri}` / `read` exactly as an agent's read is (issue 39). Denied: exit 3, as `call`.
  */
-import { UriTemplate } from '@modelcontextprotocol/client';
 import { PermissionDeniedError } from '../../errors.js';
+import { templateMatches } from '../../gateway/routing.js';
 import type { ServerConnectionInfo } from '../../interop/connection.js';
 import { resourceFor } from '../../security/pattern.js';
 import { UsageError } from '../exit.js';
@@ -133,13 +133,4 @@ function ownerOf(project: Project, connections: readonly ServerConnectionInfo[],
   throw new UsageError(
     `No connected server lists the resource '${uri}' or a template it matches${failed.length > 0 ? ` (not connected: ${failed.join(', ')})` : ''}. 'interlock resources' lists them; name the server with --server to read a URI it does not list.`,
   );
-}
-
-/** Whether `uri` is an instance of `template` (a malformed template matches nothing). */
-function templateMatches(template: string, uri: string): boolean {
-  try {
-    return new UriTemplate(template).match(uri) !== null;
-  } catch {
-    return false;
-  }
 }
