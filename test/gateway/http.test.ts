@@ -292,9 +292,9 @@ describe('principals by how they authenticated (issue 38)', () => {
     try {
       expect((await impostor.listTools()).tools).toEqual([]);
       // Hidden from this caller, so it answers as a tool that does not exist (issue 38).
-      await expect(impostor.callTool({ name: 'mcp__echo__echo', arguments: { text: 'as bob' } })).rejects.toThrow(
-        /Unknown tool: mcp__echo__echo/,
-      );
+      await expect(
+        impostor.callTool({ name: 'mcp__echo__echo', arguments: { text: 'as bob' } }),
+      ).rejects.toThrow(/Unknown tool: mcp__echo__echo/);
       expect(log.toolCalls('echo').length).toBe(before);
     } finally {
       await impostor.close();
