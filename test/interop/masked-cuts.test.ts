@@ -53,21 +53,26 @@ function chainText(err: unknown): string {
   return parts.join('\n');
 }
 
+/** Connects a stdio server that runs `script` with the secret in its environment; resolves with the connect error. */
+function connectScript(manager: MCPClientManager, name: string, script: string): Promise<unknown> {
+  return manager
+    .connectServer({
+      name,
+      transport: 'stdio',
+      command: process.execPath,
+      args: ['-e', script],
+      env: { API_TOKEN: SECRET },
+      reconnect: { enabled: false },
+    })
+    .catch((e: unknown) => e);
+}
+
 describe('a secret across a cut is masked, not cut in two', () => {
   it('in a stderr line cut at 16,384 characters', async () => {
     const { manager, seen } = recordingManager();
     // One line with no end: 30 characters of the secret before the cut, the rest after it.
     const script = `process.stderr.write('x'.repeat(16384 - 30) + process.env.API_TOKEN + 'y'.repeat(40000)); process.exit(1)`;
-    const err = await manager
-      .connectServer({
-        name: 'noisy',
-        transport: 'stdio',
-        command: process.execPath,
-        args: ['-e', script],
-        env: { API_TOKEN: SECRET },
-        reconnect: { enabled: false },
-      })
-      .catch((e: unknown) => e);
+    const err = await connectScript(manager, 'noisy', script);
     expect(err).toBeInstanceOf(Error);
     const cutLine = seen.find((line) => line.startsWith('[noisy stderr] xxx'));
     expect(cutLine).toMatch(/x\*\*\*y+… \[\d+ more characters cut\]$/);
@@ -77,16 +82,7 @@ describe('a secret across a cut is masked, not cut in two', () => {
   it('in a stdout line quoted at 200 characters', async () => {
     const { manager, seen } = recordingManager();
     const script = `console.log('x'.repeat(200 - 30) + process.env.API_TOKEN + 'y'.repeat(100)); setInterval(() => {}, 1000)`;
-    const err = await manager
-      .connectServer({
-        name: 'chatty',
-        transport: 'stdio',
-        command: process.execPath,
-        args: ['-e', script],
-        env: { API_TOKEN: SECRET },
-        reconnect: { enabled: false },
-      })
-      .catch((e: unknown) => e);
+    const err = await connectScript(manager, 'chatty', script);
     expect(chainText(err)).toMatch(/that is not an MCP message.*x\*\*\*y+…/);
     expect([...seen, chainText(err)].join('\n')).not.toContain(HEAD);
   });
