@@ -7,8 +7,8 @@
  * URL Handling": clients MUST NOT pre-fetch it). Form mode: the schema's defaults, including the newer enum
  * forms (titled `oneOf`/`anyOf` options and multi-select arrays), fill what an accepted answer leaves out.
  */
-import { domainToUnicode } from 'node:url';
 import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/client';
+import { decode as decodePunycode } from 'punycode.js';
 
 /** The longest URL a server may ask the user to open. */
 export const MAX_ELICITATION_URL_LENGTH = 8192;
@@ -85,6 +85,44 @@ function hiddenCharacters(url: string, message: string): string | undefined {
   return undefined;
 }
 
+/** The host part of an absolute URL as written (before the parser normalizes it), or undefined. */
+function writtenHost(url: string): string | undefined {
+  const authority = /^[a-z][a-z0-9+.-]*:[\\/]{2}([^/\\?#]*)/i.exec(url)?.[1];
+  if (authority === undefined) return undefined;
+  const host = authority.slice(authority.lastIndexOf('@') + 1);
+  return host.startsWith('[') ? host : host.replace(/:[^:]*$/, '');
+}
+
+/**
+ * The host with each punycode label decoded by RFC 3492 (not by the URL parser, whose IDNA checks differ between
+ * Node versions: Node 24 accepts `xn--example-376c`, which decodes to a bidi override, and leaves it encoded), or
+ * why a label is refused: it does not decode, or it decodes to a character the user cannot see.
+ */
+function decodeHost(host: string): { ok: true; display: string } | { ok: false; reason: string } {
+  const labels: string[] = [];
+  for (const label of host.toLowerCase().split(/[.\u3002\uff0e\uff61]/)) {
+    if (!label.startsWith('xn--')) {
+      labels.push(label);
+      continue;
+    }
+    let decoded: string;
+    try {
+      decoded = decodePunycode(label.slice(4));
+    } catch {
+      return { ok: false, reason: `the host label '${label}' is not valid punycode` };
+    }
+    const hidden = invisibleIn(decoded, INVISIBLE_IN_URL);
+    if (hidden !== undefined) {
+      return {
+        ok: false,
+        reason: `the host contains the invisible or formatting character ${hidden}, in punycode`,
+      };
+    }
+    labels.push(decoded);
+  }
+  return { ok: true, display: labels.join('.') };
+}
+
 /** Checks the URL of a URL-mode elicitation. Never fetches it. */
 export function checkElicitationUrl(params: {
   url: string;
@@ -106,6 +144,12 @@ export function checkElicitationUrl(params: {
   }
   const hidden = hiddenCharacters(raw, params.message);
   if (hidden !== undefined) return { ok: false, reason: hidden };
+  // Punycode as written is checked before the parser, so every Node version refuses the same URLs the same way.
+  const written = writtenHost(raw);
+  if (written !== undefined) {
+    const decoded = decodeHost(written);
+    if (!decoded.ok) return decoded;
+  }
   let url: URL;
   try {
     url = new URL(raw);
@@ -133,8 +177,10 @@ export function checkElicitationUrl(params: {
   }
   const host = url.hostname;
   const punycode = host.split('.').some((label) => label.startsWith('xn--'));
-  // A punycode label that decodes to an invisible character never gets here: the URL parser refuses it.
-  const displayHost = punycode ? domainToUnicode(host) || host : host;
+  // The parser turns a Unicode host into punycode, so the parsed host is checked again.
+  const display = decodeHost(host);
+  if (!display.ok) return display;
+  const displayHost = display.display;
   return {
     ok: true,
     request: {

@@ -33,8 +33,10 @@ describe('checkElicitationUrl', () => {
     ['https://example.com/\u00A0', /character U\+00A0$/],
     ['https://example.com/%e2%81%a6', /character U\+2066, percent-encoded/],
     ['https://example.com/%C2%AD', /character U\+00AD, percent-encoded/],
-    // Punycode for `exam\u202Eple`: the URL parser refuses the label.
-    ['https://xn--example-376c.com/', /not a valid absolute URL/],
+    // Punycode for a bidi override: refused the same way on every Node version (Node 24's parser accepts it).
+    ['https://xn--example-376c.com/', /invisible or formatting character U\+202E, in punycode$/],
+    ['https://a@XN--example-376c.com:443/', /U\+202E, in punycode$/],
+    ['https://xn--999999999999a.com/', /host label 'xn--999999999999a' is not valid punycode/],
     ['/relative/path', /not a valid absolute URL/],
     ['', /no URL/],
   ])('refuses %j', (url, why) => {
