@@ -244,16 +244,34 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
       ),
     );
 
-  program
+  // `interlock policy`: the policy's lifecycle. Each subcommand lives in its own file under commands/.
+  const policy = program
     .command('policy')
     .description(
-      "the policy shared through Redis (state.policy): its version; 'publish' the file's policy; 'revoke ID'",
+      "the policy's lifecycle; without a subcommand, the version of the policy shared through Redis",
     )
-    .argument('[action]', "'publish', 'revoke', or nothing for the shared version")
-    .argument('[rule]', "with 'revoke': the id of the rule to remove for every process")
     .action(
-      run(async (ctx, action: string | undefined, rule: string | undefined) =>
-        (await import('./commands/policy.js')).policyCommand(ctx, action, rule),
+      run(async (ctx) => (await import('./commands/policy.js')).policyCommand(ctx, 'status', undefined)),
+    );
+  policy
+    .command('status')
+    .description('the version of the policy shared through Redis (state.policy)')
+    .action(
+      run(async (ctx) => (await import('./commands/policy.js')).policyCommand(ctx, 'status', undefined)),
+    );
+  policy
+    .command('publish')
+    .description("make the project file's policy the next version for every process of the fleet")
+    .action(
+      run(async (ctx) => (await import('./commands/policy.js')).policyCommand(ctx, 'publish', undefined)),
+    );
+  policy
+    .command('revoke')
+    .description('remove one rule of the shared policy in every process')
+    .argument('<rule>', 'the id of the rule to remove')
+    .action(
+      run(async (ctx, rule: string) =>
+        (await import('./commands/policy.js')).policyCommand(ctx, 'revoke', rule),
       ),
     );
 

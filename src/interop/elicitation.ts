@@ -8,7 +8,7 @@
  * forms (titled `oneOf`/`anyOf` options and multi-select arrays), fill what an accepted answer leaves out.
  */
 import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/client';
-import { decode as decodePunycode } from 'punycode.js';
+import punycode from 'punycode.js';
 
 /** The longest URL a server may ask the user to open. */
 export const MAX_ELICITATION_URL_LENGTH = 8192;
@@ -107,7 +107,7 @@ function decodeHost(host: string): { ok: true; display: string } | { ok: false; 
     }
     let decoded: string;
     try {
-      decoded = decodePunycode(label.slice(4));
+      decoded = punycode.decode(label.slice(4));
     } catch {
       return { ok: false, reason: `the host label '${label}' is not valid punycode` };
     }
