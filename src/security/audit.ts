@@ -7,7 +7,7 @@ import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { AuditError, ClosedError, ConfigError } from '../errors.js';
 import { type Attributes, type Span, type Tracer, trace } from '../otel.js';
-import type { AuditRecord, AuditSink } from './types.js';
+import type { AccessRequest, AuditRecord, AuditSink } from './types.js';
 
 /** Default capacity of a {@link MemoryAuditSink}. */
 export const DEFAULT_AUDIT_CAPACITY = 1000;
@@ -80,10 +80,7 @@ export interface JsonLinesAuditSinkOptions {
  */
 export class JsonLinesAuditSink implements AuditSink, AsyncDisposable {
   readonly path: string;
-  readonly #mode: number;
-  #handle: Promise<FileHandle> | undefined;
-  #tail: Promise<void> = Promise.resolve();
-  #closed = false;
+  readonly #file: JsonLinesFile;
 
   constructor(path: string, options: JsonLinesAuditSinkOptions = {}) {
     if (typeof path !== 'string' || path === '') {
@@ -92,16 +89,50 @@ export class JsonLinesAuditSink implements AuditSink, AsyncDisposable {
       });
     }
     this.path = path;
-    this.#mode = options.mode ?? 0o600;
+    this.#file = new JsonLinesFile(path, options.mode ?? 0o600, 'audit file sink');
   }
 
   write(record: AuditRecord): Promise<void> {
+    return this.#file.append(record);
+  }
+
+  /** Waits for pending writes and closes the file. Safe to call more than once. */
+  close(): Promise<void> {
+    return this.#file.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+/**
+ * A JSON-lines file appended to in call order (the audit file sink's and the decision recording's writer). The file
+ * and its parent directories are created on the first line; a failed open is retried by the next one.
+ * @internal
+ */
+export class JsonLinesFile {
+  readonly path: string;
+  readonly #mode: number;
+  readonly #what: string;
+  #handle: Promise<FileHandle> | undefined;
+  #tail: Promise<void> = Promise.resolve();
+  #closed = false;
+
+  constructor(path: string, mode: number, what: string) {
+    this.path = path;
+    this.#mode = mode;
+    this.#what = what;
+  }
+
+  /** Appends `value` as one JSON line; resolves once it is written. */
+  append(value: unknown): Promise<void> {
     if (this.#closed) {
-      return Promise.reject(new ClosedError(`The audit file sink for '${this.path}' is closed.`));
+      return Promise.reject(new ClosedError(`The ${this.#what} for '${this.path}' is closed.`));
     }
     let line: string;
     try {
-      line = `${JSON.stringify(record)}\n`;
+      line = `${JSON.stringify(value)}\n`;
     } catch (err) {
       return Promise.reject(
         new AuditError('The audit record could not be serialized as JSON.', { cause: err }),
@@ -138,10 +169,6 @@ export class JsonLinesAuditSink implements AuditSink, AsyncDisposable {
     const handle = this.#handle;
     this.#handle = undefined;
     if (handle !== undefined) await (await handle.catch(() => undefined))?.close();
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
   }
 }
 
@@ -229,12 +256,12 @@ export function combineAuditSinks(...sinks: AuditSink[]): AuditSink {
   return {
     // Synchronous when every sink is: no promise, no extra turn for the gate, and nothing allocated per record
     // when every sink succeeds (it runs on every call the gate decides).
-    write(record: AuditRecord): void | Promise<void> {
+    write(record: AuditRecord, request?: AccessRequest): void | Promise<void> {
       let failures: unknown[] | undefined;
       let pending: Promise<unknown>[] | undefined;
       for (const sink of list) {
         try {
-          const result = sink.write(record);
+          const result = sink.write(record, request);
           if (result !== undefined) {
             pending ??= [];
             pending.push(result);

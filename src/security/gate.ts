@@ -258,7 +258,7 @@ export class CapabilityGate {
         definitionHash: request.definitionHash,
         approved,
       });
-      const pending = this.#audit?.write(record);
+      const pending = this.#audit?.write(record, request);
       if (!isPromise(pending)) return undefined;
       const written = record;
       return pending.then(

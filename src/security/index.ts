@@ -65,6 +65,23 @@ export {
   type PolicyRule,
   parsePolicy,
 } from './policy.js';
+export {
+  DecisionRecorder,
+  type DecisionRecorderOptions,
+  type RecordedDecision,
+  type RecordedValue,
+} from './recording.js';
+export {
+  type FlipKind,
+  type Recording,
+  type ReplayExample,
+  type ReplayGroup,
+  type ReplayOptions,
+  type ReplayOutcome,
+  type ReplayReport,
+  readRecording,
+  replayRecording,
+} from './replay.js';
 export { DEFAULT_MATCH_CACHE_SIZE } from './rule-index.js';
 export type { RuleInfo, RuleOptions } from './rules.js';
 export {

@@ -83,7 +83,12 @@ export interface AuditRecord {
 
 /** Where audit records go. `write` may be sync or async; a throw or rejection is a sink failure. */
 export interface AuditSink {
-  write(record: AuditRecord): void | Promise<void>;
+  /**
+   * Records one decision. `request` is what was decided, with the call's raw arguments and the tool's annotations
+   * (issue 40, replay before rollout): a sink that keeps anything from it must redact it first, as the decision
+   * recording does. Sinks that only store `record` ignore it.
+   */
+  write(record: AuditRecord, request?: AccessRequest): void | Promise<void>;
   close?(): Promise<void>;
 }
 
