@@ -17,10 +17,11 @@ import { causeMessages, serverText } from '../interop/describe-error.js';
 import { type Logger, silentLogger } from '../interop/logger.js';
 import { MCPClientManager } from '../interop/manager.js';
 import type { ServerRequestOptions } from '../interop/server-requests.js';
-import { JsonLinesAuditSink } from '../security/audit.js';
+import { combineAuditSinks, JsonLinesAuditSink } from '../security/audit.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { PinStore } from '../security/pinning.js';
-import type { Approver } from '../security/types.js';
+import { DecisionRecorder } from '../security/recording.js';
+import type { Approver, AuditSink } from '../security/types.js';
 import { FleetQuotaCounter } from '../state/quota-counter.js';
 import { SharedPins } from '../state/shared-pins.js';
 import { SharedPolicy } from '../state/shared-policy.js';
@@ -86,7 +87,7 @@ export class Project {
   /** Where OAuth state is kept: the project's Redis with a `state` section, else the token file. */
   readonly tokens: TokenStore;
   readonly outcomes = new Map<string, ServerOutcome>();
-  readonly #audit: JsonLinesAuditSink | undefined;
+  readonly #audit: AuditSink | undefined;
   readonly #state: StateStore | undefined;
   /** The policy shared through the store (`state.policy`), when the file names one. */
   readonly sharedPolicy: SharedPolicy | undefined;
@@ -130,7 +131,7 @@ export class Project {
         : config.policy === undefined
           ? new CapabilitySet(setOptions)
           : CapabilitySet.fromPolicy(config.policy, setOptions);
-    this.#audit = config.auditFile === undefined ? undefined : new JsonLinesAuditSink(config.auditFile);
+    this.#audit = auditSink(config);
     this.manager = new MCPClientManager({
       capabilities: this.capabilities,
       pins,
@@ -195,8 +196,8 @@ export class Project {
     return this.#advisor;
   }
 
-  /** The audit sink of the project file's `audit.file`, if any. */
-  get audit(): JsonLinesAuditSink | undefined {
+  /** The audit sink of the project file's `audit.file` and `audit.record`, if any. */
+  get audit(): AuditSink | undefined {
     return this.#audit;
   }
 
@@ -341,7 +342,7 @@ export class Project {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await this.manager.close();
-      await this.#audit?.close();
+      await this.#audit?.close?.();
       // Pins approved or first seen by this command reach the fleet before the connection closes.
       await this.#sharedPins
         ?.flush()
@@ -352,6 +353,16 @@ export class Project {
     })();
     return closeWithin(this.#ctx.io.signal, this.#closing);
   }
+}
+
+/** `audit.file` and the decision recording of `audit.record` (issue 40), one sink for the gate. */
+function auditSink(config: InterlockConfig): AuditSink | undefined {
+  const file = config.auditFile === undefined ? undefined : new JsonLinesAuditSink(config.auditFile);
+  const record = config.recording;
+  const recorder =
+    record === undefined ? undefined : new DecisionRecorder({ ...record, secrets: config.secrets });
+  if (recorder === undefined) return file;
+  return file === undefined ? recorder : combineAuditSinks(file, recorder);
 }
 
 function stderrLogger(printer: Printer): Logger {

@@ -11,6 +11,7 @@ import { ConfigError, type ConfigIssue } from '../errors.js';
 import type { GatewayConfig } from '../gateway/options.js';
 import { isJsonObject } from '../json.js';
 import { type Policy, policySchemas } from '../security/policy.js';
+import { recordingSchemas } from '../security/recording.js';
 import { type ConfigDocument, readConfigDocument } from './document.js';
 import { expandEnv, expanded } from './env.js';
 import {
@@ -31,11 +32,14 @@ import {
   ProjectFileShapeSchema,
   type StateConfigSchema,
 } from './schema.js';
-import { collectEntrySecrets } from './secrets.js';
+import { collectEntrySecrets, collectSecretValues } from './secrets.js';
 import { expandHome, sectionSchemas, tlsPaths } from './sections.js';
 import { type HttpConfig, type MCPServerConfig, type NetworkConfig, parseServerConfig } from './servers.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+/** The project file's `audit.record`, validated: where decisions are recorded and which argument values are kept. */
+export type RecordingConfig = z.output<ReturnType<typeof recordingSchemas>['options']>;
 
 /** The project file's `state` section, validated. */
 export type StateConfig = z.output<typeof StateConfigSchema>;
@@ -62,6 +66,11 @@ export interface InterlockConfig {
   readonly policyFile: string | undefined;
   readonly pinsFile: string;
   readonly auditFile: string | undefined;
+  /**
+   * The decision recording (`audit.record`): its file absolute, its digest key expanded (and kept among `secrets`),
+   * or `undefined` when nothing is recorded.
+   */
+  readonly recording: RecordingConfig | undefined;
   readonly agent: string;
   /** The SSRF guard (`network`), or `undefined` for the default policy. */
   readonly network: NetworkConfig | undefined;
@@ -198,6 +207,7 @@ class Loader {
       this.#path(pins.file ?? DEFAULT_PINS_FILE, 'pins.file') ?? resolve(this.#dir, DEFAULT_PINS_FILE);
     const audit = isJsonObject(data.audit) ? data.audit : {};
     const auditFile = audit.file === undefined ? undefined : this.#path(audit.file, 'audit.file');
+    const recording = this.#recording(audit.record);
     const agent =
       data.agent === undefined ? DEFAULT_AGENT : (this.#string(data.agent, 'agent') ?? DEFAULT_AGENT);
     const sections = sectionSchemas({ env: this.env, dir: this.#dir, secrets: this.#secrets });
@@ -214,6 +224,7 @@ class Loader {
       policyFile,
       pinsFile,
       auditFile,
+      recording,
       agent,
       network,
       http,
@@ -221,6 +232,22 @@ class Loader {
       gateway,
       secrets: Object.freeze([...this.#secrets]),
     });
+  }
+
+  /** `audit.record`: validated, `${VAR}` expanded (the digest key is a secret), its file relative to this file. */
+  #recording(value: unknown): RecordingConfig | undefined {
+    if (value === undefined) return undefined;
+    const schema = expanded(recordingSchemas().options, {
+      env: this.env,
+      collect: (v) => collectSecretValues(v, this.env, this.#secrets),
+    });
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) {
+      this.#add(toConfigIssues(parsed.error, 'audit.record'));
+      return undefined;
+    }
+    if (parsed.data.digestKey !== undefined) this.#secrets.add(parsed.data.digestKey);
+    return Object.freeze({ ...parsed.data, file: resolve(this.#dir, expandHome(parsed.data.file)) });
   }
 
   /** A top-level section, loaded by its schema (see `sectionSchemas`); its problems become issues. */

@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import { GatewayConfigSchema } from '../gateway/options.js';
 import { policySchemas } from '../security/policy.js';
+import { recordingSchemas } from '../security/recording.js';
 import { RedisStateStoreOptionsSchema } from '../state/options.js';
 import { serverSchemas } from './servers.js';
 
@@ -144,6 +145,12 @@ export const StateConfigSchema = z
           .describe(
             "The shared policy's name in the store: processes that name the same policy decide alike.",
           ),
+        requireReview: z
+          .boolean()
+          .default(false)
+          .describe(
+            '`interlock policy publish` refuses unless given `--reviewed HASH`: the review hash `interlock policy diff --against RECORDING` printed for this policy and recording (audit.record.file, or `--against`). Default false.',
+          ),
       })
       .optional()
       .describe(
@@ -178,7 +185,7 @@ function projectSchema(
   entries: z.ZodType,
   policy: z.ZodType,
   name: z.ZodString,
-  sections: { network: z.ZodType; http: z.ZodType; state: z.ZodType; gateway: z.ZodType },
+  sections: { network: z.ZodType; http: z.ZodType; state: z.ZodType; gateway: z.ZodType; record: z.ZodType },
 ) {
   return z
     .strictObject({
@@ -213,7 +220,14 @@ function projectSchema(
         .describe('Where tool definitions are pinned (the rug-pull defense).'),
       audit: z
         .strictObject({
-          file: FilePath.describe('JSON-lines file every decision is appended to, relative to this file.'),
+          file: FilePath.optional().describe(
+            'JSON-lines file every decision is appended to, relative to this file.',
+          ),
+          record: sections.record
+            .optional()
+            .describe(
+              "Record each decision's inputs (argument values only where `keep` allows; a keyed digest elsewhere) for `interlock policy diff --against FILE`. `file` is relative to this file.",
+            ),
         })
         .optional()
         .describe('Where the audit trail of capability decisions goes.'),
@@ -245,6 +259,7 @@ export const InterlockConfigSchema = projectSchema(
     http: HttpConfigSchema,
     state: StateConfigSchema,
     gateway: GatewayConfigSchema,
+    record: recordingSchemas().options,
   },
 );
 
@@ -254,6 +269,7 @@ export const ProjectFileShapeSchema = projectSchema(z.unknown(), z.unknown(), z.
   http: z.unknown(),
   state: z.unknown(),
   gateway: z.unknown(),
+  record: z.unknown(),
 });
 
 /** What a project file holds, as written. */
