@@ -61,6 +61,12 @@ export const ErrorCode = {
    */
   POLICY_NOT_APPLIED: 'POLICY_NOT_APPLIED',
   /**
+   * A policy was not published because publishing requires a reviewed diff (`state.policy.requireReview`) and no
+   * review hash was given, or the one given is not the hash of this policy's diff against the recording (stale or
+   * wrong). Nothing was published.
+   */
+  POLICY_NOT_REVIEWED: 'POLICY_NOT_REVIEWED',
+  /**
    * Authorization with a server's OAuth authorization server failed for a reason a retry will not fix: the
    * authorization response named the wrong issuer (RFC 9207), the server's authorization server changed, a
    * cross-app access grant was refused, or the server refused a newly issued token too.
@@ -438,6 +444,26 @@ export class AuthError extends InterlockError {
   constructor(reason: AuthFailureReason, message: string, options: InterlockErrorOptions = {}) {
     super(ErrorCode.AUTH_FAILED, message, options);
     this.reason = reason;
+  }
+}
+
+/**
+ * Publishing needs a reviewed diff and none matched (issue 40). Code `POLICY_NOT_REVIEWED`. `reason` says whether no
+ * hash was given or it did not match; `operatorHint` says how to get one. The expected hash is never in the error:
+ * only running the diff, and reading it, yields it.
+ */
+export class PolicyReviewError extends InterlockError {
+  readonly reason: 'missing' | 'mismatch';
+  readonly operatorHint: string;
+
+  constructor(
+    reason: 'missing' | 'mismatch',
+    message: string,
+    options: InterlockErrorOptions & { operatorHint: string },
+  ) {
+    super(ErrorCode.POLICY_NOT_REVIEWED, message, options);
+    this.reason = reason;
+    this.operatorHint = options.operatorHint;
   }
 }
 

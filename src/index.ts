@@ -25,6 +25,7 @@ export {
   OverloadedError,
   PermissionDeniedError,
   PolicyError,
+  PolicyReviewError,
   RequestCancelledError,
   RequestTimeoutError,
   ServerRequestError,

@@ -64,7 +64,7 @@ export class HintedError extends Error {
 }
 
 const USAGE_CODES = new Set(['INVALID_CONFIG', 'INVALID_POLICY', 'TOOL_NOT_FOUND', 'INVALID_TOOL_INPUT']);
-const DENIED_CODES = new Set(['CAPABILITY_DENIED', 'TOOL_DEFINITION_CHANGED']);
+const DENIED_CODES = new Set(['CAPABILITY_DENIED', 'TOOL_DEFINITION_CHANGED', 'POLICY_NOT_REVIEWED']);
 
 /** The exit code for an error a command ended with. */
 export function exitCodeFor(error: unknown): ExitCode {

@@ -262,8 +262,33 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
   policy
     .command('publish')
     .description("make the project file's policy the next version for every process of the fleet")
+    .option(
+      '--reviewed <hash>',
+      "the review hash 'interlock policy diff' printed for this policy (needed with state.policy.requireReview)",
+    )
+    .option(
+      '--against <recording>',
+      'with --reviewed: the recording the diff ran against (default audit.record.file)',
+    )
     .action(
-      run(async (ctx) => (await import('./commands/policy.js')).policyCommand(ctx, 'publish', undefined)),
+      run(async (ctx, options: { reviewed?: string; against?: string }) =>
+        (await import('./commands/policy.js')).policyCommand(ctx, 'publish', undefined, options),
+      ),
+    );
+  policy
+    .command('diff')
+    .description(
+      'decide every recorded decision again under a new policy: what flips, by rule and by tool, and its review hash',
+    )
+    .argument(
+      '[new-policy]',
+      "a policy file, or a project file (its policy); default: this project file's policy",
+    )
+    .option('--against <recording>', 'the decision recording (default: audit.record.file)')
+    .action(
+      run(async (ctx, newPolicy: string | undefined, options: { against?: string }) =>
+        (await import('./commands/policy-diff.js')).policyDiffCommand(ctx, newPolicy, options),
+      ),
     );
   policy
     .command('revoke')

@@ -4,13 +4,26 @@
  * process; `revoke ID` removes one rule everywhere. Every process that names the same policy applies a new
  * version before its next call is sent.
  */
-import { UsageError } from '../exit.js';
+import { resolve } from 'node:path';
+import { PolicyReviewError } from '../../errors.js';
+import type { Policy } from '../../security/policy.js';
+import { readRecording, replayRecording } from '../../security/replay.js';
+import { HintedError, UsageError } from '../exit.js';
 import { type CommandContext, Project } from '../project.js';
+
+/** Options of `interlock policy publish`. */
+export interface PublishOptions {
+  /** The review hash `interlock policy diff` printed (12 hex digits or more). */
+  reviewed?: string | undefined;
+  /** The recording the diff was run against. @default the project file's `audit.record.file` */
+  against?: string | undefined;
+}
 
 export async function policyCommand(
   ctx: CommandContext,
   action: string | undefined,
   ruleId: string | undefined,
+  options: PublishOptions = {},
 ): Promise<number> {
   const project = await Project.open(ctx);
   const { printer } = ctx;
@@ -29,6 +42,9 @@ export async function policyCommand(
       if (project.config.policy === undefined) {
         throw new UsageError(`${project.config.file} has no policy to publish.`);
       }
+      if (project.config.state?.policy?.requireReview === true) {
+        await checkReview(project, project.config.policy, options, ctx.io.cwd);
+      }
       version = await shared.publish(project.config.policy);
     } else if (action === 'revoke') {
       if (ruleId === undefined)
@@ -46,5 +62,43 @@ export async function policyCommand(
     return 0;
   } finally {
     await project.close();
+  }
+}
+
+/**
+ * With `state.policy.requireReview` (issue 40): the policy is published only with the review hash of its diff against
+ * the recording, recomputed here. A missing, stale or wrong hash is `POLICY_NOT_REVIEWED`; the expected hash is never
+ * shown (only running the diff yields it).
+ */
+async function checkReview(
+  project: Project,
+  policy: Policy,
+  options: PublishOptions,
+  cwd: string,
+): Promise<void> {
+  const name = project.config.state?.policy?.name as string;
+  const hint = `run 'interlock policy diff --against RECORDING', review what flips, then 'interlock policy publish --reviewed HASH' with the review hash it printed`;
+  const refuse = (reason: 'missing' | 'mismatch', message: string) => {
+    const error = new PolicyReviewError(reason, message, { operatorHint: hint });
+    return new HintedError(error, hint, { data: { code: error.code, reason } });
+  };
+  const file = options.against === undefined ? project.config.recording?.file : resolve(cwd, options.against);
+  if (options.reviewed === undefined || file === undefined) {
+    throw refuse(
+      'missing',
+      `Policy '${name}' was not published: publishing requires a reviewed diff (state.policy.requireReview), and ${options.reviewed === undefined ? 'no --reviewed HASH was given' : 'no recording was named (--against FILE, or audit.record.file)'}.`,
+    );
+  }
+  if (!/^[0-9a-f]{12,64}$/i.test(options.reviewed)) {
+    throw new UsageError(
+      `--reviewed takes the review hash 'interlock policy diff' printed: 12 to 64 hex digits.`,
+    );
+  }
+  const report = replayRecording(await readRecording(file), policy);
+  if (!report.reviewHash.startsWith(options.reviewed.toLowerCase())) {
+    throw refuse(
+      'mismatch',
+      `Policy '${name}' was not published: ${options.reviewed} is not the review hash of this policy's diff against ${file}. The policy or the recording changed since the diff was reviewed, or the hash is mistyped.`,
+    );
   }
 }
