@@ -52,7 +52,7 @@ export async function readRecording(path: string): Promise<Recording> {
 }
 
 /** Parses the text of a recording (JSON lines; blank lines are skipped). */
-export function parseRecording(text: string, file: string): Recording {
+function parseRecording(text: string, file: string): Recording {
   const records: { line: number; record: RecordedDecision }[] = [];
   const issues: ConfigIssue[] = [];
   const lines = text.split('\n');

@@ -29,7 +29,7 @@ export interface PolicyDiffOptions {
 }
 
 /** Hex digits of the review hash shown in commands; `publish --reviewed` takes 12 or more. */
-export const REVIEW_HASH_SHOWN = 12;
+const REVIEW_HASH_SHOWN = 12;
 
 export async function policyDiffCommand(
   ctx: CommandContext,
@@ -67,7 +67,7 @@ async function projectPolicy(config: InterlockConfig): Promise<{ policy: Policy;
 }
 
 /** A policy file (it has `rules`), or a project file whose policy is used. */
-export async function readPolicy(
+async function readPolicy(
   path: string,
   env: Readonly<Record<string, string | undefined>>,
   cwd: string,
