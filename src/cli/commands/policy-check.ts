@@ -153,6 +153,11 @@ function report(
   const unknown = [...known.catalogs].filter(([, c]) => c.source === 'unknown').map(([s]) => s);
   const exitCode = options.strict === true && findings.length > 0 ? ExitCode.CHECK_FAILED : ExitCode.OK;
 
+  for (const server of unknown) {
+    printer.warn(
+      `server '${server}': its tools are unknown (not connected and not pinned), so they were not checked`,
+    );
+  }
   if (printer.json) {
     printer.data({
       policyFile: config.policyFile ?? null,
@@ -194,11 +199,6 @@ function report(
   if (findings.length === 0) printer.line('rules that can never match: none');
   else printer.line('rules that can never match:');
   for (const { scope, finding } of findings) printer.line(`  ${findingText(scope, finding)}`);
-  for (const server of unknown) {
-    printer.warn(
-      `server '${server}': its tools are unknown (not connected and not pinned), so they were not checked`,
-    );
-  }
   const neverTotal = results.reduce((n, r) => n + r.never.length, 0);
   printer.line(
     `${results.length} principal${results.length === 1 ? '' : 's'}: ${neverTotal} never allowed, ${findings.length} rule${findings.length === 1 ? '' : 's'} that can never match`,
