@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { toolDefinitionHash } from '../../src/security/pinning.js';
 import { fixture } from '../helpers/fixtures.js';
-import { json, runCli, type TempProject, tempProject } from './helpers.js';
+import { json, ROOT, runCli, type TempProject, tempProject } from './helpers.js';
 
 let project: TempProject;
 afterEach(() => project?.close());
@@ -191,5 +191,16 @@ describe('interlock policy check', () => {
     const result = await runCli(['policy', 'check', '--offline', '--at', 'tomorrow'], { cwd: project.dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--at 'tomorrow' is not an ISO 8601 time");
+  });
+
+  it("reports the guide's sample as the policy lifecycle guide shows it", async () => {
+    const file = 'docs/snippets/policy-lifecycle/interlock.config.yaml';
+    const result = await runCli(['--config', file, 'policy', 'check', '--strict'], { cwd: ROOT });
+    expect(result.code).toBe(4);
+    expect(result.stdout).toMatch(/tool +mcp:notes:list_notes \(execute\) +no allow or ask rule could apply/);
+    expect(result.stdout).toContain(
+      "'no-private-notes' (deny mcp:notes:read_private *)  dead: matches no tool or server request",
+    );
+    expect(result.stdout).toContain('could be allowed: 3 tools, 0 resources');
   });
 });

@@ -1,7 +1,7 @@
 // `interlock policy test` (issue 40 item 1): cases beside the project file, run as a CI job would run them, in a
 // real process: a report per case, coverage, a summary line, `--json`, exit 0 when all pass and 4 when one fails.
 import { afterEach, describe, expect, it } from 'vitest';
-import { json, runCli, type TempProject, tempProject } from './helpers.js';
+import { json, ROOT, runCli, type TempProject, tempProject } from './helpers.js';
 
 const POLICY = {
   version: 1,
@@ -146,5 +146,14 @@ describe('interlock policy test', () => {
     const result = await runCli(['policy', 'test', '--file', 'ci/cases.json'], { cwd: project.dir });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('3 cases: 3 passed, 0 failed');
+  });
+
+  it("passes the policy lifecycle guide's sample (docs/snippets/policy-lifecycle)", async () => {
+    const file = 'docs/snippets/policy-lifecycle/interlock.config.yaml';
+    const result = await runCli(['--config', file, 'policy', 'test'], { cwd: ROOT });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('coverage: 4 of 4 rules exercised');
+    expect(result.stdout).toContain('6 cases: 6 passed, 0 failed');
   });
 });

@@ -10,6 +10,7 @@
  * naming it is called dead.
  */
 
+import { isAbsolute, relative } from 'node:path';
 import type { InterlockConfig } from '../../config/load.js';
 import { CapabilitySet } from '../../security/capability-set.js';
 import { display } from '../../security/pattern.js';
@@ -175,7 +176,10 @@ function report(
   }
 
   const sources = [...known.catalogs].map(([s, c]) => `${s} (${c.source})`).join(', ');
-  printer.line(`policy of ${config.policyFile ?? config.file}, decided at ${new Date(at).toISOString()}`);
+  const file = relative(ctx.io.cwd, config.policyFile ?? config.file);
+  printer.line(
+    `policy of ${file.startsWith('..') || isAbsolute(file) ? (config.policyFile ?? config.file) : file}, decided at ${new Date(at).toISOString()}`,
+  );
   printer.line(`servers: ${sources === '' ? 'none' : sources}`);
   for (const { principal, never } of results) {
     printer.line();
