@@ -66,6 +66,20 @@ function buildPolicyTestSchemas() {
         .optional()
         .describe("The tool's annotations, for conditions that read them."),
       agent: z.string().min(1).max(256).optional().describe("The agent; default: the project's `agent`."),
+      caller: z
+        .strictObject({
+          method: z
+            .enum(['jwt', 'apiKey', 'mtls', 'stdio'])
+            .describe('How the caller authenticated to `interlock serve`.'),
+          subject: z.string().min(1).max(256).describe('Its subject (a token `sub`, a key subject, a CN).'),
+          clientId: z.string().min(1).max(256).optional().describe('Its OAuth client id (jwt).'),
+          groups: z.array(z.string().min(1)).max(1000).optional().describe('Its groups.'),
+          scopes: z.array(z.string().min(1)).max(1000).optional().describe('Its scopes.'),
+        })
+        .optional()
+        .describe(
+          'A caller of the gateway: the case is decided as `interlock serve` decides it, with the rules of the `gateway.principals` bindings the caller matches.',
+        ),
       principal: z.string().min(1).max(256).optional().describe('Who the agent acts for.'),
       at: z.iso
         .datetime({ offset: true })
@@ -91,6 +105,16 @@ function buildPolicyTestSchemas() {
           path: c.tool === undefined ? ['tool'] : ['resource'],
           message: 'give either tool (mcp__{server}__{tool}) or resource, exactly one',
         });
+      }
+      if (c.caller !== undefined) {
+        for (const key of ['agent', 'principal'] as const) {
+          if (c[key] !== undefined)
+            ctx.addIssue({
+              code: 'custom',
+              path: [key],
+              message: `a caller's calls are made by the gateway for the caller's subject; remove ${key}, or caller`,
+            });
+        }
       }
       if (c.expect === 'default-deny' && c.rule !== undefined) {
         ctx.addIssue({
@@ -148,6 +172,8 @@ export interface PolicyTestResult {
   readonly resource: string;
   readonly action: string;
   readonly passed: boolean;
+  /** Decided with the rules of a gateway caller (`caller`). */
+  readonly viaGateway: boolean;
   readonly expected: { readonly effect: ExpectedEffect; readonly rule: string | undefined };
   readonly actual: {
     readonly effect: DecisionEffect;
@@ -183,6 +209,16 @@ export interface RunPolicyTestsOptions {
   agent?: string | undefined;
   /** The time of cases without `at`, ms since the epoch. @default Date.now() */
   now?: number | undefined;
+  /**
+   * The set and context a case with a `caller` is decided with (the gateway's bindings, derived from `root`).
+   * Without it such a case is decided against the policy itself, as for a gateway without bindings.
+   */
+  forCaller?:
+    | ((
+        caller: NonNullable<PolicyTestCase['caller']>,
+        root: CapabilitySet,
+      ) => { set: CapabilitySet; context: Pick<CheckContext, 'agent' | 'principal'> })
+    | undefined;
 }
 
 /** The resource and action a case asks about. */
@@ -214,15 +250,23 @@ export function runPolicyTests(
   const results = tests.cases.map((c, index): PolicyTestResult => {
     const { resource, action } = caseRequest(c);
     const at = c.at === undefined ? now : Date.parse(c.at);
+    const viaGateway =
+      c.caller === undefined || options.forCaller === undefined
+        ? undefined
+        : options.forCaller(c.caller, set);
     const context: CheckContext = {
       args: c.arguments,
       agent: c.agent ?? options.agent,
       principal: c.principal,
+      ...viaGateway?.context,
       annotations: c.annotations,
       now: at,
     };
-    const decision = set.check(resource, action, context);
-    if (decision.ruleId !== undefined) decided.set(decision.ruleId, (decided.get(decision.ruleId) ?? 0) + 1);
+    const decision = (viaGateway?.set ?? set).check(resource, action, context);
+    // A binding's rule may share an id with one of the policy: only the policy's own decisions count as decided.
+    if (decision.ruleId !== undefined && viaGateway === undefined) {
+      decided.set(decision.ruleId, (decided.get(decision.ruleId) ?? 0) + 1);
+    }
     for (const { info, pattern } of matchers) {
       const live = info.expiresAt === undefined || at < info.expiresAt;
       const forAction = info.actions.includes('*') || info.actions.includes(action);
@@ -236,6 +280,7 @@ export function runPolicyTests(
       resource,
       action,
       passed,
+      viaGateway: viaGateway !== undefined,
       expected: { effect: c.expect, rule: c.rule },
       actual: { effect: decision.effect, rule: decision.ruleId, reason: decision.reason },
     };

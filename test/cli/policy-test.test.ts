@@ -156,4 +156,52 @@ describe('interlock policy test', () => {
     expect(result.stdout).toContain('coverage: 4 of 4 rules exercised');
     expect(result.stdout).toContain('6 cases: 6 passed, 0 failed');
   });
+
+  it("decides a caller's case with the gateway.principals bindings it matches, as interlock serve does", async () => {
+    project = tempProject();
+    project.write('interlock.config.yaml', {
+      mcpServers: {},
+      policy: POLICY,
+      gateway: {
+        principals: [
+          {
+            match: { apiKey: { subjects: ['ci'] } },
+            rules: [{ id: 'ci-reads', effect: 'allow', resource: 'mcp:notes:read_*', actions: 'execute' }],
+          },
+        ],
+      },
+    });
+    const ci = { method: 'apiKey', subject: 'ci' };
+    project.write('interlock.policy-tests.yaml', {
+      version: 1,
+      cases: [
+        { name: 'ci reads', caller: ci, tool: 'mcp__notes__read_note', expect: 'allow', rule: 'ci-reads' },
+        // The policy lets drafts be written; ci's binding does not.
+        {
+          name: 'ci writes no draft',
+          caller: ci,
+          tool: 'mcp__notes__write_note',
+          arguments: { id: 'drafts/x' },
+          expect: 'default-deny',
+        },
+        { name: 'the policy deny still wins', caller: ci, tool: 'mcp__notes__read_secret', expect: 'deny' },
+        {
+          name: 'a JWT with the same subject is another caller',
+          caller: { method: 'jwt', subject: 'ci' },
+          tool: 'mcp__notes__read_note',
+          expect: 'default-deny',
+        },
+        {
+          name: 'without a caller, the policy itself',
+          tool: 'mcp__notes__write_note',
+          arguments: { id: 'drafts/x' },
+          expect: 'allow',
+        },
+      ],
+    });
+    const result = await runCli(['--json', 'policy', 'test'], { cwd: project.dir });
+    const doc = json<{ failed: number; cases: { name: string; passed: boolean; actual: object }[] }>(result);
+    expect(doc.cases.filter((c) => !c.passed)).toEqual([]);
+    expect(result.code).toBe(0);
+  });
 });

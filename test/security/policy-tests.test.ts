@@ -206,6 +206,22 @@ describe('the tests file schema', () => {
     [{ name: 'x', tool: 'mcp__a__b', expect: 'allow', ruel: 'r' }, 'cases.0', 'ruel'],
     [{ name: 'x', tool: 'mcp__a__b', expect: 'allow', at: 'tomorrow' }, 'cases.0.at', ''],
     [
+      {
+        name: 'x',
+        tool: 'mcp__a__b',
+        expect: 'allow',
+        caller: { method: 'stdio', subject: 'me' },
+        principal: 'p',
+      },
+      'cases.0.principal',
+      "caller's subject",
+    ],
+    [
+      { name: 'x', tool: 'mcp__a__b', expect: 'allow', caller: { method: 'oidc', subject: 'me' } },
+      'cases.0.caller.method',
+      '',
+    ],
+    [
       { name: 'x', tool: 'mcp__a__b', expect: 'allow', annotations: { readOnly: true } },
       'cases.0.annotations',
       '',

@@ -29,7 +29,7 @@ import type { RuleInfo } from '../../security/rules.js';
 import type { CheckContext } from '../../security/types.js';
 import { ExitCode, UsageError } from '../exit.js';
 import { type CommandContext, Project } from '../project.js';
-import { loadProjectConfig } from './policy-test.js';
+import { GATEWAY_AGENT, loadProjectConfig } from './policy-test.js';
 
 export interface PolicyCheckOptions {
   /** Connect nothing; tools come from the pin file. */
@@ -130,7 +130,12 @@ function report(
       ? [{ name: `agent '${config.agent}'`, set: root, context: { agent: config.agent }, own: undefined }]
       : bindings.map((b, i) => {
           const set = root.derive(b.rules);
-          return { name: `principals[${i}] ${JSON.stringify(b.match)}`, set, context: {}, own: set.rules };
+          return {
+            name: `principals[${i}] ${JSON.stringify(b.match)}`,
+            set,
+            context: { agent: GATEWAY_AGENT },
+            own: set.rules,
+          };
         });
   const targets = [...known.catalogs].flatMap(([server, catalog]) => serverTargets(server, catalog));
   const toolsOf = new Map(

@@ -21,11 +21,15 @@ import {
   type PolicyTestResult,
   policyTestSchemas,
   type RuleCoverage,
+  type RunPolicyTestsOptions,
   runPolicyTests,
 } from '../../security/policy-tests.js';
 import { ExitCode, HintedError } from '../exit.js';
 import { visible } from '../io.js';
 import type { CommandContext } from '../project.js';
+
+/** The agent the gateway's calls are made as (`gateway.ts`). */
+export const GATEWAY_AGENT = 'gateway';
 
 export interface PolicyTestOptions {
   /** `--file`: the tests file. @default interlock.policy-tests.yaml beside the project file */
@@ -68,7 +72,8 @@ export async function policyTestCommand(ctx: CommandContext, options: PolicyTest
       : err;
   });
   const policy = config.policy ?? { version: POLICY_VERSION, rules: [] };
-  const report = runPolicyTests(policy, tests, { agent: config.agent });
+  const gateway = tests.cases.some((c) => c.caller !== undefined) ? await gatewayCallers(config) : undefined;
+  const report = runPolicyTests(policy, tests, { agent: config.agent, forCaller: gateway });
   const exitCode = report.failed === 0 ? ExitCode.OK : ExitCode.CHECK_FAILED;
   const { printer } = ctx;
   if (printer.json) {
@@ -115,7 +120,8 @@ export async function policyTestCommand(ctx: CommandContext, options: PolicyTest
 /** What a failed case expected and got, and the deciding rule. */
 function failureLines(result: PolicyTestResult, report: PolicyTestReport): string[] {
   const { expected, actual } = result;
-  const known = (id: string) => report.coverage.some((r) => r.id === id);
+  // A caller's rules include its bindings', which coverage does not list.
+  const known = (id: string) => result.viaGateway || report.coverage.some((r) => r.id === id);
   const wanted =
     expected.rule === undefined
       ? expected.effect
@@ -127,6 +133,33 @@ function failureLines(result: PolicyTestResult, report: PolicyTestReport): strin
     `actual    ${got}`,
     `reason    ${visible(actual.reason)}`,
   ];
+}
+
+/**
+ * How `interlock serve` decides for a caller: the set of the `gateway.principals` bindings it matches (derived
+ * from the policy; none matched: nothing allowed), its calls made by the agent `gateway` for the caller's subject.
+ */
+async function gatewayCallers(config: InterlockConfig): Promise<RunPolicyTestsOptions['forCaller']> {
+  const { PrincipalPolicies } = await import('../../gateway/bindings.js');
+  const { shorthandMethod } = await import('../../gateway/options.js');
+  const via = { jwt: 'jwt', apiKey: 'api-key', mtls: 'mtls', stdio: 'stdio' } as const;
+  let policies: InstanceType<typeof PrincipalPolicies> | undefined;
+  return (caller, root) => {
+    // Built once, on the set the cases run against: a binding wider than the policy is refused here, as at start.
+    policies ??= new PrincipalPolicies(
+      root,
+      config.gateway?.principals,
+      config.gateway === undefined ? undefined : shorthandMethod(config.gateway),
+    );
+    const set = policies.capabilitiesFor({
+      subject: caller.subject,
+      clientId: caller.clientId,
+      groups: caller.groups ?? [],
+      scopes: caller.scopes ?? [],
+      via: via[caller.method],
+    });
+    return { set, context: { agent: GATEWAY_AGENT, principal: caller.subject } };
+  };
 }
 
 function coverageLine(report: PolicyTestReport): string {
