@@ -2,6 +2,7 @@
  * Policy tests (issue 40 item 1): each case is decided by the capability set itself, a case passes only when the
  * effect (and the deciding rule, when named) is the one written, and coverage names the rules no case exercised.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parsePolicy } from '../../src/security/policy.js';
 import {
@@ -179,6 +180,36 @@ describe('runPolicyTests', () => {
     ]);
     expect(runPolicyTests(byAgent, cases, { agent: 'ops-bot' }).passed).toBe(2);
     expect(runPolicyTests(byAgent, cases, { agent: 'someone' }).failed).toBe(1);
+  });
+});
+
+describe('coverage against the engine', () => {
+  it('counts every rule that decided a case as having matched it (random policies and requests)', () => {
+    const rule = fc.record({
+      effect: fc.constantFrom('allow' as const, 'deny' as const, 'ask' as const),
+      resource: fc.constantFrom('mcp:a:*', 'mcp:a:x', 'mcp:*:x', 'mcp:**', 'mcp-prompt:a:*', 'mcp:a:x*'),
+      actions: fc.constantFrom('execute', '*', 'request', 'get'),
+    });
+    const request = fc.record({
+      resource: fc.constantFrom('mcp:a:x', 'mcp:a:xy', 'mcp:b:x', 'mcp-prompt:a:p', 'mcp:a:sampling'),
+      action: fc.constantFrom('execute', 'request', 'get'),
+    });
+    fc.assert(
+      fc.property(fc.array(rule, { maxLength: 6 }), request, (rules, req) => {
+        // Only actions the scheme has (the schema refuses the others): `get` for prompts, execute or request else.
+        const valid = rules.filter(
+          (r) => r.actions === '*' || r.resource.startsWith('mcp-prompt:') === (r.actions === 'get'),
+        );
+        const report = runPolicyTests(
+          parsePolicy({ version: 1, rules: valid }),
+          tests([{ name: 'one', resource: req.resource, action: req.action, expect: 'allow' }]),
+        );
+        for (const r of report.coverage) expect(r.decided).toBeLessThanOrEqual(r.matched);
+        const ruleId = report.results[0]?.actual.rule;
+        if (ruleId !== undefined) expect(report.unexercised.map((r) => r.id)).not.toContain(ruleId);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 
