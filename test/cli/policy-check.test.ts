@@ -109,6 +109,27 @@ describe('interlock policy check', () => {
     ]);
   });
 
+  it('takes the tools the project exposes: a tool its filter hides is nowhere, and a rule for it is dead', async () => {
+    project = tempProject();
+    project.write('interlock.config.yaml', {
+      mcpServers: { echo: { command: process.execPath, args: [fixture('echo')], tools: { deny: ['add'] } } },
+      policy: {
+        version: 1,
+        rules: [
+          { id: 'echo', effect: 'allow', resource: 'mcp:echo:echo', actions: 'execute' },
+          { id: 'add', effect: 'allow', resource: 'mcp:echo:add', actions: 'execute' },
+        ],
+      },
+    });
+    const result = await runCli(['--json', 'policy', 'check'], { cwd: project.dir });
+    expect(result.code).toBe(0);
+    const doc = json<{ principals: { neverAllowed: { resource: string }[] }[]; rules: object[] }>(result);
+    const never = doc.principals[0]?.neverAllowed.map((n) => n.resource);
+    expect(never).toContain('mcp:echo:fail');
+    expect(never).not.toContain('mcp:echo:add');
+    expect(doc.rules).toEqual([expect.objectContaining({ rule: 'add', finding: 'dead' })]);
+  });
+
   it('works offline from the pin file, and calls nothing dead on a server it knows nothing of', async () => {
     offlineProject();
     const result = await runCli(['--json', 'policy', 'check', '--offline', '--strict'], { cwd: project.dir });

@@ -64,9 +64,15 @@ export async function policyCheckCommand(ctx: CommandContext, options: PolicyChe
     try {
       config = project.config;
       await project.connect();
+      // The tools the manager exposes (a server's `tools` filter applied), as the gateway lists them; the rest raw.
+      const exposed = project.manager.tools;
       const connected = new Map<string, ServerCatalog>();
       for (const c of project.manager.connections) {
-        if (c.state === 'ready') connected.set(c.name, c);
+        if (c.state !== 'ready') continue;
+        const tools = exposed
+          .filter((w) => w.server === c.name && !w.offline)
+          .map((w) => ({ name: w.tool, annotations: w.annotations }));
+        connected.set(c.name, { ...c, tools });
       }
       for (const [name, error] of project.failed) {
         ctx.printer.warn(
