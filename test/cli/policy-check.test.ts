@@ -54,7 +54,8 @@ function offlineProject(extra: object = {}): string {
   });
 }
 
-describe('interlock policy check', () => {
+// Each case starts the CLI as a process (and a server); on a loaded machine that takes a while.
+describe('interlock policy check', { timeout: 120_000 }, () => {
   it("lists what the connected server's tools, resources and requests could never get, and dead rules", async () => {
     echoProject();
     const result = await runCli(['policy', 'check'], { cwd: project.dir });

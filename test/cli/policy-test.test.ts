@@ -38,7 +38,8 @@ function write(cases: unknown, policy: object = POLICY): string {
   });
 }
 
-describe('interlock policy test', () => {
+// Each case starts the CLI as a process (and a server); on a loaded machine that takes a while.
+describe('interlock policy test', { timeout: 120_000 }, () => {
   it('passes every case, names the rules no case exercised, and exits 0', async () => {
     write(PASSING);
     const result = await runCli(['policy', 'test'], { cwd: project.dir });
