@@ -11,6 +11,11 @@ export const ExitCode = {
   USAGE: 2,
   /** The policy denied the call (or it needs an approval nobody gave, or its definition changed). */
   DENIED: 3,
+  /**
+   * A check of the policy found something: a policy test failed (`interlock policy test`), or, with `--strict`,
+   * `interlock policy check` found a rule that can never match.
+   */
+  CHECK_FAILED: 4,
   /** Interrupted with Ctrl-C. */
   INTERRUPTED: 130,
 } as const;

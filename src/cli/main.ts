@@ -40,6 +40,7 @@ Exit codes:
   1    error: a server failed to connect, a tool reported an error, a request failed
   2    bad usage or config: unknown option, bad --args, invalid project file, unknown tool
   3    denied: the policy denied the call (or it needs an approval), or its definition changed
+  4    a policy check found something: a policy test failed, or policy check --strict found a dead rule
   130  interrupted (Ctrl-C)
 
 Colors only on a terminal, never with NO_COLOR set. --json prints one JSON document on stdout.
@@ -297,6 +298,34 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .action(
       run(async (ctx, rule: string) =>
         (await import('./commands/policy.js')).policyCommand(ctx, 'revoke', rule),
+      ),
+    );
+
+  policy
+    .command('test')
+    .description(
+      'run the policy tests (interlock.policy-tests.yaml beside the project file) against the policy; exit 4 when one fails',
+    )
+    .option(
+      '-f, --file <file>',
+      'the tests file (default: interlock.policy-tests.yaml beside the project file)',
+    )
+    .action(
+      run(async (ctx, options: { file?: string }) =>
+        (await import('./commands/policy-test.js')).policyTestCommand(ctx, options),
+      ),
+    );
+  policy
+    .command('check')
+    .description(
+      'for each principal, the tools, resources and server requests no request could ever allow, and rules that can never match',
+    )
+    .option('--offline', 'connect nothing: take tools from the pin file')
+    .option('--at <time>', 'decide at this ISO 8601 time, for rules with expiresAt (default: now)')
+    .option('--strict', 'exit 4 when a rule can never match')
+    .action(
+      run(async (ctx, options: { offline?: boolean; at?: string; strict?: boolean }) =>
+        (await import('./commands/policy-check.js')).policyCheckCommand(ctx, options),
       ),
     );
 

@@ -1,11 +1,11 @@
-/** The policy lifecycle guide's project file (docs/snippets/policy-lifecycle/): it loads as the guide says. */
+/** The policy lifecycle guide's project file (docs/snippets/policy-lifecycle/fleet/): it loads as the guide says. */
 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadInterlockConfig } from '../../src/config/load.js';
 import { ROOT } from '../cli/helpers.js';
 
-const SNIPPETS = join(ROOT, 'docs/snippets/policy-lifecycle');
+const SNIPPETS = join(ROOT, 'docs/snippets/policy-lifecycle/fleet');
 
 describe('policy lifecycle snippets', () => {
   it('interlock.config.yaml: records decisions with a digest key from the environment, and requires a review', async () => {
@@ -17,7 +17,7 @@ describe('policy lifecycle snippets', () => {
     });
     expect(config.recording).toMatchObject({
       file: join(SNIPPETS, '.interlock/recording.jsonl'),
-      keep: [{ resource: 'mcp:notes:*', args: ['path'] }],
+      keep: [{ resource: 'mcp:notes:*', args: ['id'] }],
       digestKey: key,
     });
     // The key is a secret: everything the CLI prints is masked with it.
