@@ -448,16 +448,16 @@ export class AuthError extends InterlockError {
 }
 
 /**
- * Publishing needs a reviewed diff and none matched (issue 40). Code `POLICY_NOT_REVIEWED`. `reason` says whether no
- * hash was given or it did not match; `operatorHint` says how to get one. The expected hash is never in the error:
+ * Publishing needs a reviewed diff and none matched, or the policy's tests failed (issue 40). Code
+ * `POLICY_NOT_REVIEWED`. `reason` says whether no hash was given, it did not match, or a policy test failed; `operatorHint` says how to get one. The expected hash is never in the error:
  * only running the diff, and reading it, yields it.
  */
 export class PolicyReviewError extends InterlockError {
-  readonly reason: 'missing' | 'mismatch';
+  readonly reason: 'missing' | 'mismatch' | 'tests-failed';
   readonly operatorHint: string;
 
   constructor(
-    reason: 'missing' | 'mismatch',
+    reason: 'missing' | 'mismatch' | 'tests-failed',
     message: string,
     options: InterlockErrorOptions & { operatorHint: string },
   ) {

@@ -60,6 +60,47 @@ describe('interlock policy with state.policy', () => {
     expect((await echo()).isError).toBeFalsy();
   });
 
+  it('does not publish a policy whose tests fail, and publishes it once they pass', async () => {
+    const project = tempProject();
+    cleanups.push(() => project.close());
+    const file = project.write('interlock.config.yaml', {
+      mcpServers: {},
+      policy: {
+        version: 1,
+        rules: [{ id: 'echo', effect: 'allow', resource: 'mcp:echo:*', actions: ['execute'] }],
+      },
+      state: {
+        redis: { url: redis.current.url, keyPrefix: 'policy-tests-cli:' },
+        policy: { name: 'tested' },
+      },
+    });
+    const cases = (expectFail: 'deny' | 'allow') => ({
+      version: 1,
+      cases: [
+        { name: 'echo is allowed', tool: 'mcp__echo__echo', expect: 'allow', rule: 'echo' },
+        { name: 'the shell is not', tool: 'mcp__echo__shell', expect: expectFail },
+      ],
+    });
+    // The policy's `mcp:echo:*` also allows `shell`: the case that says it must not fails.
+    project.write('interlock.policy-tests.yaml', cases('deny'));
+    const refused = await runCli(['--config', file, 'policy', 'publish'], { cwd: project.dir });
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain("Policy 'tested' was not published: 1 of 2 policy tests in");
+    expect(refused.stderr).toContain("failed ('the shell is not')");
+    expect(refused.stderr).toContain("hint: run 'interlock policy test' to see each failure");
+    // Nothing reached the fleet: the shared policy is still the file's first publication (version 1).
+    const status = json<{ version: number }>(
+      await runCli(['--config', file, '--json', 'policy'], { cwd: project.dir }),
+    );
+    expect(status.version).toBe(1);
+
+    project.write('interlock.policy-tests.yaml', cases('allow'));
+    const published = await runCli(['--config', file, 'policy', 'publish'], { cwd: project.dir });
+    expect(published.code).toBe(0);
+    expect(published.stdout).toContain('policy tests: 2 passed');
+    expect(published.stdout).toContain("policy 'tested' is at version 2 (1 rule)");
+  });
+
   it('says what to add when the file shares no policy', async () => {
     const project = tempProject();
     cleanups.push(() => project.close());

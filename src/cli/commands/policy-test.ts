@@ -46,6 +46,16 @@ export async function loadProjectConfig(ctx: CommandContext): Promise<InterlockC
   return config;
 }
 
+/** Runs a tests file against the project file's own policy (gateway callers through its `gateway.principals`). */
+export async function runProjectPolicyTests(
+  config: InterlockConfig,
+  tests: PolicyTestFile,
+): Promise<PolicyTestReport> {
+  const policy = config.policy ?? { version: POLICY_VERSION, rules: [] };
+  const gateway = tests.cases.some((c) => c.caller !== undefined) ? await gatewayCallers(config) : undefined;
+  return runPolicyTests(policy, tests, { agent: config.agent, forCaller: gateway });
+}
+
 /** Reads and validates a tests file: a `ConfigError` names the case and field of each problem, with its line. */
 export async function loadPolicyTests(path: string, shown: string): Promise<PolicyTestFile> {
   const doc = await readConfigDocument(path, 'policy tests file', shown);
@@ -71,9 +81,7 @@ export async function policyTestCommand(ctx: CommandContext, options: PolicyTest
         )
       : err;
   });
-  const policy = config.policy ?? { version: POLICY_VERSION, rules: [] };
-  const gateway = tests.cases.some((c) => c.caller !== undefined) ? await gatewayCallers(config) : undefined;
-  const report = runPolicyTests(policy, tests, { agent: config.agent, forCaller: gateway });
+  const report = await runProjectPolicyTests(config, tests);
   const exitCode = report.failed === 0 ? ExitCode.OK : ExitCode.CHECK_FAILED;
   const { printer } = ctx;
   if (printer.json) {

@@ -4,9 +4,11 @@
  * process; `revoke ID` removes one rule everywhere. Every process that names the same policy applies a new
  * version before its next call is sent.
  */
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { PolicyReviewError } from '../../errors.js';
 import type { Policy } from '../../security/policy.js';
+import { DEFAULT_POLICY_TESTS_FILE } from '../../security/policy-tests.js';
 import { readRecording, replayRecording } from '../../security/replay.js';
 import { HintedError, UsageError } from '../exit.js';
 import { type CommandContext, Project } from '../project.js';
@@ -42,6 +44,7 @@ export async function policyCommand(
       if (project.config.policy === undefined) {
         throw new UsageError(`${project.config.file} has no policy to publish.`);
       }
+      await checkTests(project, ctx);
       if (project.config.state?.policy?.requireReview === true) {
         await checkReview(project, project.config.policy, options, ctx.io.cwd);
       }
@@ -101,4 +104,31 @@ async function checkReview(
       `Policy '${name}' was not published: ${options.reviewed} is not the review hash of this policy's diff against ${file}. The policy or the recording changed since the diff was reviewed, or the hash is mistyped.`,
     );
   }
+}
+
+/**
+ * A policy whose tests fail is not published (issue 40): when the project has a tests file
+ * (`interlock.policy-tests.yaml` beside it), every case must pass first. `POLICY_NOT_REVIEWED` with reason
+ * `tests-failed` names the failing cases; nothing is written to the fleet.
+ */
+async function checkTests(project: Project, ctx: CommandContext): Promise<void> {
+  const file = resolve(dirname(project.config.file), DEFAULT_POLICY_TESTS_FILE);
+  if (!existsSync(file)) return;
+  const { loadPolicyTests, runProjectPolicyTests } = await import('./policy-test.js');
+  const report = await runProjectPolicyTests(project.config, await loadPolicyTests(file, file));
+  if (report.failed === 0) {
+    if (!ctx.printer.json) ctx.printer.line(`policy tests: ${report.passed} passed (${file})`);
+    return;
+  }
+  const name = project.config.state?.policy?.name as string;
+  const failed = report.results.filter((r) => !r.passed).map((r) => `'${r.name}'`);
+  const hint = `run 'interlock policy test' to see each failure, fix the policy or the cases, then publish again`;
+  const error = new PolicyReviewError(
+    'tests-failed',
+    `Policy '${name}' was not published: ${report.failed} of ${report.results.length} policy tests in ${file} failed (${failed.slice(0, 5).join(', ')}${failed.length > 5 ? ', ...' : ''}).`,
+    { operatorHint: hint },
+  );
+  throw new HintedError(error, hint, {
+    data: { code: error.code, reason: 'tests-failed', failed: report.failed },
+  });
 }
