@@ -109,6 +109,11 @@ export const CORPUS: readonly Case[] = [
     frames: (rt) => [{ result: { content: [], structuredContent: { n: 'one' }, ...rt } }],
   },
   {
+    name: 'structuredContent without a field the output schema requires',
+    tool: 'typed',
+    frames: (rt) => [{ result: { content: [], structuredContent: { m: 1 }, ...rt } }],
+  },
+  {
     name: 'no structuredContent from a tool with an output schema',
     tool: 'typed',
     frames: (rt) => [ok(rt)],

@@ -14,7 +14,8 @@
  *   code is checked against the kind of failure it reports ({@link wrapperCodes}).
  * - An output-schema refusal: the SDK raises a `ProtocolError` with its own message, Interlock a
  *   `ToolOutputError` (INVALID_TOOL_OUTPUT) that names each failing field. Both become `{ output: 'missing' }` or
- *   `{ output: 'mismatch' }`: the same verdict on the same value, in each library's own words.
+ *   `{ output: 'mismatch', fields }`, the failing fields as JSON pointers: the same verdict on the same value, and
+ *   the same fields named, though each library words it its own way.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -53,7 +54,8 @@ const SERVER = 'hostile';
 export type Outcome =
   | { value: unknown }
   | { error: { type: string; code: unknown; message: string; data: unknown } }
-  | { output: 'missing' | 'mismatch' };
+  | { output: 'missing' }
+  | { output: 'mismatch'; fields: string[] };
 
 /** Both sides connected to one era and wire. `await using` closes both and the server. */
 export interface Pair extends AsyncDisposable {
@@ -88,12 +90,26 @@ function describe(err: unknown): { type: string; code: unknown; message: string;
   };
 }
 
-/** The SDK's error for an output-schema refusal, by the two messages its `callTool` words them with. */
-function sdkOutputVerdict(err: unknown): 'missing' | 'mismatch' | undefined {
+const SDK_MISMATCH = "Structured content does not match the tool's output schema: ";
+
+/**
+ * The SDK's error for an output-schema refusal, by the two messages its `callTool` words them with. A mismatch
+ * names the failing fields in Ajv's words (`data/n must be number`, `data must have required property 'n'`): they
+ * become JSON pointers (`/n`), the form Interlock's issues use.
+ */
+function sdkOutputVerdict(err: unknown): Outcome | undefined {
   const message = err instanceof Error ? err.message : '';
-  if (/has an output schema but did not return structured content$/.test(message)) return 'missing';
-  if (message.startsWith("Structured content does not match the tool's output schema:")) return 'mismatch';
-  return undefined;
+  if (/has an output schema but did not return structured content$/.test(message))
+    return { output: 'missing' };
+  if (!message.startsWith(SDK_MISMATCH)) return undefined;
+  const fields = message
+    .slice(SDK_MISMATCH.length)
+    .split(', ')
+    .map((entry) => {
+      const m = /^data(\S*) (?:must have required property '([^']*)')?/.exec(entry);
+      return `${m?.[1] ?? ''}${m?.[2] === undefined ? '' : `/${m[2]}`}`;
+    });
+  return { output: 'mismatch', fields: fields.sort() };
 }
 
 async function sdkOutcome(
@@ -106,8 +122,7 @@ async function sdkOutcome(
     const raw = await client.callTool({ name: tool, arguments: { frames } }, { timeout });
     return { value: toToolCallResult(raw, { maxResultChars: MAX_RESULT_CHARS }) };
   } catch (err) {
-    const output = sdkOutputVerdict(err);
-    return output === undefined ? { error: describe(err) } : { output };
+    return sdkOutputVerdict(err) ?? { error: describe(err) };
   }
 }
 
@@ -124,11 +139,10 @@ async function ourOutcome(
   } catch (err) {
     const e = err as Error & { code?: unknown; cause?: unknown };
     if (e.code === 'INVALID_TOOL_OUTPUT') {
-      return {
-        output: /is missing, though the tool declares an outputSchema/.test(e.message)
-          ? 'missing'
-          : 'mismatch',
-      };
+      if (/is missing, though the tool declares an outputSchema/.test(e.message))
+        return { output: 'missing' };
+      const issues = (err as { issues?: { field: string }[] }).issues ?? [];
+      return { output: 'mismatch', fields: issues.map((i) => i.field).sort() };
     }
     if (!(e.cause instanceof Error))
       return { error: { ...describe(err), type: `own:${describe(err).type}` } };
