@@ -31,6 +31,7 @@ describe.each(sides)('the SDK and Interlock, $era over $wire', ({ era, wire }) =
   // ("7" for 7), Interlock's direct path (stdio, and 2025-11-25 over HTTP) does not, and takes the next answer (or
   // times out when there is none). Fix owner: the protocol helper (src/interop/client.ts, moving to src/protocol);
   // the lead flips `it.fails` to `it` when merging the fix. 2026-07-28 over HTTP takes the SDK's path: no divergence.
+  // Today the SDK settles with "as string" and Interlock with "as number".
   const directPath = !(era === '2026-07-28' && wire === 'http');
   (directPath ? it.fails : it)(
     'take an answer whose id is the number as a string, as the SDK does',
@@ -63,10 +64,11 @@ describe.each(ERAS)('a line over the SDK stdio cap (10 MiB), %s', (era) => {
   // to 128 MiB (DEFAULT_MAX_LINE_BYTES). Fix owner: the protocol helper (src/interop/stdio-transport.ts, moving to
   // src/protocol); the lead flips `it.fails` to `it` when merging the fix. Its own connections: the SDK closes its
   // connection on such a line.
-  it.fails('is refused alike', async () => {
+  // Today the SDK settles with CONNECTION_CLOSED and Interlock with the 11 MiB text.
+  it.fails('is refused alike', { timeout: 120_000 }, async () => {
     await using pair = await openPair(era, 'stdio');
     const { sdk, ours } = await pair.run('replay', [{ bigText: 11 * 1024 * 1024 }]);
-    expect(sdk).toHaveProperty('error');
+    expect(sdk).toMatchObject({ error: { type: 'SdkError', code: 'CONNECTION_CLOSED' } });
     expect(ours).toEqual(sdk);
   });
 });
