@@ -17,6 +17,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from '../config/servers.js';
 import { AuthError, ConfigError } from '../errors.js';
+import { isJsonObject } from '../json.js';
 import { MAX_INPUT_REQUESTS_PER_ROUND, MAX_INPUT_ROUNDS, MAX_REQUEST_STATE_CHARS } from './bounds.js';
 import { InterlockClient } from './client.js';
 import { authFailureOf } from './request-errors.js';
@@ -290,26 +291,42 @@ async function openEra(
   } finally {
     options.signal.removeEventListener('abort', onAbort);
   }
-  boundInputRounds(transport, options.serverRequests?.maxRequestsPerRound ?? MAX_INPUT_REQUESTS_PER_ROUND);
+  const era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
+  checkInboundResults(
+    transport,
+    options.serverRequests?.maxRequestsPerRound ?? MAX_INPUT_REQUESTS_PER_ROUND,
+    era === 'modern',
+  );
   if (options.serverLogs !== undefined) await installServerLogs(client, config.name, options.serverLogs);
   const pid = transport instanceof ProcessStdioTransport ? transport.pid : undefined;
-  const era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
   return { client, transport, kind, pid, protocolVersion: client.getNegotiatedProtocolVersion(), era };
 }
 
 /**
- * Stops an `input_required` answer before the SDK (or the call path) acts on it when its opaque `requestState` is
- * larger than {@link MAX_REQUEST_STATE_CHARS} (it would be echoed back round after round), or when it carries more
- * than `maxRequests` input requests (each one asks a person or a model: issue 38). The response becomes a
- * JSON-RPC error that says why, so no handler is asked. Installed after connect, over the handler the client set.
+ * Two checks of every answer, before the SDK (or the call path) reads it. Installed after connect, over the handler
+ * the client set.
+ *
+ * - 2026-07-28 (`modern`): a result without `resultType` is read as `complete`. MCP draft, basic/index ("Result
+ *   types"): "For backward compatibility with servers implementing earlier protocol versions, which do not include
+ *   `resultType`, clients MUST treat an absent `resultType` as `"complete"`." The SDK 2.4 client refuses such a
+ *   result (INVALID_RESULT), so the field is filled in here, in a copy (conformance `sep-2322-client-request-state`,
+ *   issue 43).
+ * - An `input_required` answer is stopped when its opaque `requestState` is larger than
+ *   {@link MAX_REQUEST_STATE_CHARS} (it would be echoed back round after round), or when it carries more than
+ *   `maxRequests` input requests (each one asks a person or a model: issue 38). The response becomes a JSON-RPC
+ *   error that says why, so no handler is asked.
  */
-function boundInputRounds(transport: Transport, maxRequests: number): void {
+function checkInboundResults(transport: Transport, maxRequests: number, modern: boolean): void {
   const deliver = transport.onmessage;
   if (deliver === undefined) return;
   transport.onmessage = (message, extra) => {
-    const result = (
+    let result = (
       message as { result?: { resultType?: unknown; requestState?: unknown; inputRequests?: unknown } }
     ).result;
+    if (modern && result !== undefined && result.resultType === undefined && isJsonObject(result)) {
+      result = { ...result, resultType: 'complete' };
+      message = { ...message, result } as typeof message;
+    }
     const refused = result?.resultType === 'input_required' ? refusedRound(result, maxRequests) : undefined;
     if (refused === undefined) {
       deliver(message, extra);

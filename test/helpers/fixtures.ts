@@ -19,6 +19,7 @@ export type FixtureName =
   | 'faulty-http'
   | 'hostile-schemas'
   | 'hostile-requests'
+  | 'hostile-answers'
   | 'tool-defs'
   | 'tasks-modern'
   | 'tasks-legacy'

@@ -157,6 +157,15 @@ export async function startModernHttp(
   return whenListening(spawned, `${name} fixture (http)`, timeoutMs, 'streamable');
 }
 
+/**
+ * Spawns the scripted hostile server (`hostile-answers.mjs`) on Streamable HTTP with `args` (`--era …`) and waits for
+ * its `LISTENING <port>` line.
+ */
+export async function startHostileHttp(args: readonly string[]): Promise<HttpServerProcess> {
+  const spawned = spawnServer([fixture('hostile-answers'), ...args, '--port', '0'], {});
+  return whenListening(spawned, 'hostile-answers fixture (http)', DEFAULT_START_TIMEOUT_MS, 'streamable');
+}
+
 /** Waits for the `LISTENING <port>` line of a spawned fixture; closes it when it does not come. */
 async function whenListening(
   spawned: Spawned,
