@@ -2,6 +2,7 @@
 // to HTTP settings. Any name added here becomes public API.
 
 export { expandEnv } from './env.js';
+export type { FileIssue } from './file-issues.js';
 export {
   createHttpClientFromConfig,
   type HttpSettingsConfig,
@@ -10,7 +11,6 @@ export {
   readTlsConfig,
   serverHttpOverrides,
 } from './http.js';
-export type { FileIssue } from './issues.js';
 export { CONFIG_SCHEMA_PATH, configJsonSchema } from './json-schema.js';
 export {
   findConfigFile,

@@ -10,9 +10,9 @@
  * whole file for editors (the shipped JSON Schema) and for the reference page.
  */
 import { z } from 'zod';
-import { GatewayConfigSchema } from '../gateway/options.js';
 import { policySchemas } from '../security/policy.js';
 import { RedisStateStoreOptionsSchema } from '../state/options.js';
+import { GatewayConfigSchema } from './gateway.js';
 import { serverSchemas } from './servers.js';
 
 /** The project file format version. */

@@ -5,10 +5,10 @@
  * reference page and the shipped JSON Schema are generated from them.
  */
 import { z } from 'zod';
-import { describeIssues, toConfigIssues } from '../config-issues.js';
 import { ConfigError } from '../errors.js';
 import { lazySchema, once } from '../lazy.js';
 import { matchGlob } from '../security/pattern.js';
+import { describeIssues, toConfigIssues } from '../zod-issues.js';
 
 /** Per-request timeout. @default 60 000 ms */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
