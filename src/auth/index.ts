@@ -2,6 +2,7 @@
 
 export { openBrowser } from './loopback.js';
 export {
+  type CrossAppAccessOptions,
   OAuthProvider,
   type OAuthProviderOptions,
 } from './provider.js';

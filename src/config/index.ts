@@ -14,6 +14,7 @@ export {
   type LoadInterlockConfigOptions,
   loadInterlockConfig,
   loadPolicyFile,
+  type StateConfig,
 } from './load.js';
 export { type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from './mcp-json.js';
 export {

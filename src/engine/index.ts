@@ -4,8 +4,13 @@
 
 export type { SpawnOptions } from '../session/agent-session.js';
 export type { AgentSessionEvents } from '../session/events.js';
-export { defineTool, type NativeTool, type NativeToolContext } from '../session/native-tool.js';
-export type { RunOptions, RunResult } from '../session/types.js';
+export {
+  type DefineToolOptions,
+  defineTool,
+  type NativeTool,
+  type NativeToolContext,
+} from '../session/native-tool.js';
+export type { RunOptions, RunResult, RunStatus, RunStep, ToolDescriptor } from '../session/types.js';
 export { Agent } from './agent.js';
 export { Engine } from './engine.js';
-export type { AgentOptions, EngineOptions } from './types.js';
+export type { AgentOptions, CapabilitySpec, EngineOptions } from './types.js';

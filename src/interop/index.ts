@@ -34,7 +34,7 @@ export {
 export type { ConnectionState, ServerConnectionInfo } from './connection.js';
 export type { ServerHealth } from './connection-registry.js';
 export { type FormField, formFields, type UrlElicitationRequest } from './elicitation.js';
-export type { MCPManagerEvents } from './events.js';
+export type { MCPManagerEvents, ToolCallCompletion, ToolCallDenial, ToolCallFailure } from './events.js';
 export { type Logger, silentLogger } from './logger.js';
 export {
   type CapabilityView,
@@ -42,9 +42,12 @@ export {
   MCPClientManager,
   type MCPClientManagerOptions,
 } from './manager.js';
+export type { ServerLogEntry } from './server-logs.js';
 export type {
   ElicitationHandler,
+  RootsOption,
   SamplingHandler,
+  ServerRequestContext,
   ServerRequestOptions,
   UrlElicitationHandler,
 } from './server-requests.js';

@@ -11,6 +11,7 @@ export type {
   ModelResponse,
   ModelToolCall,
   ModelToolDefinition,
+  ModelUsage,
   ToolResultMessage,
   UserMessage,
 } from './types.js';

@@ -49,6 +49,7 @@ export {
   parsePolicy,
 } from './policy.js';
 export { DEFAULT_MATCH_CACHE_SIZE } from './rule-index.js';
+export type { RuleInfo, RuleOptions } from './rules.js';
 export {
   ArgConstraintSchema,
   PolicyRuleSchema,

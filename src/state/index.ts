@@ -15,6 +15,7 @@ export { SharedPins, type SharedPinsOptions } from './shared-pins.js';
 export { SharedPolicy, type SharedPolicyOptions } from './shared-policy.js';
 export {
   PolicyNotAppliedError,
+  type QuotaResult,
   StateInvalidError,
   type StateStore,
   StateUnavailableError,

@@ -9,6 +9,8 @@ export {
   type RecordedRequest,
   ScriptedProvider,
   type ScriptedProviderOptions,
+  type ScriptedToolCall,
+  type ScriptedTurn,
   type ScriptStep,
   scriptedModel,
   useTool,

@@ -1,5 +1,6 @@
 // Public API of the tools area. Any name added here becomes public API.
 
+export type { ArgumentLimits } from './limits.js';
 export { makeToolName, parseToolName } from './names.js';
 export { mcpResultToString, type ToolCallResult } from './normalize.js';
 export { parseToolSchemas } from './schema.js';
