@@ -14,7 +14,7 @@
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { trace } from '@opentelemetry/api';
-import type * as Interlock from '../src/index.js';
+import type * as Interlock from '../src/interop/index.js';
 import type * as Security from '../src/security/index.js';
 import { ECHO_RAW, ROOT_DIR } from './lib/paths.js';
 import { benchCapabilities } from './lib/policy.js';
@@ -41,7 +41,7 @@ const top = int('top', 1);
 // The modules build: the same code as the contender's, with each function in the file of its source.
 const entry = ensureInterlockBuild({ modules: true });
 const load = <T>(path: string) => importBuild<T>(entry, path);
-const { MCPClientManager } = await load<typeof Interlock>('index.js');
+const { MCPClientManager } = await load<typeof Interlock>('interop/index.js');
 const security = await load<typeof Security>('security/index.js');
 
 const SERVER = 'bench';

@@ -11,16 +11,9 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { defineTool, Engine, type RunResult } from 'mcp-interlock/engine';
-import {
-  AnthropicProvider,
-  type ModelProvider,
-  OpenAIChatProvider,
-  type ScriptStep,
-  scriptedModel,
-  useTool,
-  useTools,
-} from 'mcp-interlock/providers';
+import { AnthropicProvider, type ModelProvider, OpenAIChatProvider } from 'mcp-interlock/providers';
 import { type AuditRecord, MemoryAuditSink } from 'mcp-interlock/security';
+import { type ScriptStep, scriptedModel, useTool, useTools } from 'mcp-interlock/testing';
 import { z } from 'zod';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -1,14 +1,7 @@
-// The package root: the names most apps need. Each area also has its own entry point
-// (`mcp-interlock/interop`, `mcp-interlock/security`, `mcp-interlock/tools`, `mcp-interlock/session`).
+// The package root, `mcp-interlock`: the errors every area throws, and their codes. Each area has its own entry
+// point for the rest (`mcp-interlock/interop`, `mcp-interlock/engine`, `mcp-interlock/security`, ...), and each
+// public name is exported by exactly one entry point (issue 43; docs/architecture.md, "Entry points").
 
-export {
-  Agent,
-  type AgentOptions,
-  defineTool,
-  Engine,
-  type EngineOptions,
-  type RunResult,
-} from './engine/index.js';
 export {
   AuditError,
   AuthError,
@@ -36,12 +29,3 @@ export {
   ToolOutputError,
   ToolSchemaError,
 } from './errors.js';
-export {
-  loadMCPConfig,
-  MCPClientManager,
-  type MCPClientManagerOptions,
-  type MCPServerConfig,
-  type MCPServerConfigInput,
-} from './interop/index.js';
-export { CapabilitySet, type Decision, MemoryAuditSink } from './security/index.js';
-export { mcpResultToString, type ToolCallResult, ToolWrapper } from './tools/index.js';

@@ -1,7 +1,8 @@
 /**
  * The public names of every entry point in package.json's `exports` (issue 15, a smaller public surface): a new
  * export, or one removed, changes test/public-api.snapshot.md, so it is a decision a reviewer sees. Update it
- * with `npx vitest run test/public-api.test.ts -u` when the change is meant.
+ * with `npx vitest run test/public-api.test.ts -u` when the change is meant. Issue 43, a surface you can keep:
+ * each public name is exported by exactly one entry point, and there are fewer than MAX_PUBLIC_NAMES of them.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -13,6 +14,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   exports: Record<string, string | { default: string }>;
 };
+
+/** The most distinct public names all entry points together may export (issue 43). */
+const MAX_PUBLIC_NAMES = 300;
 
 /** Each code entry point and the source file its built `default` is compiled from. */
 const entries = Object.entries(pkg.exports)
@@ -63,6 +67,17 @@ function exportedNames(source: string): { value: string[]; type: string[] } {
   return { value: value.sort(), type: type.sort() };
 }
 
+/** `Name: entry, entry` for each name more than one entry point exports. */
+function exportedTwice(lists: readonly { name: string; names: readonly string[] }[]): string[] {
+  const where = new Map<string, string[]>();
+  for (const { name, names } of lists) {
+    for (const exported of names) where.set(exported, [...(where.get(exported) ?? []), name]);
+  }
+  return [...where]
+    .filter(([, at]) => at.length > 1)
+    .map(([exported, at]) => `${exported}: ${at.join(', ')}`);
+}
+
 describe('the public API', () => {
   it('lists every entry point in package.json exports', () => {
     expect(entries.map((e) => e.name)).toContain('mcp-interlock/interop');
@@ -86,6 +101,40 @@ describe('the public API', () => {
       const module = (await import(pathToFileURL(join(root, source)).href)) as Record<string, unknown>;
       expect(Object.keys(module).sort(), name).toEqual(exportedNames(source).value);
     }
+  });
+
+  it('exports each public name from exactly one entry point', () => {
+    const lists = entries.map(({ name, source }) => ({
+      name,
+      names: Object.values(exportedNames(source)).flat(),
+    }));
+    expect(
+      exportedTwice(lists),
+      'names exported by more than one entry point: keep each in one (docs/architecture.md, Entry points)',
+    ).toEqual([]);
+  });
+
+  it(`exports fewer than ${MAX_PUBLIC_NAMES} distinct names in all`, () => {
+    const names = new Set(entries.flatMap(({ source }) => Object.values(exportedNames(source)).flat()));
+    expect(names.size).toBeGreaterThan(100);
+    expect(
+      names.size,
+      `${names.size} public names: every name is one to keep stable; move internals out of the entry points`,
+    ).toBeLessThan(MAX_PUBLIC_NAMES);
+  });
+
+  it('names a name exported twice with both entry points (the check can fail)', () => {
+    expect(
+      exportedTwice([
+        { name: 'mcp-interlock', names: ['Engine', 'ConfigError'] },
+        { name: 'mcp-interlock/engine', names: ['Engine', 'Agent'] },
+      ]),
+    ).toEqual(['Engine: mcp-interlock, mcp-interlock/engine']);
+  });
+
+  it('keeps test helpers in mcp-interlock/testing', () => {
+    expect(exportedNames('src/testing/index.ts').value).toContain('scriptedModel');
+    expect(exportedNames('src/providers/index.ts').value).not.toContain('scriptedModel');
   });
 
   it('keeps connection internals out of mcp-interlock/interop', () => {

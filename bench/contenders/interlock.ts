@@ -6,8 +6,8 @@
  * server that dies is reconnected by the manager itself.
  */
 import { type Tracer, trace } from '@opentelemetry/api';
-import type * as Interlock from '../../src/index.js';
-import type { MCPClientManagerOptions, MCPServerConfigInput } from '../../src/index.js';
+import type * as Interlock from '../../src/interop/index.js';
+import type { MCPClientManagerOptions, MCPServerConfigInput } from '../../src/interop/index.js';
 import type * as Security from '../../src/security/index.js';
 import type { CapabilitySet, MemoryAuditSink } from '../../src/security/index.js';
 import type { ContenderAdapter, ServerSpec, Session } from '../lib/contender.js';
@@ -19,7 +19,7 @@ import { runContender } from '../lib/worker.js';
 // through tsx, whose esbuild output adds a `__name` call wherever a named function is created. importBuild checks
 // that tsx left the build alone too.
 const entry = ensureInterlockBuild();
-const { MCPClientManager } = await importBuild<typeof Interlock>(entry);
+const { MCPClientManager } = await importBuild<typeof Interlock>(entry, 'interop/index.js');
 const security = await importBuild<typeof Security>(entry, 'security/index.js');
 
 /** A tracer that counts the spans asked of it, to tell whether the manager took the `tracer` option. */

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
-import type { FileIssue } from './issues.js';
+import type { FileIssue } from './file-issues.js';
 import { stripJsonComments } from './mcp-json.js';
 
 /** One step of a field path: an object key or an array index. */

@@ -3,8 +3,8 @@
  */
 
 import { z } from 'zod';
-import { appendPath, parsePath } from '../config-issues.js';
 import type { ConfigIssue } from '../errors.js';
+import { appendPath, parsePath } from '../zod-issues.js';
 
 /** Options of {@link expandEnv} (and of `loadMCPConfig`). */
 export interface ExpandEnvOptions {

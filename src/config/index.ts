@@ -4,14 +4,10 @@
 export { expandEnv } from './env.js';
 export {
   createHttpClientFromConfig,
-  type HttpSettingsConfig,
   httpOptionsFromConfig,
-  httpSettingsFromConfig,
-  readTlsConfig,
   serverHttpOverrides,
 } from './http.js';
-export type { FileIssue } from './issues.js';
-export { CONFIG_SCHEMA_PATH, configJsonSchema } from './json-schema.js';
+export { configJsonSchema } from './json-schema.js';
 export {
   findConfigFile,
   type InterlockConfig,
@@ -22,18 +18,10 @@ export {
 } from './load.js';
 export { type LoadMCPConfigOptions, loadMCPConfig, parseMCPConfig } from './mcp-json.js';
 export {
-  CONFIG_VERSION,
-  DEFAULT_AGENT,
-  DEFAULT_CONFIG_FILES,
-  DEFAULT_PINS_FILE,
   type InterlockConfigInput,
   InterlockConfigSchema,
-  ServerEntrySchema,
-  StateConfigSchema,
 } from './schema.js';
-export { createMasker, MIN_SECRET_LENGTH } from './secrets.js';
 export {
-  POLICY_WATCH_DEBOUNCE_MS,
   type PolicyWatch,
   type WatchPolicyFileOptions,
   watchPolicyFile,

@@ -6,12 +6,11 @@
 import { access } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { z } from 'zod';
-import { appendPath, parsePath, toConfigIssues } from '../config-issues.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import type { GatewayConfig } from '../gateway/options.js';
 import { isJsonObject } from '../json.js';
 import { type Policy, policySchemas } from '../security/policy.js';
 import { recordingSchemas } from '../security/recording.js';
+import { appendPath, parsePath, toConfigIssues } from '../zod-issues.js';
 import { type ConfigDocument, readConfigDocument } from './document.js';
 import { expandEnv, expanded } from './env.js';
 import {
@@ -21,7 +20,8 @@ import {
   type FileIssue,
   fileError,
   filesError,
-} from './issues.js';
+} from './file-issues.js';
+import type { GatewayConfig } from './gateway.js';
 import { keysAt } from './keys.js';
 import { parseMCPConfig } from './mcp-json.js';
 import {

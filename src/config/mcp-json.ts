@@ -5,10 +5,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { appendPath, describeIssues, toConfigIssues } from '../config-issues.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { isJsonObject } from '../json.js';
 import { once } from '../lazy.js';
+import { appendPath, describeIssues, toConfigIssues } from '../zod-issues.js';
 import { type ExpandEnvOptions, type ExpansionContext, expanded } from './env.js';
 import { type MCPServerConfig, serverSchemas } from './servers.js';
 

@@ -10,10 +10,10 @@
  * whole file for editors (the shipped JSON Schema) and for the reference page.
  */
 import { z } from 'zod';
-import { GatewayConfigSchema } from '../gateway/options.js';
 import { policySchemas } from '../security/policy.js';
 import { recordingSchemas } from '../security/recording.js';
 import { RedisStateStoreOptionsSchema } from '../state/options.js';
+import { GatewayConfigSchema } from './gateway.js';
 import { serverSchemas } from './servers.js';
 
 /** The project file format version. */

@@ -6,8 +6,8 @@
  */
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { GatewayConfigSchema, type GatewayTlsConfig } from '../gateway/options.js';
 import { type ExpansionContext, expanded } from './env.js';
+import { GatewayConfigSchema, type GatewayTlsConfig } from './gateway.js';
 import { StateConfigSchema } from './schema.js';
 import { collectSecretValues } from './secrets.js';
 import { type ServerTlsConfig, serverSchemas } from './servers.js';

@@ -5,13 +5,13 @@
  */
 import { createServerAuth } from '../auth/server-auth.js';
 import { StateTokenStore } from '../auth/token-store.js';
-import { describeIssues } from '../config-issues.js';
 import { ConfigError } from '../errors.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import { PinStore } from '../security/pinning.js';
 import { checkQuotaFallback, FleetQuotaCounter } from '../state/quota-counter.js';
 import { SharedPins } from '../state/shared-pins.js';
 import { SharedPolicy } from '../state/shared-policy.js';
+import { describeIssues } from '../zod-issues.js';
 import type { EngineManagerOptions, EngineStateOptions } from './types.js';
 
 // Letters, digits, punctuation and symbols: no spaces or control characters (a principal ends up in keys and logs).

@@ -1,32 +1,16 @@
-// Public API of the engine area. Any name added here becomes public API. The container and its tokens are not.
+// Public API of the engine area: the engine, its agents, and the names an agent's user meets, which the session
+// area defines (each public name is exported by exactly one entry point, issue 43). Any name added here becomes
+// public API. The container and its tokens are not.
 
-// The names an app needs beside the engine, from the areas that own them.
+export type { SpawnOptions } from '../session/agent-session.js';
+export type { AgentSessionEvents } from '../session/events.js';
 export {
-  type AgentSessionEventName,
-  type AgentSessionEvents,
-  type AgentSessionOptions,
+  type DefineToolOptions,
   defineTool,
   type NativeTool,
-  type NativeToolCallRef,
-  type NativeToolHealth,
-  type RunInput,
-  type RunOptions,
-  type RunResult,
-  type RunStep,
-  type SpawnOptions,
-  type StepDecision,
-  type ToolDescriptor,
-} from '../session/index.js';
+  type NativeToolContext,
+} from '../session/native-tool.js';
+export type { RunOptions, RunResult, RunStatus, RunStep, ToolDescriptor } from '../session/types.js';
 export { Agent } from './agent.js';
 export { Engine } from './engine.js';
-export type {
-  AgentOptions,
-  AuditSettings,
-  CapabilityResolver,
-  CapabilitySpec,
-  EngineManagerOptions,
-  EngineOptions,
-  EngineStateOptions,
-  ManagerFactory,
-  ModelResolver,
-} from './types.js';
+export type { AgentOptions, CapabilitySpec, EngineOptions } from './types.js';

@@ -4,10 +4,11 @@
  * (deny still wins among them), and a principal that matches none gets an empty set: it sees no tool and every
  * call is denied. Without bindings every authenticated principal gets the project's set itself.
  */
+
+import type { AuthMethod, PrincipalBinding } from '../config/gateway.js';
 import { tupleKey } from '../json.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { PolicyRule } from '../security/policy.js';
-import type { AuthMethod, PrincipalBinding } from './options.js';
 import { type Principal, principalMatches } from './principals.js';
 
 /** Picks the capability set for a principal; sets are built once per distinct combination of bindings. */

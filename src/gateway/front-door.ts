@@ -6,7 +6,7 @@
  */
 import { TLSSocket } from 'node:tls';
 import { type AuthInfo, hostHeaderValidationResponse } from '@modelcontextprotocol/server';
-import type { AuthMethod, PrincipalMatch } from './options.js';
+import type { AuthMethod, PrincipalMatch } from '../config/gateway.js';
 import { principalFromCertificate, principalMatches, principalOf } from './principals.js';
 
 /** Host names a loopback listener answers to, and the browser origins it trusts on any port. */

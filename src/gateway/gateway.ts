@@ -20,22 +20,22 @@ import {
   type Transport,
 } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server/stdio';
-import { toConfigIssues } from '../config-issues.js';
-import { ConfigError } from '../errors.js';
-import { type Logger, silentLogger } from '../interop/logger.js';
-import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
-import type { CapabilitySet } from '../security/capability-set.js';
-import type { AuditSink } from '../security/types.js';
-import { PrincipalPolicies } from './bindings.js';
-import { FrontDoor, LOOPBACK_HOSTS } from './front-door.js';
-import { GatewayMetrics } from './metrics.js';
 import {
   type GatewayConfig,
   type GatewayConfigInput,
   GatewayConfigSchema,
   type GatewayTlsConfig,
   shorthandMethod,
-} from './options.js';
+} from '../config/gateway.js';
+import { ConfigError } from '../errors.js';
+import { type Logger, silentLogger } from '../interop/logger.js';
+import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
+import type { CapabilitySet } from '../security/capability-set.js';
+import type { AuditSink } from '../security/types.js';
+import { toConfigIssues } from '../zod-issues.js';
+import { PrincipalPolicies } from './bindings.js';
+import { FrontDoor, LOOPBACK_HOSTS } from './front-door.js';
+import { GatewayMetrics } from './metrics.js';
 import { createPrincipalVerifier, type Principal, principalOf } from './principals.js';
 import type { ServerRequestRelay } from './relay.js';
 import { createGatewayServer } from './server.js';

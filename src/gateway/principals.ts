@@ -19,7 +19,7 @@ import {
   errors as joseErrors,
   jwtVerify,
 } from 'jose';
-import type { ApiKeyConfig, AuthMethod, JwtAuthConfig, PrincipalMatch } from './options.js';
+import type { ApiKeyConfig, AuthMethod, JwtAuthConfig, PrincipalMatch } from '../config/gateway.js';
 
 /** A verified caller. */
 export interface Principal {

@@ -26,7 +26,11 @@ import type {
   ElicitResult,
 } from '@modelcontextprotocol/client';
 import { createRequestStateCodec, type InputRequest, inputRequired } from '@modelcontextprotocol/server';
-import { toConfigIssues } from '../config-issues.js';
+import {
+  type ServerRequestRelayConfig,
+  type ServerRequestRelayOptions,
+  ServerRequestRelayOptionsSchema,
+} from '../config/gateway-relay.js';
 import {
   ClosedError,
   ConfigError,
@@ -47,12 +51,8 @@ import {
 import { isJsonObject } from '../json.js';
 import { resourceFor } from '../security/pattern.js';
 import type { Approver } from '../security/types.js';
+import { toConfigIssues } from '../zod-issues.js';
 import type { Principal } from './principals.js';
-import {
-  type ServerRequestRelayConfig,
-  type ServerRequestRelayOptions,
-  ServerRequestRelayOptionsSchema,
-} from './relay-options.js';
 
 /** One downstream caller's call, while it runs. */
 interface Caller {

@@ -4,7 +4,6 @@
  */
 import type { FetchLike, LoggingLevel } from '@modelcontextprotocol/client';
 import { z } from 'zod';
-import { toConfigIssues } from '../config-issues.js';
 import { ConfigError } from '../errors.js';
 import type { HttpClient, HttpOptions } from '../net/http.js';
 import type { NetworkPolicy } from '../net/network.js';
@@ -14,6 +13,7 @@ import type { PinStore } from '../security/pinning.js';
 import type { Approver, AuditSink } from '../security/types.js';
 import type { ArgumentLimits } from '../tools/limits.js';
 import { MAX_TOOL_NAME_LENGTH_LIMIT, MIN_TOOL_NAME_LENGTH } from '../tools/names.js';
+import { toConfigIssues } from '../zod-issues.js';
 import type { Logger } from './logger.js';
 import { LOG_LEVELS } from './server-logs.js';
 import type {

@@ -1,7 +1,7 @@
 /** Options are validated once, where they enter, with the field at fault named. */
 import type { z } from 'zod';
-import { describeIssues, toConfigIssues } from '../config-issues.js';
 import { ConfigError } from '../errors.js';
+import { describeIssues, toConfigIssues } from '../zod-issues.js';
 
 /** Parses `options` with `schema`; throws `ConfigError` listing each bad field as `what.field`. */
 export function parseOptions(schema: z.ZodType, options: unknown, what: string): void {

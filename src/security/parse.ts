@@ -4,8 +4,8 @@
  * bad field.
  */
 import { z } from 'zod';
-import { describeIssues, toConfigIssues } from '../config-issues.js';
 import { PolicyError } from '../errors.js';
+import { describeIssues, toConfigIssues } from '../zod-issues.js';
 
 const DANGEROUS_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 

@@ -15,11 +15,11 @@
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { z } from 'zod';
-import { describeIssues } from '../config-issues.js';
 import { ConfigError, PolicyError } from '../errors.js';
 import { CapabilitySet, type CapabilitySetOptions } from '../security/capability-set.js';
 import { SCHEME_ACTIONS } from '../security/pattern.js';
 import { type Policy, parsePolicy } from '../security/policy.js';
+import { describeIssues } from '../zod-issues.js';
 import {
   type Bundle,
   bundleText,

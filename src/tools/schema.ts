@@ -3,10 +3,10 @@
  * MCP `Tool` (2025-11-25), so a `tools/list` result can be registered as it is.
  */
 import { z } from 'zod';
-import { describeIssues, toConfigIssues } from '../config-issues.js';
 import { ConfigError } from '../errors.js';
 import { isJsonObject } from '../json.js';
 import { lazySchema, once } from '../lazy.js';
+import { describeIssues, toConfigIssues } from '../zod-issues.js';
 
 /** Longest tool name accepted. */
 const MAX_NAME_LENGTH = 256;

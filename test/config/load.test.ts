@@ -5,7 +5,8 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type FileIssue, loadInterlockConfig } from '../../src/config/index.js';
+import type { FileIssue } from '../../src/config/file-issues.js';
+import { loadInterlockConfig } from '../../src/config/index.js';
 import { parseMCPConfig } from '../../src/config/mcp-json.js';
 import { TRANSPORT_TYPE_ALIASES } from '../../src/config/schema.js';
 import { createMasker } from '../../src/config/secrets.js';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { serverEntrySchema } from '../../src/config/mcp-json.js';
 import type { MCPServerConfig } from '../../src/config/servers.js';
-import { toConfigIssues } from '../../src/config-issues.js';
+import { toConfigIssues } from '../../src/zod-issues.js';
 
 const issuesOf = (name: string, entry: unknown, env: Record<string, string> = {}) => {
   const result = serverEntrySchema(name, { env }).safeParse(entry);

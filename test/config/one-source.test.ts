@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expandString, variableNames } from '../../src/config/env.js';
-import { describeValue, isSensitivePath } from '../../src/config/issues.js';
+import { describeValue, isSensitivePath } from '../../src/config/file-issues.js';
 import { collectSecretValues } from '../../src/config/secrets.js';
 import type { ConfigIssue } from '../../src/errors.js';
 import { SECRET_NAME } from '../../src/redact.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type LoadContext, sectionSchemas } from '../../src/config/sections.js';
 import type { HttpConfig } from '../../src/config/servers.js';
-import { toConfigIssues } from '../../src/config-issues.js';
+import { toConfigIssues } from '../../src/zod-issues.js';
 
 const DIR = '/projects/demo';
 

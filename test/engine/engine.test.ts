@@ -9,9 +9,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { agentPolicy, scriptedPlan, startWeatherServer, today } from '../../examples/agent.js';
 import { Engine } from '../../src/engine/index.js';
 import { MCPClientManager, type MCPClientManagerOptions } from '../../src/interop/index.js';
-import { scriptedModel, useTool, useTools } from '../../src/providers/index.js';
 import { CapabilitySet, MemoryAuditSink } from '../../src/security/index.js';
-import { ScriptedProvider, MemoryAuditSink as TestingAuditSink } from '../../src/testing/index.js';
+import { ScriptedProvider, scriptedModel, useTool, useTools } from '../../src/testing/index.js';
 import { descendantPids, nodeFixture } from '../helpers/index.js';
 
 const notesServer = {
@@ -83,7 +82,7 @@ describe('Engine.createAgent', () => {
   it('passes each binding through: manager factory, clock, logger, named models and capability sets', async () => {
     const made: MCPClientManagerOptions[] = [];
     const warnings: string[] = [];
-    const audit = new TestingAuditSink();
+    const audit = new MemoryAuditSink();
     const fixed = Date.UTC(2030, 0, 2, 3, 4, 5);
     await using engine = new Engine({
       createManager: (options) => {

@@ -5,11 +5,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/index.js';
-import { scriptedModel } from '../../src/providers/index.js';
 import { MemoryAuditSink } from '../../src/security/index.js';
 import { RedisStateStore } from '../../src/state/redis.js';
 import { SharedPins } from '../../src/state/shared-pins.js';
 import { SharedPolicy } from '../../src/state/shared-policy.js';
+import { scriptedModel } from '../../src/testing/index.js';
 import { nodeFixture } from '../helpers/fixtures.js';
 import { redisForFile } from '../helpers/redis.js';
 

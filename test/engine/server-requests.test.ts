@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/index.js';
-import { scriptedModel, useTool } from '../../src/providers/index.js';
 import { CapabilitySet, MemoryAuditSink } from '../../src/security/index.js';
+import { scriptedModel, useTool } from '../../src/testing/index.js';
 import { nodeFixture } from '../helpers/index.js';
 
 const modern = { name: 'srv', transport: 'stdio' as const, ...nodeFixture('modern') };

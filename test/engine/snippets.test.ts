@@ -13,7 +13,7 @@ import * as sessionMixin from '../../docs/snippets/agents/session-mixin.js';
 import * as spawnSnippet from '../../docs/snippets/agents/spawn.js';
 import * as telemetry from '../../docs/snippets/agents/telemetry.js';
 import { runAgentExample, scriptedPlan } from '../../examples/agent.js';
-import { scriptedModel } from '../../src/providers/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
 import { descendantPids } from '../helpers/index.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -12,7 +12,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, Engine, type RunResult } from '../../src/engine/index.js';
-import { scriptedModel, useTools } from '../../src/providers/index.js';
+import { scriptedModel, useTools } from '../../src/testing/index.js';
 import { descendantPids } from '../helpers/index.js';
 import { childrenOf, isWithin, recordSpans } from '../helpers/otel.js';
 

@@ -1,7 +1,7 @@
 // Bindings name principals by how they authenticated (issue 38): the same name under another method, or a
 // shorthand name on a gateway with several ways in, never matches.
 import { describe, expect, it } from 'vitest';
-import { GatewayConfigSchema, shorthandMethod } from '../../src/gateway/options.js';
+import { GatewayConfigSchema, shorthandMethod } from '../../src/config/gateway.js';
 import { type Principal, principalMatches } from '../../src/gateway/principals.js';
 
 const as = (via: Principal['via'], subject: string, groups: string[] = []): Principal => ({

@@ -5,7 +5,7 @@
  * protocol era over stdio or Streamable HTTP. A case is a list of frames the server replays as its answer.
  *
  * What the two settle with is put in one shape before it is compared ({@link Outcome}). Each normalization, and why:
- * - A value: the SDK's `CallToolResult` goes through `toToolCallResult` (the public function Interlock's call path
+ * - A value: the SDK's `CallToolResult` goes through `toToolCallResult` (the function Interlock's call path
  *   itself ends with) with the same `maxResultChars`, because Interlock's public result is that projection: text,
  *   isError, every content block as the server sent it, and structuredContent. The result's `_meta` and unknown
  *   top-level keys are not part of Interlock's public result, so they cannot be compared through public entry points.
@@ -22,7 +22,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { expect } from 'vitest';
 import { MCPClientManager, type MCPServerConfigInput } from '../../src/interop/index.js';
 import { CapabilitySet } from '../../src/security/index.js';
-import { toToolCallResult } from '../../src/tools/index.js';
+import { toToolCallResult } from '../../src/tools/normalize.js';
 import { nodeFixture } from '../helpers/fixtures.js';
 import { type HttpServerProcess, startHostileHttp } from '../helpers/http-fixtures.js';
 

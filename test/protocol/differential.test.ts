@@ -6,7 +6,7 @@
  * in differential-harness.ts. Property-generated answers are in differential-properties.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toToolCallResult } from '../../src/tools/index.js';
+import { toToolCallResult } from '../../src/tools/normalize.js';
 import { CORPUS } from './differential-corpus.js';
 import { connectSides, ERAS, type Era, openPair, type Pair, WIRES } from './differential-harness.js';
 

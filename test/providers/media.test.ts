@@ -3,7 +3,8 @@
  * wire. The run against a real server and both APIs is in test/session/multimodal.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { toAnthropicMessages, toOpenAIMessages } from '../../src/providers/index.js';
+import { toAnthropicMessages } from '../../src/providers/anthropic.js';
+import { toOpenAIMessages } from '../../src/providers/openai.js';
 import type { ModelMessage } from '../../src/providers/types.js';
 
 const conversation: ModelMessage[] = [

@@ -7,7 +7,8 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeSharedModelDispatcher, OpenAIChatProvider } from '../../src/providers/index.js';
+import { closeSharedModelDispatcher } from '../../src/providers/http.js';
+import { OpenAIChatProvider } from '../../src/providers/index.js';
 import { type FakeApi, openAIResponse, startFakeApi } from './fake-api.js';
 
 let api: FakeApi;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { commandHeaders, wrapServerFetch } from '../../src/auth/index.js';
+import { commandHeaders, wrapServerFetch } from '../../src/auth/server-auth.js';
 import { createHttpClient } from '../../src/net/http.js';
 import { startHttp } from './net-fixtures.js';
 

@@ -2,7 +2,8 @@
 // response's `iss` is checked (RFC 9207), client credentials are kept per authorization server (SEP-2352), and the
 // cross-app access grant (ID-JAG, RFC 8693 + RFC 7523) works and fails cleanly.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createServerAuth, MemoryTokenStore, tokenStoreKey } from '../../src/auth/index.js';
+import { createServerAuth, MemoryTokenStore } from '../../src/auth/index.js';
+import { tokenStoreKey } from '../../src/auth/provider.js';
 import { AuthError, ErrorCode, type InterlockError } from '../../src/errors.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { CapabilitySet } from '../../src/security/index.js';

@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { ScriptedProvider, useTool, useTools } from '../../src/providers/scripted.js';
 import type { ModelProvider } from '../../src/providers/types.js';
 import { CapabilitySet, MemoryAuditSink } from '../../src/security/index.js';
-import { AgentSession, type AgentSessionOptions, defineTool } from '../../src/session/index.js';
+import { AgentSession, type AgentSessionOptions } from '../../src/session/index.js';
+import { defineTool } from '../../src/session/native-tool.js';
 import { createFixtureLog, descendantPids, nodeFixture } from '../helpers/index.js';
 
 const quiet = { onWarning: () => {} };

@@ -6,7 +6,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ScriptedProvider } from '../../src/providers/scripted.js';
 import { CapabilitySet } from '../../src/security/index.js';
-import { AgentSession, defineTool } from '../../src/session/index.js';
+import { AgentSession } from '../../src/session/index.js';
+import { defineTool } from '../../src/session/native-tool.js';
 import { descendantPids, nodeFixture } from '../helpers/index.js';
 import { isWithin, recordSpans } from '../helpers/otel.js';
 

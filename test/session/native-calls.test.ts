@@ -7,13 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ScriptedProvider, useTool, useTools } from '../../src/providers/scripted.js';
 import { CapabilitySet } from '../../src/security/index.js';
-import {
-  AgentSession,
-  type AgentSessionEventName,
-  type AgentSessionEvents,
-  defineTool,
-  type NativeToolHealth,
-} from '../../src/session/index.js';
+import type {
+  AgentSessionEventName,
+  AgentSessionEvents,
+  NativeToolHealth,
+} from '../../src/session/events.js';
+import { AgentSession } from '../../src/session/index.js';
+import { defineTool } from '../../src/session/native-tool.js';
 
 const add = defineTool({
   name: 'add',

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ScriptedProvider, useTool } from '../../src/providers/scripted.js';
 import { CapabilitySet, MemoryAuditSink } from '../../src/security/index.js';
-import { AgentSession, defineTool } from '../../src/session/index.js';
+import { AgentSession } from '../../src/session/index.js';
+import { defineTool } from '../../src/session/native-tool.js';
 
 const getTime = defineTool({
   name: 'get_time',

@@ -62,8 +62,19 @@ describe('package exports', () => {
   });
 
   it('has no side effects on import: nothing starts, no listener is added', async () => {
+    const { readFileSync } = await import('node:fs');
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      exports: Record<string, string | { default: string }>;
+    };
     const before = process.listenerCount('exit') + process.listenerCount('SIGINT');
-    await import('../../src/index.js');
+    for (const target of Object.values(pkg.exports)) {
+      // The adapters import their framework, and @openai/agents adds a SIGINT listener of its own when imported.
+      if (typeof target !== 'object' || target.default.startsWith('./dist/adapters/')) continue;
+      await import(
+        new URL(target.default.replace(/^\.\/dist\//, '../../src/').replace(/\.js$/, '.ts'), import.meta.url)
+          .href
+      );
+    }
     expect(process.listenerCount('exit') + process.listenerCount('SIGINT')).toBe(before);
   });
 });

@@ -1,7 +1,7 @@
 // An agent over a local MCP server and one native tool, under a policy, with a scripted model.
 import { fileURLToPath } from 'node:url';
 import { defineTool, Engine } from 'mcp-interlock/engine';
-import { scriptedModel, useTool, useTools } from 'mcp-interlock/providers';
+import { scriptedModel, useTool, useTools } from 'mcp-interlock/testing';
 import { z } from 'zod';
 
 const notesServer = fileURLToPath(new URL('../../../examples/servers/notes-server.mjs', import.meta.url));

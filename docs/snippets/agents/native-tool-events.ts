@@ -1,6 +1,6 @@
 // An agent's native tools report their calls as MCP tools do on the manager: typed events and health figures.
 import { type AgentSessionEvents, defineTool, Engine } from 'mcp-interlock/engine';
-import { scriptedModel, useTool } from 'mcp-interlock/providers';
+import { scriptedModel, useTool } from 'mcp-interlock/testing';
 import { z } from 'zod';
 
 const wordCount = defineTool({

@@ -1,6 +1,7 @@
 // Test an agent's tool plan offline: registered schemas, a scripted model, no server, no network.
 import { Engine } from 'mcp-interlock/engine';
-import { MemoryAuditSink, scriptedModel, useTool, useTools } from 'mcp-interlock/testing';
+import { MemoryAuditSink } from 'mcp-interlock/security';
+import { scriptedModel, useTool, useTools } from 'mcp-interlock/testing';
 
 // In a test suite, save a server's real `tools/list` answer to a JSON file once and load it here.
 const githubTools = [

@@ -1,10 +1,6 @@
 // Model providers: one interface, any OpenAI-compatible server, Anthropic, or a script.
-import {
-  AnthropicProvider,
-  type ModelProvider,
-  OpenAIChatProvider,
-  scriptedModel,
-} from 'mcp-interlock/providers';
+import { AnthropicProvider, type ModelProvider, OpenAIChatProvider } from 'mcp-interlock/providers';
+import { scriptedModel } from 'mcp-interlock/testing';
 
 export function providers(env: NodeJS.ProcessEnv = process.env): Record<string, ModelProvider> {
   return {

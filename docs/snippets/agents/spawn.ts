@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { isInterlockError } from 'mcp-interlock';
 import { Engine } from 'mcp-interlock/engine';
-import { scriptedModel } from 'mcp-interlock/providers';
+import { scriptedModel } from 'mcp-interlock/testing';
 
 const notesServer = fileURLToPath(new URL('../../../examples/servers/notes-server.mjs', import.meta.url));
 

@@ -6,7 +6,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { Engine } from 'mcp-interlock/engine';
-import { scriptedModel, useTool } from 'mcp-interlock/providers';
+import { scriptedModel, useTool } from 'mcp-interlock/testing';
 
 const notesServer = fileURLToPath(new URL('../../../examples/servers/notes-server.mjs', import.meta.url));
 

@@ -1,7 +1,8 @@
 // Reuse the MCP config file you already have (Claude Desktop, Cursor, `.mcp.json`, VS Code's `mcp.json`).
 import { fileURLToPath } from 'node:url';
 import type { ConfigError } from 'mcp-interlock';
-import { loadMCPConfig, MCPClientManager } from 'mcp-interlock/interop';
+import { loadMCPConfig } from 'mcp-interlock/config';
+import { MCPClientManager } from 'mcp-interlock/interop';
 
 const file = fileURLToPath(new URL('./mcp.json', import.meta.url));
 

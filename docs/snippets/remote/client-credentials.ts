@@ -1,6 +1,7 @@
 // Machine to machine: the OAuth client credentials grant, the token requested for this server only (RFC 8707).
 import { createServerAuth } from 'mcp-interlock/auth';
-import { MCPClientManager, type NetworkPolicy } from 'mcp-interlock/interop';
+import { MCPClientManager } from 'mcp-interlock/interop';
+import type { NetworkPolicy } from 'mcp-interlock/net';
 import { CapabilitySet } from 'mcp-interlock/security';
 
 export async function main(url: string, network?: NetworkPolicy) {

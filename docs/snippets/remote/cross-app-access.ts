@@ -1,7 +1,8 @@
 // Cross-app access: the user's ID token from the company's identity provider becomes an ID-JAG there (RFC 8693),
 // which the MCP server's authorization server redeems for an access token (RFC 7523). No browser, no consent screen.
 import { createServerAuth } from 'mcp-interlock/auth';
-import { MCPClientManager, type NetworkPolicy } from 'mcp-interlock/interop';
+import { MCPClientManager } from 'mcp-interlock/interop';
+import type { NetworkPolicy } from 'mcp-interlock/net';
 import { CapabilitySet } from 'mcp-interlock/security';
 
 export async function main(

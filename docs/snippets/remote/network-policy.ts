@@ -1,5 +1,6 @@
 // The SSRF guard: refuse servers, redirects and OAuth endpoints that resolve to private or metadata addresses.
-import { MCPClientManager, NetworkPolicyError } from 'mcp-interlock/interop';
+import { MCPClientManager } from 'mcp-interlock/interop';
+import { NetworkPolicyError } from 'mcp-interlock/net';
 import { CapabilitySet } from 'mcp-interlock/security';
 
 export async function main() {

@@ -3,7 +3,8 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createServerAuth, FileTokenStore, openBrowser } from 'mcp-interlock/auth';
-import { MCPClientManager, type NetworkPolicy } from 'mcp-interlock/interop';
+import { MCPClientManager } from 'mcp-interlock/interop';
+import type { NetworkPolicy } from 'mcp-interlock/net';
 import { CapabilitySet } from 'mcp-interlock/security';
 
 export interface SignInOptions {

@@ -2,8 +2,8 @@
 // and audited under the agent's name. An agent that sets none keeps the engine's managerOptions handlers.
 import { createRequire } from 'node:module';
 import { Engine } from 'mcp-interlock/engine';
-import { scriptedModel, useTool } from 'mcp-interlock/providers';
 import { MemoryAuditSink } from 'mcp-interlock/security';
+import { scriptedModel, useTool } from 'mcp-interlock/testing';
 
 const everything = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-everything/dist/index.js',

@@ -10,8 +10,6 @@ import {
   mediaFor,
 } from '../shared.js';
 
-export type { AdapterOptions, AdapterToolSource, MediaAdapterOptions } from '../shared.js';
-
 /** Options of {@link toAISDKTools}. */
 export type AISDKToolsOptions = MediaAdapterOptions;
 

@@ -12,8 +12,6 @@ import {
   mediaFor,
 } from '../shared.js';
 
-export type { AdapterOptions, AdapterToolSource, MediaAdapterOptions } from '../shared.js';
-
 /** Options of {@link toLangChainTools}. */
 export type LangChainToolsOptions = MediaAdapterOptions;
 

@@ -3,8 +3,6 @@
 import { createTool, type Tool } from '@mastra/core/tools';
 import { type AdapterOptions, type AdapterToolSource, adapterTools, callForModel } from '../shared.js';
 
-export type { AdapterOptions, AdapterToolSource } from '../shared.js';
-
 /**
  * Options of {@link toMastraTools}. Results are text: Mastra 0.x sends a tool's return value to the model as
  * JSON, with no way to hand it an image part, so images and audio stay placeholders in the text.

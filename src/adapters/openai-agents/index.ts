@@ -11,8 +11,6 @@ import {
   mediaFor,
 } from '../shared.js';
 
-export type { AdapterOptions, AdapterToolSource, MediaAdapterOptions } from '../shared.js';
-
 /**
  * Options of {@link toOpenAIAgentsTools}. With `toolResults: 'content'`, images reach the model as image outputs;
  * audio stays a text placeholder (function call outputs take text, images and files, not audio).

@@ -6,11 +6,10 @@
  */
 import { dirname, resolve } from 'node:path';
 import { readConfigDocument } from '../../config/document.js';
-import { withoutConsequences as dedupe, explainIssue, fileError } from '../../config/issues.js';
+import { withoutConsequences as dedupe, explainIssue, fileError } from '../../config/file-issues.js';
 import { keysAt } from '../../config/keys.js';
 import { type InterlockConfig, loadInterlockConfig } from '../../config/load.js';
 import { createMasker } from '../../config/secrets.js';
-import { toConfigIssues } from '../../config-issues.js';
 import { ConfigError } from '../../errors.js';
 import { display } from '../../security/pattern.js';
 import { POLICY_VERSION } from '../../security/policy.js';
@@ -24,6 +23,7 @@ import {
   type RunPolicyTestsOptions,
   runPolicyTests,
 } from '../../security/policy-tests.js';
+import { toConfigIssues } from '../../zod-issues.js';
 import { ExitCode, HintedError } from '../exit.js';
 import { visible } from '../io.js';
 import type { CommandContext } from '../project.js';
@@ -149,7 +149,7 @@ function failureLines(result: PolicyTestResult, report: PolicyTestReport): strin
  */
 async function gatewayCallers(config: InterlockConfig): Promise<RunPolicyTestsOptions['forCaller']> {
   const { PrincipalPolicies } = await import('../../gateway/bindings.js');
-  const { shorthandMethod } = await import('../../gateway/options.js');
+  const { shorthandMethod } = await import('../../config/gateway.js');
   const via = { jwt: 'jwt', apiKey: 'api-key', mtls: 'mtls', stdio: 'stdio' } as const;
   let policies: InstanceType<typeof PrincipalPolicies> | undefined;
   return (caller, root) => {

@@ -1,7 +1,7 @@
 /** What `call` and `check` share: reading `--args` / `--args-file`, and finding a tool by its exposed name. */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { closestKey } from '../../config/issues.js';
+import { closestKey } from '../../config/file-issues.js';
 import { ToolNotFoundError } from '../../errors.js';
 import { isJsonObject } from '../../json.js';
 import type { ToolWrapper } from '../../tools/tool-wrapper.js';

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { policySchemas } from '../security/policy.js';
-import { ServerRequestRelayOptionsSchema } from './relay-options.js';
+import { ServerRequestRelayOptionsSchema } from './gateway-relay.js';
 
 /** Where `interlock serve --http` listens when neither the file nor the command line says. */
 export const DEFAULT_GATEWAY_HOST = '127.0.0.1';

@@ -2,12 +2,12 @@
 // the same words for an unknown field.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { parseServerConfig } from '../../src/config/servers.js';
-import { appendPath, describeIssues, formatPath, toConfigIssues } from '../../src/config-issues.js';
-import { ConfigError, PolicyError } from '../../src/errors.js';
-import { parseOptions } from '../../src/providers/options.js';
-import { parsePolicy } from '../../src/security/policy.js';
-import { parseToolSchemas } from '../../src/tools/schema.js';
+import { parseServerConfig } from '../src/config/servers.js';
+import { ConfigError, PolicyError } from '../src/errors.js';
+import { parseOptions } from '../src/providers/options.js';
+import { parsePolicy } from '../src/security/policy.js';
+import { parseToolSchemas } from '../src/tools/schema.js';
+import { appendPath, describeIssues, formatPath, toConfigIssues } from '../src/zod-issues.js';
 
 function thrown(fn: () => unknown): Error {
   try {

@@ -4,9 +4,9 @@
  * `${VAR}` expansion, and never from `env` or `headers`, so a secret cannot reach a message.
  */
 import { distance } from 'fastest-levenshtein';
-import { parsePath } from '../config-issues.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { SECRET_NAME } from '../redact.js';
+import { parsePath } from '../zod-issues.js';
 import type { ConfigDocument, PathSegment } from './document.js';
 
 /** A config issue with its place in the file. */
