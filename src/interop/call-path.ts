@@ -7,10 +7,9 @@
  * checked against the tool's `outputSchema`.
  */
 
-import type { Client, LoggingLevel, Tool } from '@modelcontextprotocol/client';
+import type { LoggingLevel, Tool } from '@modelcontextprotocol/client';
 import { toolMatchesAny } from '../config/servers.js';
 import {
-  AuditError,
   type InterlockError,
   isInterlockError,
   NotConnectedError,
@@ -23,7 +22,6 @@ import {
 import {
   context as otelContext,
   propagation,
-  type Span,
   SpanKind,
   type SpanOptions,
   SpanStatusCode,
