@@ -330,9 +330,13 @@ export function recheckIfChanged(ctx: Invocation): Promise<void> | undefined {
 /** The error the gate refused with, which carries its decision. */
 export type Refusal = PermissionDeniedError | AuditError;
 
-/** Whether `err` is the gate's refusal: the one test for it (issue 43), by type, never by message. */
+/**
+ * Whether `err` is the gate's refusal: the one test for it (issue 43), by type and the decision it carries, never by
+ * message. A refusal a fixed rule made (an unsafe URL a server asked to open) carries no decision: it is no refusal of
+ * the gate's.
+ */
 export function isRefusal(err: unknown): err is Refusal {
-  return err instanceof PermissionDeniedError || err instanceof AuditError;
+  return (err instanceof PermissionDeniedError || err instanceof AuditError) && err.decision !== undefined;
 }
 
 /** The gate's decision carried by what it threw, if it threw one. */

@@ -160,3 +160,29 @@ describe('one denial, five kinds of invocation', () => {
     ]);
   });
 });
+
+describe('what counts as a refusal', () => {
+  it('counts a call the gate refused as denied, and a call failed by a refusal inside it as a failed call', async () => {
+    const capabilities = new CapabilitySet();
+    capabilities.grant('mcp:srv:sample', 'execute', { id: 'may-sample' });
+    await using manager = new MCPClientManager({
+      capabilities,
+      onSampling: () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: 'never' } }),
+    });
+    await manager.connectServer({ name: 'srv', transport: 'stdio', ...nodeFixture('modern') });
+    const seen: string[] = [];
+    manager.on('tool_call_denied', (e) => seen.push(`denied ${e.tool} ${e.code}`));
+    manager.on('tool_call_failed', (e) => seen.push(`failed ${e.tool} ${e.code}`));
+    // The gate refuses the call itself: a denial, never sent.
+    await expect(manager.executeTool('mcp__srv__ask', {})).rejects.toMatchObject({
+      code: 'CAPABILITY_DENIED',
+    });
+    // The call is sent; the server's sampling request inside it is refused, which fails the call.
+    await expect(manager.executeTool('mcp__srv__sample', {})).rejects.toMatchObject({
+      code: 'CAPABILITY_DENIED',
+      byPolicy: true,
+    });
+    expect(seen).toEqual(['denied ask CAPABILITY_DENIED', 'failed sample CAPABILITY_DENIED']);
+    expect(manager.health().srv).toMatchObject({ denied: 1, calls: 1, errors: 1 });
+  });
+});
