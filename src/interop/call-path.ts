@@ -7,10 +7,9 @@
  * checked against the tool's `outputSchema`.
  */
 
-import type { Client, LoggingLevel, Tool } from '@modelcontextprotocol/client';
+import type { LoggingLevel, Tool } from '@modelcontextprotocol/client';
 import { toolMatchesAny } from '../config/servers.js';
 import {
-  AuditError,
   type InterlockError,
   isInterlockError,
   NotConnectedError,
@@ -23,7 +22,6 @@ import {
 import {
   context as otelContext,
   propagation,
-  type Span,
   SpanKind,
   type SpanOptions,
   SpanStatusCode,
@@ -41,16 +39,20 @@ import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import { callToolAnswering } from './input-rounds.js';
 import {
+  type Authorized,
   authorizeStage,
-  type ConnectedInvocation,
-  compose,
-  limitStage,
-  proceed,
-  recheckIfChanged,
-  type Terminal,
+  invocationPipeline,
+  type Recorder,
+  type Traced,
   traceStage,
-  validateStage,
 } from './pipeline.js';
+import {
+  type ConnectedInvocation,
+  type Held,
+  holdStage,
+  readyToSend,
+  type Sendable,
+} from './remote-stages.js';
 import { mapRequestError } from './request-errors.js';
 import { isConnectionFailure, isHeaderMismatch, neverReachedServer } from './sdk-errors.js';
 import { logLevelMeta } from './server-logs.js';
@@ -90,8 +92,6 @@ interface ToolInvocation extends ConnectedInvocation {
   entry: CatalogEntry;
   readonly input: Record<string, unknown>;
   readonly options: ToolCallOptions;
-  /** The client of the current attempt, set by the resend stage. */
-  client: Client | undefined;
   /** The call returned a task handle and is following it: such a call is never re-sent as "never sent". */
   followingTask: boolean;
 }
@@ -127,6 +127,7 @@ export function runToolCall(
     decision: undefined,
     revision: 0,
     invalid: undefined,
+    sent: false,
     server,
     connection,
     timeoutMs: 0,
@@ -195,138 +196,103 @@ function requireConnection(ctx: ToolInvocation): ServerConnection {
   return connection;
 }
 
+/** A tool call holding its server's slot, and one ready to send. */
+type HeldCall = ToolInvocation & Traced & Authorized & Held;
+type ReadyCall = HeldCall & Sendable;
+
 /**
- * Counts and reports (`tool_call_denied`) a call the gate refused: at authorize, or at the re-check before it is
- * sent when the policy changed while it waited. Such a call never started, so it has no `tool_call_started`.
+ * How tool calls are counted and reported (the pipeline's refusal and send stages): a refusal as `tool_call_denied`
+ * (such a call never started, so it has no `tool_call_started`), each attempt as `tool_call_started` and how it
+ * ended, in the server's statistics; errors mapped to coded ones; one re-send only when the call was lost with its
+ * connection and provably never reached the server, or the tool is marked idempotent, or the server answered that
+ * the tool's definition changed (see relearnDefinition).
  */
-function denialStage(
-  ctx: ToolInvocation,
-  next: Terminal<ToolInvocation, ToolCallResult>,
-): Promise<ToolCallResult> {
-  const started = performance.now();
-  // Not an async function: only a refusal needs handling, so the one handler is all this stage allocates.
-  return proceed(next, ctx).then(undefined, (err: unknown) => {
-    if (err instanceof PermissionDeniedError || err instanceof AuditError) {
-      reportDenial(ctx, err, performance.now() - started);
+const toolRecorder: Recorder<ToolInvocation & Traced, HeldCall, ReadyCall, ToolCallResult> = {
+  stats: (ctx) => ctx.connection?.stats,
+  denied(ctx, err, durationMs) {
+    const { deps } = ctx;
+    const { name, server, tool } = ctx.entry.wrapper;
+    deps.events.emit('tool_call_denied', () => ({
+      callId: deps.nextCallId(),
+      name,
+      server,
+      tool,
+      durationMs,
+      code: err.code,
+      reason: err instanceof PermissionDeniedError ? err.reason : err.message,
+      ruleId: err instanceof PermissionDeniedError ? err.rule?.id : err.decision?.ruleId,
+      error: err,
+    }));
+  },
+  ready: readyToSend,
+  started(ctx, attempt) {
+    const { deps } = ctx;
+    const { name, server, tool } = ctx.entry.wrapper;
+    const callId = deps.nextCallId();
+    ctx.followingTask = false;
+    deps.events.emit('tool_call_started', () => ({ callId, name, server, tool, attempt }));
+    return callId;
+  },
+  ok: (result) => !result.isError,
+  completed(ctx, callId, durationMs, result) {
+    const { name, server, tool } = ctx.entry.wrapper;
+    ctx.deps.events.emit('tool_call_completed', () => ({
+      callId,
+      name,
+      server,
+      tool,
+      durationMs,
+      isError: result.isError,
+      resultChars: result.text.length,
+    }));
+  },
+  map: (ctx, err) =>
+    mapRequestError(err, {
+      server: ctx.entry.wrapper.server,
+      what: `tool '${ctx.entry.wrapper.name}'`,
+      timeoutMs: ctx.timeoutMs,
+      signal: ctx.options.signal,
+      redactor: ctx.deps.redactor,
+    }),
+  failed(ctx, callId, durationMs, error) {
+    const { name, server, tool } = ctx.entry.wrapper;
+    const coded = error as InterlockError;
+    ctx.deps.events.emit('tool_call_failed', () => ({
+      callId,
+      name,
+      server,
+      tool,
+      durationMs,
+      code: coded.code,
+      error: coded,
+    }));
+  },
+  resend: resendIfSafe,
+};
+
+/**
+ * After a failed attempt (its connection marked lost when it was): a promise to send once more, or undefined to give
+ * the caller the error. Only a first attempt is ever sent again.
+ */
+function resendIfSafe(ctx: ReadyCall, n: number, error: unknown, thrown: unknown): Promise<void> | undefined {
+  const { connection, options } = ctx;
+  const coded = error as InterlockError;
+  const lost = isConnectionFailure(thrown, coded);
+  if (lost) connection.markLost(coded);
+  if (n !== 1) return undefined;
+  if (lost && !options.signal?.aborted) {
+    // Only a lost connection can re-send; the idempotent list is looked at then, not on every call.
+    const idempotent = toolMatchesAny(connection.config.tools?.idempotent, ctx.entry.wrapper.tool);
+    if ((idempotent || (!ctx.followingTask && neverReachedServer(thrown))) && connection.recoverable) {
+      ctx.span.addEvent('interlock.call.resend', { reason: idempotent ? 'idempotent' : 'never_sent' });
+      return RESEND_NOW;
     }
-    throw err;
-  });
+  }
+  if (isHeaderMismatch(thrown)) return relearnDefinition(ctx, coded);
+  return undefined;
 }
 
-function reportDenial(
-  ctx: ToolInvocation,
-  err: PermissionDeniedError | AuditError,
-  durationMs: number,
-): void {
-  const { name, server, tool } = ctx.entry.wrapper;
-  ctx.connection?.stats.refused();
-  const { deps } = ctx;
-  deps.events.emit('tool_call_denied', () => ({
-    callId: deps.nextCallId(),
-    name,
-    server,
-    tool,
-    durationMs,
-    code: err.code,
-    reason: err instanceof PermissionDeniedError ? err.reason : err.message,
-    ruleId: err instanceof PermissionDeniedError ? err.rule?.id : err.decision?.ruleId,
-    error: err,
-  }));
-}
-
-/**
- * The resend stage of a tool call: a live client (waiting out a reconnect within the timeout), a re-check when
- * the policy changed while the call waited, statistics and events per attempt, and one re-send only when the
- * call was lost with its connection and provably never reached the server, or the tool is marked idempotent.
- */
-function resendStage(
-  ctx: ToolInvocation,
-  next: Terminal<ToolInvocation, ToolCallResult>,
-): Promise<ToolCallResult> {
-  return attempt(ctx, next, 1);
-}
-
-/*
- * The resend stage is written as plain functions chained with `then`, not one async loop: an async function keeps
- * its suspended frame (every local) on the heap for the whole call, which profiled as the largest allocation per
- * call (see docs/performance.md). What each step does is unchanged.
- */
-
-/** One attempt: a live client (a ready connection's is taken as is: no promise, no turn), then the re-check. */
-function attempt(
-  ctx: ToolInvocation,
-  next: Terminal<ToolInvocation, ToolCallResult>,
-  n: number,
-): Promise<ToolCallResult> {
-  const connection = ctx.connection as ServerConnection;
-  const client = connection.client;
-  if (client !== undefined) return withClient(ctx, next, n, client);
-  return connection
-    .acquireClient(ctx.timeoutMs, ctx.options.signal)
-    .then((acquired) => withClient(ctx, next, n, acquired));
-}
-
-function withClient(
-  ctx: ToolInvocation,
-  next: Terminal<ToolInvocation, ToolCallResult>,
-  n: number,
-  client: Client,
-): Promise<ToolCallResult> {
-  ctx.client = client;
-  // A revoke or policy change while the call waited for its slot or a reconnect still stops it.
-  const rechecking = recheckIfChanged(ctx);
-  if (rechecking === undefined) return send(ctx, next, n);
-  return rechecking.then(() => send(ctx, next, n));
-}
-
-/** Sends the attempt, with its statistics and events; a failure is mapped, and re-sent when that is safe. */
-function send(
-  ctx: ToolInvocation,
-  next: Terminal<ToolInvocation, ToolCallResult>,
-  n: number,
-): Promise<ToolCallResult> {
-  const { deps } = ctx;
-  const connection = ctx.connection as ServerConnection;
-  const { name, server, tool } = ctx.entry.wrapper;
-  const callId = deps.nextCallId();
-  const started = performance.now();
-  ctx.followingTask = false;
-  connection.stats.started();
-  deps.events.emit('tool_call_started', () => ({ callId, name, server, tool, attempt: n }));
-  return proceed(next, ctx).then(
-    (result) => {
-      try {
-        const durationMs = performance.now() - started;
-        connection.stats.record(durationMs, !result.isError);
-        deps.events.emit('tool_call_completed', () => ({
-          callId,
-          name,
-          server,
-          tool,
-          durationMs,
-          isError: result.isError,
-          resultChars: result.text.length,
-        }));
-        return result;
-      } finally {
-        connection.stats.settled();
-      }
-    },
-    (err: unknown) => {
-      let error: InterlockError | undefined;
-      try {
-        error = failed(ctx, n, callId, started, err);
-      } finally {
-        connection.stats.settled();
-      }
-      if (error === undefined) return attempt(ctx, next, n + 1);
-      if (n === 1 && isHeaderMismatch(err)) {
-        return relearnDefinition(ctx, error).then(() => attempt(ctx, next, n + 1));
-      }
-      throw error;
-    },
-  );
-}
+const RESEND_NOW: Promise<void> = Promise.resolve();
 
 /**
  * The server answered HEADER_MISMATCH (SEP-2243, 2026-07-28 over HTTP): the headers the call mirrored from the
@@ -364,63 +330,11 @@ function relearnDefinition(ctx: ToolInvocation, error: InterlockError): Promise<
 }
 
 /**
- * Records a failed attempt (statistics, `tool_call_failed`, a lost connection marked) and returns the error the
- * caller gets, or undefined to re-send it: only when the call was lost with its connection and provably never
- * reached the server, or the tool is marked idempotent, and only once.
- */
-function failed(
-  ctx: ToolInvocation,
-  n: number,
-  callId: number,
-  started: number,
-  err: unknown,
-): InterlockError | undefined {
-  const { deps, options } = ctx;
-  const connection = ctx.connection as ServerConnection;
-  const { name, server, tool } = ctx.entry.wrapper;
-  const error = mapRequestError(err, {
-    server,
-    what: `tool '${name}'`,
-    timeoutMs: ctx.timeoutMs,
-    signal: options.signal,
-    redactor: deps.redactor,
-  });
-  const durationMs = performance.now() - started;
-  connection.stats.record(durationMs, false);
-  deps.events.emit('tool_call_failed', () => ({
-    callId,
-    name,
-    server,
-    tool,
-    durationMs,
-    code: error.code,
-    error,
-  }));
-  const lost = isConnectionFailure(err, error);
-  if (lost) connection.markLost(error);
-  // Only a lost connection can re-send; the idempotent list is looked at then, not on every call.
-  const idempotent = lost && toolMatchesAny(connection.config.tools?.idempotent, tool);
-  const resend =
-    lost &&
-    n === 1 &&
-    !options.signal?.aborted &&
-    (idempotent || (!ctx.followingTask && neverReachedServer(err)));
-  if (resend && connection.recoverable) {
-    ctx.span?.addEvent('interlock.call.resend', { reason: idempotent ? 'idempotent' : 'never_sent' });
-    return undefined;
-  }
-  return error;
-}
-
-/**
  * The terminal of a tool call: `tools/call` (a task followed to its end), the output checked, normalized. Chained
  * with `then` rather than async, for the reason given at the resend stage.
  */
-function callTool(ctx: ToolInvocation): Promise<ToolCallResult> {
-  const { deps, entry, options, input } = ctx;
-  const connection = ctx.connection as ServerConnection;
-  const client = ctx.client as Client;
-  const span = ctx.span as Span;
+function callTool(ctx: ReadyCall): Promise<ToolCallResult> {
+  const { deps, entry, options, input, connection, client, span } = ctx;
   const { server, tool } = entry.wrapper;
   const outputValidator = deps.catalog.outputValidatorOf(entry);
   const maxTotal = options.maxTotalTimeoutMs ?? connection.config.maxTotalTimeoutMs;
@@ -525,31 +439,28 @@ function callParams(ctx: ToolInvocation, tool: string, input: Record<string, unk
   return { name: tool, arguments: input };
 }
 
-/** Every MCP tool call, composed once: trace, validate, authorize, limit, resend, then `tools/call`. */
-const toolPipeline = compose<ToolInvocation, ToolCallResult>(
-  [
-    traceStage<ToolInvocation, ToolCallResult>({
-      tracer: (ctx) => ctx.deps.tracer,
-      start: (ctx) => spanStart(ctx.entry, ctx.connection),
-      parent: (ctx) => ctx.options.traceContext ?? otelContext.active(),
-      onResult(span, result) {
-        span.setAttribute('interlock.result.chars', result.text.length);
-        if (result.isError) {
-          span.setAttribute('error.type', 'tool_error');
-          span.setStatus({ code: SpanStatusCode.ERROR, message: 'the tool returned an error result' });
-        }
-      },
-    }),
-    // Issue 18 item 3: the arguments meet the tool's schema before the policy's argument conditions see them, so
-    // a misspelt argument is a schema error the caller can fix, not a denial that hides it.
-    validateStage((ctx) => checkInput(ctx.deps, ctx.entry, ctx.input)),
-    denialStage,
-    authorizeStage,
-    limitStage(requireConnection),
-    resendStage,
-  ],
-  callTool,
-);
+/** Every MCP tool call, through the one invocation pipeline, composed once. */
+const toolPipeline = invocationPipeline({
+  trace: traceStage<ToolInvocation, ToolCallResult>({
+    tracer: (ctx) => ctx.deps.tracer,
+    start: (ctx) => spanStart(ctx.entry, ctx.connection),
+    parent: (ctx) => ctx.options.traceContext ?? otelContext.active(),
+    onResult(span, result) {
+      span.setAttribute('interlock.result.chars', result.text.length);
+      if (result.isError) {
+        span.setAttribute('error.type', 'tool_error');
+        span.setStatus({ code: SpanStatusCode.ERROR, message: 'the tool returned an error result' });
+      }
+    },
+  }),
+  // Issue 18 item 3: the arguments meet the tool's schema before the policy's argument conditions see them, so
+  // a misspelt argument is a schema error the caller can fix, not a denial that hides it.
+  validate: (ctx) => checkInput(ctx.deps, ctx.entry, ctx.input),
+  record: toolRecorder,
+  authorize: authorizeStage,
+  hold: holdStage<ToolInvocation & Traced & Authorized, ToolCallResult>(requireConnection),
+  terminal: callTool,
+});
 
 /**
  * What is wrong with `input` for this tool, before any argument condition is evaluated: over the argument limits,

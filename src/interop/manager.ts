@@ -27,7 +27,6 @@ import { ConnectionRegistry, type ServerHealth } from './connection-registry.js'
 import { type MCPManagerEvents, TypedEvents } from './events.js';
 import { type Logger, silentLogger } from './logger.js';
 import { checkManagerOptions, type MCPClientManagerOptions } from './manager-options.js';
-import { authorizeInvocation } from './pipeline.js';
 import type { RequestPathDeps } from './request-path.js';
 import { logAt, type ServerLogSupport } from './server-logs.js';
 import { InFlightCalls } from './server-request-trace.js';
@@ -174,19 +173,10 @@ export class MCPClientManager implements ToolInvoker {
         maxRequestsPerRound: options.maxInputRequestsPerRound,
       },
       {
-        // Answers to server requests pass the pipeline's authorize stage: the decision goes on their span.
-        authorize: (server, kind, args, span) =>
-          authorizeInvocation({
-            kind: 'server-request',
-            request: {
-              resource: resourceFor.serverRequest(server, kind),
-              action: 'request',
-              context: { args, agent: this.#agent, principal: options.principal },
-              server,
-            },
-            gate: this.#gate,
-            span,
-          }),
+        // Answers to server requests pass the invocation pipeline: decided by the manager's gate, recorded once.
+        gate: this.#gate,
+        agent: this.#agent,
+        principal: options.principal,
         tracer: this.#tracer,
         inFlight,
       },

@@ -4,7 +4,7 @@
  * statistics and events (`request_completed`, `request_failed`), and end in their own terminal. They are never re-sent: nothing marks them safe to repeat.
  */
 import type { Client, GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
-import { NotConnectedError } from '../errors.js';
+import { type InterlockError, NotConnectedError } from '../errors.js';
 import { context as otelContext, SpanKind, type SpanOptions, type Tracer } from '../otel.js';
 import type { SecretRedactor } from '../redact.js';
 import type { CapabilityGate } from '../security/gate.js';
@@ -12,14 +12,20 @@ import { resourceFor } from '../security/pattern.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import {
+  type Authorized,
   authorizeStage,
-  type ConnectedInvocation,
-  compose,
-  limitStage,
-  recheckIfChanged,
-  type Terminal,
+  invocationPipeline,
+  type Recorder,
+  type Traced,
   traceStage,
 } from './pipeline.js';
+import {
+  type ConnectedInvocation,
+  type Held,
+  holdStage,
+  readyToSend,
+  type Sendable,
+} from './remote-stages.js';
 import { mapRequestError } from './request-errors.js';
 
 /** What a resource read or a prompt get needs from the manager. */
@@ -48,7 +54,6 @@ interface RequestInvocation<T> extends ConnectedInvocation {
   readonly span0: { readonly name: string; readonly options: SpanOptions };
   readonly requestTimeoutMs: number | undefined;
   readonly send: (client: Client, request: { timeout: number; signal?: AbortSignal }) => Promise<T>;
-  client: Client | undefined;
 }
 
 /** Reads `uri` from `server`, gated on `mcp-resource:{server}:{uri}` / `read`. */
@@ -60,7 +65,7 @@ export function readResourceThrough(
   uri: string,
   options: RequestPathOptions,
 ): Promise<ReadResourceResult> {
-  return run(requestPipeline as Terminal<RequestInvocation<ReadResourceResult>, ReadResourceResult>, {
+  return resourcePipeline({
     ...base(deps, gate, server, options),
     kind: 'resource',
     request: { resource: resourceFor.resource(server, uri), action: 'read', context, server },
@@ -92,7 +97,7 @@ export function getPromptThrough(
   args: Record<string, string>,
   options: RequestPathOptions,
 ): Promise<GetPromptResult> {
-  return run(requestPipeline as Terminal<RequestInvocation<GetPromptResult>, GetPromptResult>, {
+  return promptPipeline({
     ...base(deps, gate, server, options),
     kind: 'prompt',
     request: {
@@ -129,6 +134,7 @@ function base(deps: RequestPathDeps, gate: CapabilityGate, server: string, optio
     decision: undefined,
     revision: 0,
     invalid: undefined,
+    sent: false,
     server,
     connection: undefined,
     timeoutMs: 0,
@@ -136,10 +142,6 @@ function base(deps: RequestPathDeps, gate: CapabilityGate, server: string, optio
     requestTimeoutMs: options.timeoutMs,
     client: undefined,
   };
-}
-
-function run<T>(pipeline: Terminal<RequestInvocation<T>, T>, ctx: RequestInvocation<T>): Promise<T> {
-  return pipeline(ctx);
 }
 
 function requireConnection(ctx: RequestInvocation<unknown>): ServerConnection {
@@ -153,68 +155,70 @@ function requireConnection(ctx: RequestInvocation<unknown>): ServerConnection {
   return connection;
 }
 
+type HeldRequest<T> = RequestInvocation<T> & Traced & Authorized & Held;
+
 /**
- * The send stage of a non-tool request: a live client (waiting out a reconnect within the timeout), a re-check
- * when the policy changed while it waited, call statistics, and what the SDK throws mapped to coded errors.
+ * How resource reads and prompt gets are counted and reported (the pipeline's refusal and send stages): in the
+ * server's statistics once sent, as `request_completed` or `request_failed`, with what the SDK throws mapped to coded
+ * errors. They are never re-sent.
  */
-async function sendStage(
-  ctx: RequestInvocation<unknown>,
-  next: Terminal<RequestInvocation<unknown>, unknown>,
-): Promise<unknown> {
-  const connection = ctx.connection as ServerConnection;
-  ctx.client = connection.client ?? (await connection.acquireClient(ctx.timeoutMs, ctx.signal));
-  const rechecking = recheckIfChanged(ctx);
-  if (rechecking !== undefined) await rechecking;
-  const { deps, server, method, target } = ctx;
-  const callId = deps.nextCallId();
-  const started = performance.now();
-  connection.stats.started();
-  try {
-    const result = await next(ctx);
-    const durationMs = performance.now() - started;
-    connection.stats.record(durationMs, true);
-    deps.events.emit('request_completed', () => ({ callId, server, method, target, durationMs }));
-    return result;
-  } catch (err) {
-    const error = mapRequestError(err, {
-      server,
-      what: ctx.what,
-      timeoutMs: ctx.timeoutMs,
-      signal: ctx.signal,
-      redactor: deps.redactor,
-    });
-    const durationMs = performance.now() - started;
-    connection.stats.record(durationMs, false);
-    deps.events.emit('request_failed', () => ({
-      callId,
-      server,
-      method,
-      target,
-      durationMs,
-      code: error.code,
-      error,
-    }));
-    throw error;
-  } finally {
-    connection.stats.settled();
-  }
+function requestRecorder<T>(): Recorder<
+  RequestInvocation<T> & Traced,
+  HeldRequest<T>,
+  HeldRequest<T> & Sendable,
+  T
+> {
+  return {
+    stats: (ctx) => ctx.connection?.stats,
+    ready: readyToSend,
+    started: (ctx) => ctx.deps.nextCallId(),
+    completed(ctx, callId, durationMs) {
+      const { server, method, target } = ctx;
+      ctx.deps.events.emit('request_completed', () => ({ callId, server, method, target, durationMs }));
+    },
+    map: (ctx, err) =>
+      mapRequestError(err, {
+        server: ctx.server,
+        what: ctx.what,
+        timeoutMs: ctx.timeoutMs,
+        signal: ctx.signal,
+        redactor: ctx.deps.redactor,
+      }),
+    failed(ctx, callId, durationMs, error) {
+      const { server, method, target } = ctx;
+      const coded = error as InterlockError;
+      ctx.deps.events.emit('request_failed', () => ({
+        callId,
+        server,
+        method,
+        target,
+        durationMs,
+        code: coded.code,
+        error: coded,
+      }));
+    },
+  };
 }
 
-/** Resource reads and prompt gets, composed once: trace, authorize, limit, send, then the request. */
-const requestPipeline = compose<RequestInvocation<unknown>, unknown>(
-  [
-    traceStage({
+/** A resource read's or a prompt get's path through the one invocation pipeline: no validation, never re-sent. */
+function requestPipeline<T>() {
+  return invocationPipeline({
+    trace: traceStage<RequestInvocation<T>, T>({
       tracer: (ctx) => ctx.deps.tracer,
       start: (ctx) => ctx.span0,
       parent: () => otelContext.active(),
     }),
-    authorizeStage,
-    limitStage(requireConnection),
-    sendStage,
-  ],
-  (ctx) =>
-    ctx.send(ctx.client as Client, {
-      timeout: ctx.timeoutMs,
-      ...(ctx.perCallSignal === undefined ? {} : { signal: ctx.perCallSignal }),
-    }),
-);
+    record: requestRecorder<T>(),
+    authorize: authorizeStage,
+    hold: holdStage<RequestInvocation<T> & Traced & Authorized, T>(requireConnection),
+    terminal: (ctx) =>
+      ctx.send(ctx.client, {
+        timeout: ctx.timeoutMs,
+        ...(ctx.perCallSignal === undefined ? {} : { signal: ctx.perCallSignal }),
+      }),
+  });
+}
+
+/** Resource reads and prompt gets, each composed once. */
+const resourcePipeline = requestPipeline<ReadResourceResult>();
+const promptPipeline = requestPipeline<GetPromptResult>();

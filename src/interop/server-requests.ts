@@ -28,13 +28,14 @@ import {
   ProtocolErrorCode,
   type Root,
 } from '@modelcontextprotocol/client';
-import type { Span, Tracer } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import { PermissionDeniedError, ServerRequestError, ServerRequestRefusedError } from '../errors.js';
 import { resourceFor } from '../security/pattern.js';
 import type { Decision } from '../security/types.js';
 import { MAX_INPUT_REQUESTS_PER_ROUND } from './bounds.js';
 import { checkElicitationUrl, type UrlElicitationRequest, withSchemaDefaults } from './elicitation.js';
-import { type InFlightCalls, traced } from './server-request-trace.js';
+import type { Refusal } from './pipeline.js';
+import { answerThroughPipeline, type ServerRequestDeps } from './server-request-trace.js';
 
 export { withSchemaDefaults } from './elicitation.js';
 
@@ -95,18 +96,6 @@ export interface ServerRequestOptions {
   /** The most input requests one `input_required` round may carry. @default MAX_INPUT_REQUESTS_PER_ROUND */
   maxRequestsPerRound?: number | undefined;
 }
-
-/**
- * Decides `mcp:{server}:{kind}` / `request`, with what the server asked as `args` for conditions; resolves with
- * the decision, or throws `PermissionDeniedError` when denied (after auditing).
- */
-export type ServerRequestAuthorizer = (
-  server: string,
-  kind: ServerRequestKind,
-  args: Record<string, unknown>,
-  /** The request's span: the decision is recorded on it (issue 15: once, as the gate decided it). */
-  span?: Span,
-) => Promise<Decision>;
 
 /** What the transport needs to answer server requests: the capabilities to declare and the handlers. */
 export interface ServerRequestSupport {
@@ -230,12 +219,8 @@ export function clientCapabilitiesFor(options: ServerRequestOptions): ClientCapa
   return capabilities;
 }
 
-/** What the handlers need from the manager. */
-export interface HandlerDeps {
-  authorize: ServerRequestAuthorizer;
-  tracer: Tracer;
-  inFlight: InFlightCalls;
-}
+/** What the handlers need from the manager: the gate every answer passes, the tracer and the calls in flight. */
+export type HandlerDeps = ServerRequestDeps;
 
 /** Registers the handlers for `options` on `client`, each traced and behind `authorize`. */
 export function installServerRequestHandlers(
@@ -261,8 +246,8 @@ export function installServerRequestHandlers(
 }
 
 /**
- * The app's handlers behind the gate, each traced. `client` is the connection the request came on; undefined
- * for a task's input request (answered as data), which is refused the 2026-07-28 way.
+ * The app's handlers behind the gate, each answered through the invocation pipeline. `client` is the connection the
+ * request came on; undefined for a task's input request (answered as data), which is refused the 2026-07-28 way.
  */
 function gatedAnswerers(
   client: Client | undefined,
@@ -273,72 +258,109 @@ function gatedAnswerers(
   const { onElicitation, onUrlElicitation, onSampling, roots } = options;
   const refuse = (kind: ServerRequestKind, reason: string, denial?: PermissionDeniedError) =>
     refusal(client, server, kind, reason, denial);
+  // A policy denial gets the kind's refusal; an audit sink that blocked is thrown as it is.
+  const byPolicy = (kind: ServerRequestKind, denial: Refusal) => {
+    if (!(denial instanceof PermissionDeniedError)) throw denial;
+    throw refuse(kind, denial.reason, denial);
+  };
+  const declineDenied = (span: Span, denial: Refusal): ElicitResult => {
+    if (!(denial instanceof PermissionDeniedError)) throw denial;
+    return declined(span);
+  };
   const answerers: GatedAnswerers = {};
 
   if (onElicitation !== undefined || onUrlElicitation !== undefined) {
-    answerers.elicitation = (params, signal) =>
-      traced(deps, 'elicitation/create', server, 'elicitation', async (span) => {
-        const context = { server, signal };
-        if (params.mode === 'url') {
-          // The SDK refuses a mode that was not declared before this runs; this guards the types.
-          if (onUrlElicitation === undefined) return declined(span);
-          const check = checkElicitationUrl(params);
-          if (!check.ok) {
-            span.setAttribute('interlock.decision', 'refused');
-            throw refuse('elicitation', `it asked the user to open an unsafe URL: ${check.reason}.`);
-          }
-          const { url, host, punycode, message } = check.request;
-          const denied = await decide(deps, span, server, 'elicitation', {
-            mode: 'url',
-            message,
-            url,
-            host,
-            punycode,
-          });
-          if (denied !== undefined) return declined(span);
-          const answer = await onUrlElicitation(check.request, context);
-          span.setAttribute('interlock.server_request.outcome', answer.action);
-          // URL mode carries no content: whatever happens at the URL stays between the user and the server.
-          return { action: answer.action };
+    const method = 'elicitation/create';
+    answerers.elicitation = (params, signal) => {
+      const context = { server, signal };
+      if (params.mode === 'url') {
+        // The SDK refuses a mode that was not declared before this runs; this guards the types.
+        if (onUrlElicitation === undefined) {
+          return answerThroughPipeline(deps, { method, server, kind: 'elicitation', answer: decline });
         }
-        if (onElicitation === undefined) return declined(span);
-        const denied = await decide(deps, span, server, 'elicitation', {
-          mode: 'form',
-          message: params.message,
+        const check = checkElicitationUrl(params);
+        if (!check.ok) {
+          const unsafe = refuse('elicitation', `it asked the user to open an unsafe URL: ${check.reason}.`);
+          return answerThroughPipeline(deps, {
+            method,
+            server,
+            kind: 'elicitation',
+            args: {},
+            check: () => unsafe,
+            answer: decline,
+          });
+        }
+        const { url, host, punycode, message } = check.request;
+        return answerThroughPipeline(deps, {
+          method,
+          server,
+          kind: 'elicitation',
+          args: { mode: 'url', message, url, host, punycode },
+          refused: declineDenied,
+          answer: async (span) => {
+            const answer = await onUrlElicitation(check.request, context);
+            span.setAttribute('interlock.server_request.outcome', answer.action);
+            // URL mode carries no content: whatever happens at the URL stays between the user and the server.
+            return { action: answer.action };
+          },
         });
-        if (denied !== undefined) return declined(span);
-        const answer = withSchemaDefaults(await onElicitation(params, context), params.requestedSchema);
-        span.setAttribute('interlock.server_request.outcome', answer.action);
-        return answer;
+      }
+      if (onElicitation === undefined) {
+        return answerThroughPipeline(deps, { method, server, kind: 'elicitation', answer: decline });
+      }
+      return answerThroughPipeline(deps, {
+        method,
+        server,
+        kind: 'elicitation',
+        args: { mode: 'form', message: params.message },
+        refused: declineDenied,
+        answer: async (span) => {
+          const answer = withSchemaDefaults(await onElicitation(params, context), params.requestedSchema);
+          span.setAttribute('interlock.server_request.outcome', answer.action);
+          return answer;
+        },
       });
+    };
   }
 
   if (onSampling !== undefined) {
-    answerers.sampling = (params, signal) =>
-      traced(deps, 'sampling/createMessage', server, 'sampling', async (span) => {
-        if ((params.tools ?? []).length > 0 && options.samplingWithTools !== true) {
-          span.setAttribute('interlock.decision', 'refused');
-          throw refuse(
-            'sampling',
-            'it offered tools to the sampled model, but this client does not take them (set samplingWithTools to declare sampling with tools).',
-          );
-        }
-        const denied = await decide(deps, span, server, 'sampling', samplingConditionArgs(params));
-        if (denied !== undefined) throw refuse('sampling', denied.reason, denied);
-        const answer = await onSampling(params, { server, signal });
-        span.setAttribute('interlock.server_request.outcome', 'answered');
-        return answer;
+    answerers.sampling = (params, signal) => {
+      const offersTools = (params.tools ?? []).length > 0 && options.samplingWithTools !== true;
+      return answerThroughPipeline(deps, {
+        method: 'sampling/createMessage',
+        server,
+        kind: 'sampling',
+        args: samplingConditionArgs(params),
+        check: () =>
+          offersTools
+            ? refuse(
+                'sampling',
+                'it offered tools to the sampled model, but this client does not take them (set samplingWithTools to declare sampling with tools).',
+              )
+            : undefined,
+        refused: (_span, denial) => byPolicy('sampling', denial),
+        answer: async (span) => {
+          const answer = await onSampling(params, { server, signal });
+          span.setAttribute('interlock.server_request.outcome', 'answered');
+          return answer;
+        },
       });
+    };
   }
 
   if (roots !== undefined) {
     answerers.roots = (signal) =>
-      traced(deps, 'roots/list', server, 'roots', async (span) => {
-        const list = typeof roots === 'function' ? await roots({ server, signal }) : roots;
-        const { allowed, denial } = await filterRoots(deps, span, server, list);
-        if (denial !== undefined) throw refuse('roots', denial.reason, denial);
-        span.setAttribute('interlock.roots.sent', allowed.length);
-        return { roots: allowed };
+      answerThroughPipeline(deps, {
+        method: 'roots/list',
+        server,
+        kind: 'roots',
+        answer: async (span, decide) => {
+          const list = typeof roots === 'function' ? await roots({ server, signal }) : roots;
+          const { allowed, denial } = await filterRoots(decide, server, list);
+          if (denial !== undefined) throw refuse('roots', denial.reason, denial);
+          span.setAttribute('interlock.roots.sent', allowed.length);
+          return { roots: allowed };
+        },
       });
   }
   return answerers;
@@ -350,13 +372,12 @@ function gatedAnswerers(
  * allowed, or there are none and the request itself is denied, the request is refused.
  */
 async function filterRoots(
-  deps: HandlerDeps,
-  span: Span,
+  decide: (args: Record<string, unknown>) => Promise<Decision>,
   server: string,
   list: readonly Root[],
 ): Promise<{ allowed: Root[]; denial: PermissionDeniedError | undefined }> {
   if (list.length === 0) {
-    const denial = await decide(deps, span, server, 'roots', {});
+    const denial = await denialOf(decide({}));
     return { allowed: [], denial };
   }
   const allowed: Root[] = [];
@@ -366,11 +387,10 @@ async function filterRoots(
     if (path === undefined) continue;
     const args: Record<string, unknown> = { uri: root.uri, path };
     if (root.name !== undefined) args.name = root.name;
-    const refused = await decide(deps, span, server, 'roots', args, false);
+    const refused = await denialOf(decide(args));
     if (refused === undefined) allowed.push({ ...root });
     else denial ??= refused;
   }
-  span.setAttribute('interlock.decision', allowed.length > 0 ? 'allow' : 'deny');
   if (allowed.length === 0) {
     return {
       allowed,
@@ -386,6 +406,17 @@ async function filterRoots(
   return { allowed, denial: undefined };
 }
 
+/** Undefined when `decided` allows, the denial when the policy denies; other failures (a blocking audit sink) throw. */
+function denialOf(decided: Promise<Decision>): Promise<PermissionDeniedError | undefined> {
+  return decided.then(
+    () => undefined,
+    (err: unknown) => {
+      if (err instanceof PermissionDeniedError) return err;
+      throw err;
+    },
+  );
+}
+
 /** The decoded path of a `file://` URI on the local host, or undefined (such a root is never sent). */
 function filePathOf(uri: string): string | undefined {
   try {
@@ -398,38 +429,14 @@ function filePathOf(uri: string): string | undefined {
   }
 }
 
-/**
- * Asks the gate; returns undefined when allowed, the denial when denied. Other failures (an audit sink that
- * blocks) propagate. Records the decision on the span unless `record` is false.
- */
-async function decide(
-  deps: HandlerDeps,
-  span: Span,
-  server: string,
-  kind: ServerRequestKind,
-  args: Record<string, unknown>,
-  record = true,
-): Promise<PermissionDeniedError | undefined> {
-  try {
-    const decision = await deps.authorize(server, kind, args, span);
-    if (record) {
-      span.setAttribute('interlock.decision', 'allow');
-      if (decision.ruleId !== undefined) span.setAttribute('interlock.rule_id', decision.ruleId);
-    }
-    return undefined;
-  } catch (err) {
-    if (!(err instanceof PermissionDeniedError)) throw err;
-    if (record) {
-      span.setAttribute('interlock.decision', 'deny');
-      if (err.rule?.id !== undefined) span.setAttribute('interlock.rule_id', err.rule.id);
-    }
-    return err;
-  }
-}
-
 function declined(span: Span): ElicitResult {
   span.setAttribute('interlock.server_request.outcome', 'decline');
   return { action: 'decline' };
+}
+
+/** The answer to an elicitation in a mode no handler takes. */
+function decline(span: Span): Promise<ElicitResult> {
+  return Promise.resolve(declined(span));
 }
 
 /**

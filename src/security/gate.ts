@@ -80,6 +80,16 @@ function isoTime(ms: number): string {
   return iso;
 }
 
+/**
+ * Told the record of a decision the gate made for one request, the same frozen record the audit sink got (issue 43:
+ * a decision is recorded once, in one shape): the invocation pipeline puts it on the request's span.
+ * `auditFailed` is true when the call was allowed and a failing sink blocked it (`AuditError`).
+ * @internal
+ */
+export interface DecisionObserver {
+  decided(record: AuditRecord, auditFailed: boolean): void;
+}
+
 /** Whether `value` is a promise (or any thenable): what a sink, a quota or {@link CapabilityGate.decide} may return. */
 export function isPromise(value: unknown): value is Promise<unknown> {
   return typeof (value as { then?: unknown } | undefined)?.then === 'function';
@@ -126,17 +136,18 @@ export class CapabilityGate {
   /**
    * {@link authorize} without a promise where none is needed: the decision itself when nothing had to be waited
    * for (no approver asked, no shared quota, a synchronous audit sink), which is nearly every call; a promise of
-   * it otherwise. A refusal is thrown, or rejects the promise. The invocation pipeline decides through this.
+   * it otherwise. A refusal is thrown, or rejects the promise. The invocation pipeline decides through this, with
+   * an `observer` told the record of the decision (built even without an audit sink when one is given).
    * @internal
    */
-  decide(request: AccessRequest): Decision | Promise<Decision> {
+  decide(request: AccessRequest, observer?: DecisionObserver): Decision | Promise<Decision> {
     const decision = this.#caps.authorize(request.resource, request.action, request.context);
     if (decision.effect === 'ask') {
       return this.#approve(request, decision).then(([decided, approved]) =>
-        this.#charge(request, decided, approved),
+        this.#charge(request, decided, approved, observer),
       );
     }
-    return this.#charge(request, decision, undefined);
+    return this.#charge(request, decision, undefined, observer);
   }
 
   /** An allowed decision uses its shared quotas (which may turn it into a deny); then it is audited. */
@@ -144,12 +155,13 @@ export class CapabilityGate {
     request: AccessRequest,
     decision: Decision,
     approved: boolean | undefined,
+    observer: DecisionObserver | undefined,
   ): Decision | Promise<Decision> {
-    if (!decision.allowed) return this.#record(request, decision, approved);
+    if (!decision.allowed) return this.#record(request, decision, approved, observer);
     const charged = chargeSharedQuotas(decision, request.resource, request.action);
     return isPromise(charged)
-      ? charged.then((d) => this.#record(request, d, approved))
-      : this.#record(request, charged, approved);
+      ? charged.then((d) => this.#record(request, d, approved, observer))
+      : this.#record(request, charged, approved, observer);
   }
 
   /** Audits `decision` (a synchronous sink costs no promise and no extra turn), then concludes. */
@@ -157,9 +169,11 @@ export class CapabilityGate {
     request: AccessRequest,
     decision: Decision,
     approved: boolean | undefined,
+    observer: DecisionObserver | undefined,
   ): Decision | Promise<Decision> {
-    if (this.#audit === undefined) return this.#conclude(request, decision, undefined);
-    const written = this.#write(request, decision, approved);
+    if (this.#audit === undefined && observer === undefined)
+      return this.#conclude(request, decision, undefined);
+    const written = this.#write(request, decision, approved, observer);
     return isPromise(written)
       ? written.then((failure) => this.#conclude(request, decision, failure))
       : this.#conclude(request, decision, written);
@@ -194,7 +208,7 @@ export class CapabilityGate {
    * moved while the call waited for a slot or a reconnect). Nothing is consumed and no approver is asked again.
    * When it no longer holds, the denial is audited and `PermissionDeniedError` thrown: the request is not sent.
    */
-  async recheck(request: AccessRequest): Promise<Decision> {
+  async recheck(request: AccessRequest, observer?: DecisionObserver): Promise<Decision> {
     const { resource, action, context } = request;
     const now = recheckAuthorized(this.#caps, resource, action, context);
     if (now.allowed) return now;
@@ -202,8 +216,8 @@ export class CapabilityGate {
       ...now,
       reason: `The policy changed while the call waited to be sent: ${now.reason}`,
     });
-    if (this.#audit !== undefined) {
-      const written = this.#write(request, decision, undefined);
+    if (this.#audit !== undefined || observer !== undefined) {
+      const written = this.#write(request, decision, undefined, observer);
       if (isPromise(written)) await written;
     }
     throw new PermissionDeniedError(
@@ -233,8 +247,16 @@ export class CapabilityGate {
     return [authorizeApproved(this.#caps, request.resource, request.action, request.context), true];
   }
 
-  /** Writes the record; returns the failure, if any (a promise of it for an asynchronous sink). */
-  #write(request: AccessRequest, decision: Decision, approved: boolean | undefined): unknown {
+  /**
+   * Writes the record, and tells `observer` once it is written; returns the failure, if any (a promise of it for an
+   * asynchronous sink).
+   */
+  #write(
+    request: AccessRequest,
+    decision: Decision,
+    approved: boolean | undefined,
+    observer: DecisionObserver | undefined,
+  ): unknown {
     const args = request.context?.args;
     let record: AuditRecord | undefined;
     try {
@@ -259,20 +281,33 @@ export class CapabilityGate {
         approved,
       });
       const pending = this.#audit?.write(record, request);
-      if (!isPromise(pending)) return undefined;
+      if (!isPromise(pending)) {
+        observer?.decided(record, false);
+        return undefined;
+      }
       const written = record;
       return pending.then(
-        () => undefined,
-        (err: unknown) => this.#failed(err, written),
+        () => {
+          observer?.decided(written, false);
+          return undefined;
+        },
+        (err: unknown) => this.#failed(err, written, decision, observer),
       );
     } catch (err) {
-      return this.#failed(err, record);
+      return this.#failed(err, record, decision, observer);
     }
   }
 
-  #failed(err: unknown, record: AuditRecord | undefined): unknown {
+  #failed(
+    err: unknown,
+    record: AuditRecord | undefined,
+    decision: Decision,
+    observer: DecisionObserver | undefined,
+  ): unknown {
     const failure = err ?? new Error('audit sink failed');
     if (!this.#block) this.#onAuditError?.(failure, record);
+    // The record the sink could not take is still what was decided: the observer gets it, marked when it blocked.
+    if (record !== undefined) observer?.decided(record, decision.allowed && this.#block);
     return failure;
   }
 }

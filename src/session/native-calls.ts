@@ -1,11 +1,10 @@
 /**
- * The statistics and events of an agent's native tool calls (issue 15), as two stages of the native tool pipeline
- * (native-tool.ts): one before authorize, which numbers the call and reports a refusal, and one after it, which
- * counts the call and reports how it ended, the way the resend stage does for MCP tool calls (src/interop/call-path.ts).
+ * The statistics and events of an agent's native tool calls (issue 15): their counters, and the recorder the one
+ * invocation pipeline (src/interop/pipeline.ts) counts and reports them with, as it does MCP tool calls.
  */
 import { isInterlockError } from '../errors.js';
 import { TypedEvents } from '../interop/events.js';
-import type { Invocation, Terminal } from '../interop/pipeline.js';
+import type { Authorized, Invocation, Recorder } from '../interop/pipeline.js';
 import { CallStats } from '../interop/stats.js';
 import type { ToolCallResult } from '../tools/normalize.js';
 import { classifyCallError } from './call-errors.js';
@@ -47,17 +46,15 @@ export class NativeCalls {
   }
 }
 
-/** What the two stages read of a native tool call, and the fields they fill in. */
+/** What a native tool call's recorder reads. */
 export interface ObservedCall extends Invocation {
   readonly calls: NativeCalls;
   /** The native tool's name. */
   readonly name: string;
   /** The agent, and the model's id for the call (`direct` for `callTool`). */
   readonly context: { readonly agent: string; readonly callId: string };
-  /** Set by {@link denialStage}. */
+  /** Numbered as the call enters the pipeline. */
   callId: number;
-  /** When the call began, set by {@link denialStage}, for the duration of a refusal. */
-  startedAt: number;
 }
 
 function refOf(ctx: ObservedCall): NativeToolCallRef {
@@ -73,72 +70,55 @@ function asError(err: unknown): Error {
 }
 
 /**
- * Before authorize: numbers the call, and counts and reports (`tool_call_denied`) a call the gate refuses. The
- * authorize stage sets the decision only when the gate allows, so an error with no decision set is the refusal.
+ * How native tool calls are counted and reported (the invocation pipeline's refusal and send stages), the way MCP
+ * tool calls are: a refusal as `tool_call_denied`; a call as in flight while it runs, then as a call (an error when it
+ * threw or returned an error result) with its duration, reported by `tool_call_started` and how it ended. What
+ * `invoke` throws reaches the caller as it is.
  */
-export async function denialStage<C extends ObservedCall>(
-  ctx: C,
-  next: Terminal<C, ToolCallResult>,
-): Promise<ToolCallResult> {
-  ctx.callId = ctx.calls.nextCallId();
-  ctx.startedAt = performance.now();
-  try {
-    return await next(ctx);
-  } catch (err) {
-    if (ctx.decision === undefined) {
-      const durationMs = performance.now() - ctx.startedAt;
-      ctx.calls.statsOf(ctx.name).refused();
+export function nativeRecorder<C extends ObservedCall>(): Recorder<
+  C,
+  C & Authorized,
+  C & Authorized,
+  ToolCallResult
+> {
+  return {
+    stats: (ctx) => ctx.calls.statsOf(ctx.name),
+    begin(ctx) {
+      ctx.callId = ctx.calls.nextCallId();
+    },
+    denied(ctx, err, durationMs) {
       ctx.calls.events.emit('tool_call_denied', () => {
         const classified = classifyCallError(err);
         return {
           ...refOf(ctx),
           durationMs,
-          code: codeOf(err),
-          reason: classified.reason ?? asError(err).message,
+          code: err.code,
+          reason: classified.reason ?? err.message,
           ruleId: classified.ruleId,
-          error: asError(err),
+          error: err,
         };
       });
-    }
-    throw err;
-  }
-}
-
-/**
- * After authorize: the call counts as in flight while it runs, then as a call (an error when it threw or returned
- * an error result) with its duration, and is reported by `tool_call_started` and how it ended.
- */
-export async function recordStage<C extends ObservedCall>(
-  ctx: C,
-  next: Terminal<C, ToolCallResult>,
-): Promise<ToolCallResult> {
-  const { calls } = ctx;
-  const stats = calls.statsOf(ctx.name);
-  const started = performance.now();
-  stats.started();
-  calls.events.emit('tool_call_started', () => refOf(ctx));
-  try {
-    const result = await next(ctx);
-    const durationMs = performance.now() - started;
-    stats.record(durationMs, !result.isError);
-    calls.events.emit('tool_call_completed', () => ({
-      ...refOf(ctx),
-      durationMs,
-      isError: result.isError,
-      resultChars: result.text.length,
-    }));
-    return result;
-  } catch (err) {
-    const durationMs = performance.now() - started;
-    stats.record(durationMs, false);
-    calls.events.emit('tool_call_failed', () => ({
-      ...refOf(ctx),
-      durationMs,
-      code: codeOf(err),
-      error: asError(err),
-    }));
-    throw err;
-  } finally {
-    stats.settled();
-  }
+    },
+    started(ctx) {
+      ctx.calls.events.emit('tool_call_started', () => refOf(ctx));
+      return ctx.callId;
+    },
+    ok: (result) => !result.isError,
+    completed(ctx, _callId, durationMs, result) {
+      ctx.calls.events.emit('tool_call_completed', () => ({
+        ...refOf(ctx),
+        durationMs,
+        isError: result.isError,
+        resultChars: result.text.length,
+      }));
+    },
+    failed(ctx, _callId, durationMs, error) {
+      ctx.calls.events.emit('tool_call_failed', () => ({
+        ...refOf(ctx),
+        durationMs,
+        code: codeOf(error),
+        error: asError(error),
+      }));
+    },
+  };
 }

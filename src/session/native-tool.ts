@@ -5,12 +5,12 @@
 import type { Span } from '@opentelemetry/api';
 import { z } from 'zod';
 import { ConfigError, RequestCancelledError, ToolInputError } from '../errors.js';
-import { authorizeStage, compose } from '../interop/pipeline.js';
+import { authorizeStage, givenSpan, invocationPipeline } from '../interop/pipeline.js';
 import type { CapabilityGate } from '../security/gate.js';
 import { resourceFor } from '../security/pattern.js';
 import { type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
 import type { ToolAnnotations } from '../tools/tool-wrapper.js';
-import { denialStage, type NativeCalls, type ObservedCall, recordStage } from './native-calls.js';
+import { type NativeCalls, nativeRecorder, type ObservedCall } from './native-calls.js';
 
 /** Native tool names: what both model APIs accept, and never the `mcp__` namespace of MCP tools. */
 export const NATIVE_TOOL_NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
@@ -133,17 +133,19 @@ interface NativeInvocation extends ObservedCall {
 }
 
 /**
- * Native tool calls, composed once from the invocation pipeline's stages (issue 15): the agent's `execute_tool`
- * span is the trace (made by the toolbox, which spans MCP and native calls alike); a refusal is counted and reported
+ * Native tool calls, through the one invocation pipeline (issue 43): the agent's `execute_tool` span is the trace
+ * (made by the toolbox, which spans MCP and native calls alike); a refusal is counted and reported
  * (`tool_call_denied`); the gate decides and its decision goes on that span; the call is counted and reported as
  * MCP tool calls are (native-calls.ts); and `invoke` is the terminal (it validates the arguments with the zod
- * schema). No limit stage: a call slot bounds the calls sent to one server, and a native tool has none (an agent
- * runs at most `maxParallelToolCalls` calls of a turn at once); the tool is given the caller's signal as it is.
+ * schema). Nothing held: a call slot bounds the calls sent to one server, and a native tool has none (an agent runs
+ * at most `maxParallelToolCalls` calls of a turn at once); the tool is given the caller's signal as it is.
  */
-const nativePipeline = compose<NativeInvocation, ToolCallResult>(
-  [denialStage, authorizeStage, recordStage],
-  (ctx) => ctx.tool.invoke(ctx.args, ctx.context, { maxResultChars: ctx.maxResultChars }),
-);
+const nativePipeline = invocationPipeline({
+  trace: givenSpan<NativeInvocation, ToolCallResult>,
+  record: nativeRecorder<NativeInvocation>(),
+  authorize: authorizeStage,
+  terminal: (ctx) => ctx.tool.invoke(ctx.args, ctx.context, { maxResultChars: ctx.maxResultChars }),
+});
 
 /** Calls `tool` through the pipeline, gated by `gate`, its decision recorded on `span`, counted in `calls`. */
 export function callNativeTool(
@@ -173,10 +175,10 @@ export function callNativeTool(
     decision: undefined,
     revision: 0,
     invalid: undefined,
+    sent: false,
     calls: settings.calls,
     name: tool.name,
     callId: 0,
-    startedAt: 0,
     tool,
     args,
     context,

@@ -3,7 +3,13 @@
  * instead of calling `next`, skipped stages are left out, and the authorize stage records what the gate decided.
  */
 import { describe, expect, it } from 'vitest';
-import { authorizeInvocation, compose, type Stage, type Terminal } from '../../src/interop/pipeline.js';
+import {
+  authorizeOne,
+  compose,
+  type Invocation,
+  type Stage,
+  type Terminal,
+} from '../../src/interop/pipeline.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { CapabilityGate } from '../../src/security/gate.js';
 
@@ -61,23 +67,26 @@ describe('compose', () => {
   });
 });
 
-describe('authorizeInvocation', () => {
+describe('authorizeOne', () => {
   it('resolves to the gate’s decision, and rejects with an error that carries it', async () => {
     const capabilities = new CapabilitySet();
     capabilities.grant('mcp:srv:roots', 'request', { id: 'roots-ok' });
     const gate = new CapabilityGate({ capabilities });
-    const allowed = await authorizeInvocation({
+    const ctx: Invocation = {
       kind: 'server-request',
       request: { resource: 'mcp:srv:roots', action: 'request', server: 'srv' },
       gate,
-    });
+      span: undefined,
+      spanContext: undefined,
+      decision: undefined,
+      revision: 0,
+      invalid: undefined,
+      sent: false,
+    };
+    const allowed = await authorizeOne(ctx, ctx.request);
     expect(allowed).toMatchObject({ allowed: true, effect: 'allow', ruleId: 'roots-ok' });
     await expect(
-      authorizeInvocation({
-        kind: 'server-request',
-        request: { resource: 'mcp:srv:sampling', action: 'request', server: 'srv' },
-        gate,
-      }),
+      authorizeOne(ctx, { resource: 'mcp:srv:sampling', action: 'request', server: 'srv' }),
     ).rejects.toMatchObject({
       code: 'CAPABILITY_DENIED',
       decision: { allowed: false, effect: 'default-deny' },

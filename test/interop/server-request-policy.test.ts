@@ -382,7 +382,7 @@ describe('roots computed by a function', () => {
 });
 
 describe('a span per server request', () => {
-  it('records kind, server and decision, under the tool call that carried the request', async () => {
+  it('records kind, server and the decision (once, as an event), under the tool call that carried the request', async () => {
     const otel = recordSpans();
     try {
       const capabilities = new CapabilitySet();
@@ -404,15 +404,17 @@ describe('a span per server request', () => {
         'mcp.method.name': 'elicitation/create',
         'interlock.server': 'srv',
         'interlock.server_request.kind': 'elicitation',
-        'interlock.decision': 'allow',
-        'interlock.rule_id': 'may-ask',
         'interlock.server_request.outcome': 'accept',
       });
       expect(sample?.attributes).toMatchObject({
         'interlock.server_request.kind': 'sampling',
-        'interlock.decision': 'deny',
         'error.type': 'CAPABILITY_DENIED',
       });
+      // Issue 43: the decision is recorded once, as the event below, not a second time as span attributes.
+      for (const span of [elicit, sample]) {
+        expect(span?.attributes).not.toHaveProperty('interlock.decision');
+        expect(span?.attributes).not.toHaveProperty('interlock.rule_id');
+      }
       // Issue 15: the answer path passes the pipeline's authorize stage, so each decision is an event on the
       // request's span, named as audit records name it, with the effect the gate decided.
       const decisions = (span: typeof elicit) =>
