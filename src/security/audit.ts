@@ -7,6 +7,7 @@ import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { AuditError, ClosedError, ConfigError } from '../errors.js';
 import { type Attributes, type Span, type Tracer, trace } from '../otel.js';
+import { AuditChain, type AuditChainOptions, type AuditCheckpoint } from './audit-chain.js';
 import type { AuditRecord, AuditSink } from './types.js';
 
 /** Default capacity of a {@link MemoryAuditSink}. */
@@ -71,6 +72,12 @@ export class MemoryAuditSink implements AuditSink {
 export interface JsonLinesAuditSinkOptions {
   /** File mode when the file is created. @default 0o600 */
   mode?: number | undefined;
+  /**
+   * Chain the records (issue 40): each line carries a chain id, a sequence number and the hash of the line before,
+   * with a signed checkpoint line every `checkpointEvery` records, every `checkpointIntervalMs` and on `close()`.
+   * `verifyAuditChain` (or `interlock audit verify`) checks the file. @default off
+   */
+  chain?: AuditChainOptions | undefined;
 }
 
 /**
@@ -84,6 +91,7 @@ export class JsonLinesAuditSink implements AuditSink, AsyncDisposable {
   #handle: Promise<FileHandle> | undefined;
   #tail: Promise<void> = Promise.resolve();
   #closed = false;
+  readonly #chain: AuditChain | undefined;
 
   constructor(path: string, options: JsonLinesAuditSinkOptions = {}) {
     if (typeof path !== 'string' || path === '') {
@@ -93,6 +101,16 @@ export class JsonLinesAuditSink implements AuditSink, AsyncDisposable {
     }
     this.path = path;
     this.#mode = options.mode ?? 0o600;
+    // A checkpoint the timer makes is written in turn; should that write fail, the next checkpoint covers it.
+    this.#chain =
+      options.chain === undefined
+        ? undefined
+        : new AuditChain(options.chain, (cp) => void this.#append(checkpointLine(cp)).catch(() => undefined));
+  }
+
+  /** The id of this sink's chain, when it chains its records. */
+  get chainId(): string | undefined {
+    return this.#chain?.id;
   }
 
   write(record: AuditRecord): Promise<void> {
@@ -101,12 +119,20 @@ export class JsonLinesAuditSink implements AuditSink, AsyncDisposable {
     }
     let line: string;
     try {
-      line = `${JSON.stringify(record)}\n`;
+      if (this.#chain === undefined) line = `${JSON.stringify(record)}\n`;
+      else {
+        const { entry, checkpoint } = this.#chain.link(record);
+        line = `${JSON.stringify(entry)}\n${checkpoint === undefined ? '' : checkpointLine(checkpoint)}`;
+      }
     } catch (err) {
       return Promise.reject(
         new AuditError('The audit record could not be serialized as JSON.', { cause: err }),
       );
     }
+    return this.#append(line);
+  }
+
+  #append(line: string): Promise<void> {
     const run = this.#tail.then(async () => {
       const handle = await this.#open();
       await handle.write(line);
@@ -133,16 +159,40 @@ export class JsonLinesAuditSink implements AuditSink, AsyncDisposable {
 
   /** Waits for pending writes and closes the file. Safe to call more than once. */
   async close(): Promise<void> {
-    this.#closed = true;
+    let failure: { cause: unknown } | undefined;
+    if (!this.#closed) {
+      this.#closed = true;
+      // The final checkpoint: the file ends here, and a verifier can tell a cut tail from a closed one.
+      const final = this.#chain?.close();
+      if (final !== undefined) {
+        failure = await this.#append(checkpointLine(final)).then(
+          () => undefined,
+          (cause: unknown) => ({ cause }),
+        );
+      }
+    }
     await this.#tail;
     const handle = this.#handle;
     this.#handle = undefined;
     if (handle !== undefined) await (await handle.catch(() => undefined))?.close();
+    if (failure !== undefined) {
+      throw new AuditError(
+        `The final checkpoint of the audit chain in '${this.path}' could not be written.`,
+        {
+          cause: failure,
+        },
+      );
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+/** A checkpoint as one JSON line. */
+function checkpointLine(checkpoint: AuditCheckpoint): string {
+  return `${JSON.stringify({ checkpoint })}\n`;
 }
 
 /** Options of an {@link OpenTelemetryAuditSink}. */

@@ -15,10 +15,29 @@ export {
   type OpenTelemetryAuditSinkOptions,
 } from './audit.js';
 export {
+  type AuditChainLink,
+  type AuditChainOptions,
+  type AuditCheckpoint,
+  type AuditVerifyKey,
+  DEFAULT_CHECKPOINT_EVERY,
+  DEFAULT_CHECKPOINT_INTERVAL_MS,
+} from './audit-chain.js';
+export {
+  CHECKPOINT_LOG_EVENT,
   DECISION_LOG_EVENT,
   OpenTelemetryLogAuditSink,
   type OpenTelemetryLogAuditSinkOptions,
 } from './audit-log.js';
+export {
+  type AuditChainSummary,
+  type AuditFinding,
+  type AuditFindingKind,
+  type AuditTrailEntry,
+  type AuditVerifyReport,
+  parseAuditLines,
+  type VerifyAuditChainOptions,
+  verifyAuditChain,
+} from './audit-verify.js';
 export {
   CapabilitySet,
   type CapabilitySetOptions,
