@@ -282,7 +282,8 @@ function checkChain(
   for (const { at, cp } of valid) {
     const rec = accepted.get(cp.seq);
     if (rec === undefined) {
-      if (cp.seq > maxSeq) {
+      // A trimmed stream can keep a checkpoint whose records were all trimmed before it.
+      if (cp.seq > maxSeq && !(options.trimmedHead === true && chain.records.length === 0)) {
         const cut = maxSeq + 1 === cp.seq ? `seq ${cp.seq} was` : `seq ${maxSeq + 1}–${cp.seq} were`;
         found(
           'truncated',

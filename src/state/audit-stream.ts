@@ -6,7 +6,9 @@
  */
 import { AuditError } from '../errors.js';
 import { AuditChain, type AuditChainOptions, type AuditCheckpoint } from '../security/audit-chain.js';
+import type { AuditTrailEntry } from '../security/audit-verify.js';
 import type { AuditRecord, AuditSink } from '../security/types.js';
+import type { RedisStateStore } from './redis.js';
 import { DEFAULT_STREAM_MAX_LENGTH, type StateStore } from './types.js';
 
 /** Options of a {@link StreamAuditSink}. */
@@ -85,4 +87,37 @@ export class StreamAuditSink implements AuditSink, AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+/** A stream's audit entries, ready for `verifyAuditChain`. */
+export interface AuditStreamTrail {
+  /** Each entry's record or checkpoint, located by its stream id. */
+  readonly entries: readonly AuditTrailEntry[];
+  /**
+   * Whether entries may have been trimmed from the head (more were added than the stream holds, and more than
+   * `maxLength`): pass it as `trimmedHead`.
+   */
+  readonly trimmedHead: boolean;
+}
+
+/** Reads the audit entries of a Redis stream written by {@link StreamAuditSink}s, oldest first. */
+export async function readAuditStream(
+  store: RedisStateStore,
+  options: Pick<StreamAuditSinkOptions, 'stream' | 'maxLength'> = {},
+): Promise<AuditStreamTrail> {
+  const { entries, added } = await store.readStream(options.stream ?? 'audit');
+  const maxLength = options.maxLength ?? DEFAULT_STREAM_MAX_LENGTH;
+  const out = entries.map(({ id, fields }): AuditTrailEntry => {
+    const at = `stream id ${id}`;
+    const text = fields.checkpoint ?? fields.record;
+    if (text === undefined)
+      return { at, value: undefined, unreadable: 'neither a record nor a checkpoint field' };
+    try {
+      const parsed: unknown = JSON.parse(text);
+      return { at, value: fields.checkpoint === undefined ? parsed : { checkpoint: parsed } };
+    } catch {
+      return { at, value: undefined, unreadable: 'not valid JSON' };
+    }
+  });
+  return { entries: out, trimmedHead: added !== undefined && added > entries.length && added > maxLength };
 }
