@@ -17,15 +17,15 @@ import { causeMessages, serverText } from '../interop/describe-error.js';
 import { type Logger, silentLogger } from '../interop/logger.js';
 import { MCPClientManager } from '../interop/manager.js';
 import type { ServerRequestOptions } from '../interop/server-requests.js';
-import { JsonLinesAuditSink } from '../security/audit.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { PinStore } from '../security/pinning.js';
-import type { Approver } from '../security/types.js';
+import type { Approver, AuditSink } from '../security/types.js';
 import { FleetQuotaCounter } from '../state/quota-counter.js';
 import { SharedPins } from '../state/shared-pins.js';
 import { SharedPolicy } from '../state/shared-policy.js';
 import type { StateStore } from '../state/types.js';
 import { Advisor } from './advice.js';
+import { projectAuditSink } from './audit-sinks.js';
 import type { CliElicitation } from './elicit.js';
 import { HintedError, UsageError } from './exit.js';
 import { closeWithin, interruptible } from './interrupt.js';
@@ -86,7 +86,7 @@ export class Project {
   /** Where OAuth state is kept: the project's Redis with a `state` section, else the token file. */
   readonly tokens: TokenStore;
   readonly outcomes = new Map<string, ServerOutcome>();
-  readonly #audit: JsonLinesAuditSink | undefined;
+  readonly #audit: AuditSink | undefined;
   readonly #state: StateStore | undefined;
   /** The policy shared through the store (`state.policy`), when the file names one. */
   readonly sharedPolicy: SharedPolicy | undefined;
@@ -109,6 +109,7 @@ export class Project {
           policy: SharedPolicy | undefined;
         }
       | undefined,
+    audit: AuditSink | undefined,
     options: ProjectOptions,
   ) {
     this.#ctx = ctx;
@@ -130,7 +131,7 @@ export class Project {
         : config.policy === undefined
           ? new CapabilitySet(setOptions)
           : CapabilitySet.fromPolicy(config.policy, setOptions);
-    this.#audit = config.auditFile === undefined ? undefined : new JsonLinesAuditSink(config.auditFile);
+    this.#audit = audit;
     this.manager = new MCPClientManager({
       capabilities: this.capabilities,
       pins,
@@ -195,8 +196,8 @@ export class Project {
     return this.#advisor;
   }
 
-  /** The audit sink of the project file's `audit.file`, if any. */
-  get audit(): JsonLinesAuditSink | undefined {
+  /** The audit sinks of the project file's `audit` section (file, stream, OpenTelemetry logs), if any. */
+  get audit(): AuditSink | undefined {
     return this.#audit;
   }
 
@@ -228,9 +229,13 @@ export class Project {
       config.state === undefined
         ? undefined
         : await (await import('../state/redis.js')).RedisStateStore.connect(config.state.redis);
-    if (store === undefined) return new Project(ctx, config, pins, http, undefined, options);
+    if (store === undefined) {
+      const audit = await projectAuditSink(config.audit, ctx.io.env, undefined);
+      return new Project(ctx, config, pins, http, undefined, audit, options);
+    }
     let shared: SharedPins | undefined;
     try {
+      const audit = await projectAuditSink(config.audit, ctx.io.env, store);
       // The pin file's pins join the fleet's where it has none; the fleet's are loaded before anything connects.
       shared = await SharedPins.open(store, { pins });
       const quotaCounter = new FleetQuotaCounter(store, { onUnavailable: config.state?.quotaFallback });
@@ -245,7 +250,15 @@ export class Project {
               capabilities: { onWarning: (m) => ctx.printer.warn(m), quotaCounter },
               onError: (err) => ctx.printer.warn(`shared policy '${name}': ${(err as Error).message}`),
             });
-      return new Project(ctx, config, pins, http, { store, pins: shared, quotaCounter, policy }, options);
+      return new Project(
+        ctx,
+        config,
+        pins,
+        http,
+        { store, pins: shared, quotaCounter, policy },
+        audit,
+        options,
+      );
     } catch (err) {
       await shared?.close();
       await store.close();
@@ -341,7 +354,7 @@ export class Project {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await this.manager.close();
-      await this.#audit?.close();
+      await this.#audit?.close?.();
       // Pins approved or first seen by this command reach the fleet before the connection closes.
       await this.#sharedPins
         ?.flush()

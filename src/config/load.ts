@@ -24,6 +24,7 @@ import {
 import { keysAt } from './keys.js';
 import { parseMCPConfig } from './mcp-json.js';
 import {
+  type AuditConfigSchema,
   DEFAULT_AGENT,
   DEFAULT_CONFIG_FILES,
   DEFAULT_PINS_FILE,
@@ -36,6 +37,9 @@ import { expandHome, sectionSchemas, tlsPaths } from './sections.js';
 import { type HttpConfig, type MCPServerConfig, type NetworkConfig, parseServerConfig } from './servers.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+/** The project file's `audit` section, validated. */
+export type AuditConfig = z.output<typeof AuditConfigSchema>;
 
 /** The project file's `state` section, validated. */
 export type StateConfig = z.output<typeof StateConfigSchema>;
@@ -62,6 +66,8 @@ export interface InterlockConfig {
   readonly policyFile: string | undefined;
   readonly pinsFile: string;
   readonly auditFile: string | undefined;
+  /** The audit section (`audit`): its sinks and chain settings, file paths absolute. */
+  readonly audit: AuditConfig | undefined;
   readonly agent: string;
   /** The SSRF guard (`network`), or `undefined` for the default policy. */
   readonly network: NetworkConfig | undefined;
@@ -196,8 +202,6 @@ class Loader {
     const pins = isJsonObject(data.pins) ? data.pins : {};
     const pinsFile =
       this.#path(pins.file ?? DEFAULT_PINS_FILE, 'pins.file') ?? resolve(this.#dir, DEFAULT_PINS_FILE);
-    const audit = isJsonObject(data.audit) ? data.audit : {};
-    const auditFile = audit.file === undefined ? undefined : this.#path(audit.file, 'audit.file');
     const agent =
       data.agent === undefined ? DEFAULT_AGENT : (this.#string(data.agent, 'agent') ?? DEFAULT_AGENT);
     const sections = sectionSchemas({ env: this.env, dir: this.#dir, secrets: this.#secrets });
@@ -205,6 +209,10 @@ class Loader {
     const state = this.#section(data.state, 'state', sections.state);
     const gateway = this.#section(data.gateway, 'gateway', sections.gateway);
     const http = this.#section(data.http, 'http', sections.http);
+    const audit = this.#section(data.audit, 'audit', sections.audit);
+    if (audit?.stream !== undefined && data.state === undefined) {
+      this.#add([{ path: 'audit.stream', message: 'a Redis stream needs state.redis' }]);
+    }
 
     if (this.#issues.length > 0) throw filesError(this.doc.file, this.#kinds, dedupe(this.#issues));
     return Object.freeze({
@@ -213,7 +221,8 @@ class Loader {
       policy,
       policyFile,
       pinsFile,
-      auditFile,
+      auditFile: audit?.file,
+      audit,
       agent,
       network,
       http,
