@@ -3,8 +3,11 @@
  * redis-server, each under its own chain; the stream verifies, and each way of tampering with it (deleting, editing,
  * reordering or inserting entries, cutting the tail, forging a checkpoint) is named by stream id, chain and seq.
  */
+
+import { tmpdir } from 'node:os';
 import { Redis } from 'ioredis';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
 import { verifyAuditChain } from '../../src/security/audit-verify.js';
 import { readAuditStream } from '../../src/state/audit-stream.js';
 import { RedisStateStore } from '../../src/state/redis.js';
@@ -148,5 +151,47 @@ describe('a chained audit trail on a Redis stream', () => {
     ];
     await rewrite(forged);
     expect(found(await verify())).toEqual([`forged-checkpoint@stream id ${id}:${chains[1]}#${cp.seq}`]);
+  });
+
+  it('interlock audit verify --redis names the deleted entry too, and exits 1', async () => {
+    const { chains, raw, entries } = await fleetTrail();
+    const prefix = (raw.options.keyPrefix as string) ?? '';
+    const run = async () => {
+      let stdout = '';
+      const code = await main(
+        [
+          'audit',
+          'verify',
+          '--redis',
+          redisServer.current.url,
+          '--key-prefix',
+          prefix,
+          '--key-env',
+          'K',
+          '--json',
+        ],
+        {
+          stdout: { write: (c: string) => (stdout += c), isTTY: false, columns: 120 },
+          stderr: { write: () => true, isTTY: false, columns: 120 },
+          env: { K: SECRET },
+          cwd: tmpdir(),
+        },
+      );
+      return {
+        code,
+        report: JSON.parse(stdout) as { ok: boolean; trails: { source: string; findings: unknown[] }[] },
+      };
+    };
+    const clean = await run();
+    expect(clean.code).toBe(0);
+    expect(clean.report.trails).toMatchObject([{ source: 'redis stream audit', findings: [] }]);
+    const list = await entries();
+    const victim = list.find((e) => chainOf(e)?.id === chains[0] && chainOf(e)?.seq === 5) as Entry;
+    await raw.xdel('stream:audit', victim[0]);
+    const tampered = await run();
+    expect(tampered.code).toBe(1);
+    expect(tampered.report.trails[0]?.findings).toMatchObject([
+      { kind: 'deleted', chain: chains[0], seq: 5 },
+    ]);
   });
 });
