@@ -27,6 +27,7 @@ Examples:
   $ interlock login --status              show stored sign-ins: scope and expiry, nothing contacted
   $ interlock logout crm                  revoke and forget the tokens of one server
   $ interlock policy revoke search-budget  remove a rule of the shared policy in every process (state.policy)
+  $ interlock audit verify                check the chained audit trail; exit 1 if a record was touched
   $ interlock serve                       the project as one MCP server on stdio, for a desktop client
   $ interlock serve --http --port 8080    the same over Streamable HTTP, callers checked by gateway.auth
 
@@ -326,6 +327,35 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .action(
       run(async (ctx, options: { offline?: boolean; at?: string; strict?: boolean }) =>
         (await import('./commands/policy-check.js')).policyCheckCommand(ctx, options),
+      ),
+    );
+
+  // `interlock audit`: the audit trail. Each subcommand lives in commands/audit.ts.
+  const audit = program.command('audit').description('the audit trail of capability decisions');
+  audit
+    .command('verify')
+    .description(
+      "check chained audit trails (the project's audit.file and audit.stream by default): name every deleted, edited, reordered or inserted record and a cut tail; exit 1 on any finding",
+    )
+    .argument('[file]', 'a JSON-lines audit file (default: audit.file of the project file)')
+    .option(
+      '--redis <url>',
+      "read the fleet's Redis stream at this URL (default: state.redis with audit.stream)",
+    )
+    .option('--stream <name>', 'with --redis: the stream name (default: audit.stream.name or audit)')
+    .option('--key-prefix <prefix>', 'with --redis: the key prefix (default: state.redis.keyPrefix)')
+    .addOption(
+      new Option('--key-env <var>', 'the HMAC secret is in this environment variable').conflicts([
+        'keyFile',
+        'publicKey',
+      ]),
+    )
+    .addOption(new Option('--key-file <file>', 'the HMAC secret is in this file').conflicts('publicKey'))
+    .option('--public-key <file>', 'verify Ed25519 checkpoints with this PEM public key')
+    .option('--open', 'the trail is still being written: a chain without its final checkpoint is no finding')
+    .action(
+      run(async (ctx, file: string | undefined, options: Record<string, string | boolean | undefined>) =>
+        (await import('./commands/audit.js')).auditCommand(ctx, file, options),
       ),
     );
 

@@ -17,16 +17,15 @@ import { causeMessages, serverText } from '../interop/describe-error.js';
 import { type Logger, silentLogger } from '../interop/logger.js';
 import { MCPClientManager } from '../interop/manager.js';
 import type { ServerRequestOptions } from '../interop/server-requests.js';
-import { combineAuditSinks, JsonLinesAuditSink } from '../security/audit.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { PinStore } from '../security/pinning.js';
-import { DecisionRecorder } from '../security/recording.js';
 import type { Approver, AuditSink } from '../security/types.js';
 import { FleetQuotaCounter } from '../state/quota-counter.js';
 import { SharedPins } from '../state/shared-pins.js';
 import { SharedPolicy } from '../state/shared-policy.js';
 import type { StateStore } from '../state/types.js';
 import { Advisor } from './advice.js';
+import { projectAuditSink } from './audit-sinks.js';
 import type { CliElicitation } from './elicit.js';
 import { HintedError, UsageError } from './exit.js';
 import { closeWithin, interruptible } from './interrupt.js';
@@ -110,6 +109,7 @@ export class Project {
           policy: SharedPolicy | undefined;
         }
       | undefined,
+    audit: AuditSink | undefined,
     options: ProjectOptions,
   ) {
     this.#ctx = ctx;
@@ -131,7 +131,7 @@ export class Project {
         : config.policy === undefined
           ? new CapabilitySet(setOptions)
           : CapabilitySet.fromPolicy(config.policy, setOptions);
-    this.#audit = auditSink(config);
+    this.#audit = audit;
     this.manager = new MCPClientManager({
       capabilities: this.capabilities,
       pins,
@@ -196,7 +196,7 @@ export class Project {
     return this.#advisor;
   }
 
-  /** The audit sink of the project file's `audit.file` and `audit.record`, if any. */
+  /** The audit sinks of the project file's `audit` section (file, stream, OpenTelemetry logs, the recording), if any. */
   get audit(): AuditSink | undefined {
     return this.#audit;
   }
@@ -229,9 +229,13 @@ export class Project {
       config.state === undefined
         ? undefined
         : await (await import('../state/redis.js')).RedisStateStore.connect(config.state.redis);
-    if (store === undefined) return new Project(ctx, config, pins, http, undefined, options);
+    if (store === undefined) {
+      const audit = await projectAuditSink(config, ctx.io.env, undefined);
+      return new Project(ctx, config, pins, http, undefined, audit, options);
+    }
     let shared: SharedPins | undefined;
     try {
+      const audit = await projectAuditSink(config, ctx.io.env, store);
       // The pin file's pins join the fleet's where it has none; the fleet's are loaded before anything connects.
       shared = await SharedPins.open(store, { pins });
       const quotaCounter = new FleetQuotaCounter(store, { onUnavailable: config.state?.quotaFallback });
@@ -246,7 +250,15 @@ export class Project {
               capabilities: { onWarning: (m) => ctx.printer.warn(m), quotaCounter },
               onError: (err) => ctx.printer.warn(`shared policy '${name}': ${(err as Error).message}`),
             });
-      return new Project(ctx, config, pins, http, { store, pins: shared, quotaCounter, policy }, options);
+      return new Project(
+        ctx,
+        config,
+        pins,
+        http,
+        { store, pins: shared, quotaCounter, policy },
+        audit,
+        options,
+      );
     } catch (err) {
       await shared?.close();
       await store.close();
@@ -356,15 +368,6 @@ export class Project {
 }
 
 /** `audit.file` and the decision recording of `audit.record` (issue 40), one sink for the gate. */
-function auditSink(config: InterlockConfig): AuditSink | undefined {
-  const file = config.auditFile === undefined ? undefined : new JsonLinesAuditSink(config.auditFile);
-  const record = config.recording;
-  const recorder =
-    record === undefined ? undefined : new DecisionRecorder({ ...record, secrets: config.secrets });
-  if (recorder === undefined) return file;
-  return file === undefined ? recorder : combineAuditSinks(file, recorder);
-}
-
 function stderrLogger(printer: Printer): Logger {
   const log =
     (level: string) =>

@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { isJsonObject } from '../json.js';
 import { type Policy, policySchemas } from '../security/policy.js';
-import { recordingSchemas } from '../security/recording.js';
+import type { recordingSchemas } from '../security/recording.js';
 import { appendPath, parsePath, toConfigIssues } from '../zod-issues.js';
 import { type ConfigDocument, readConfigDocument } from './document.js';
 import { expandEnv, expanded } from './env.js';
@@ -25,6 +25,7 @@ import type { GatewayConfig } from './gateway.js';
 import { keysAt } from './keys.js';
 import { parseMCPConfig } from './mcp-json.js';
 import {
+  type AuditConfigSchema,
   DEFAULT_AGENT,
   DEFAULT_CONFIG_FILES,
   DEFAULT_PINS_FILE,
@@ -40,6 +41,9 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /** The project file's `audit.record`, validated: where decisions are recorded and which argument values are kept. */
 export type RecordingConfig = z.output<ReturnType<typeof recordingSchemas>['options']>;
+
+/** The project file's `audit` section, validated. */
+export type AuditConfig = z.output<typeof AuditConfigSchema>;
 
 /** The project file's `state` section, validated. */
 export type StateConfig = z.output<typeof StateConfigSchema>;
@@ -71,6 +75,8 @@ export interface InterlockConfig {
    * or `undefined` when nothing is recorded.
    */
   readonly recording: RecordingConfig | undefined;
+  /** The audit section (`audit`): its sinks and chain settings, file paths absolute. */
+  readonly audit: AuditConfig | undefined;
   readonly agent: string;
   /** The SSRF guard (`network`), or `undefined` for the default policy. */
   readonly network: NetworkConfig | undefined;
@@ -205,9 +211,6 @@ class Loader {
     const pins = isJsonObject(data.pins) ? data.pins : {};
     const pinsFile =
       this.#path(pins.file ?? DEFAULT_PINS_FILE, 'pins.file') ?? resolve(this.#dir, DEFAULT_PINS_FILE);
-    const audit = isJsonObject(data.audit) ? data.audit : {};
-    const auditFile = audit.file === undefined ? undefined : this.#path(audit.file, 'audit.file');
-    const recording = this.#recording(audit.record);
     const agent =
       data.agent === undefined ? DEFAULT_AGENT : (this.#string(data.agent, 'agent') ?? DEFAULT_AGENT);
     const sections = sectionSchemas({ env: this.env, dir: this.#dir, secrets: this.#secrets });
@@ -215,6 +218,11 @@ class Loader {
     const state = this.#section(data.state, 'state', sections.state);
     const gateway = this.#section(data.gateway, 'gateway', sections.gateway);
     const http = this.#section(data.http, 'http', sections.http);
+    const audit = this.#section(data.audit, 'audit', sections.audit);
+    const recording = this.#recording(audit?.record);
+    if (audit?.stream !== undefined && data.state === undefined) {
+      this.#add([{ path: 'audit.stream', message: 'a Redis stream needs state.redis' }]);
+    }
 
     if (this.#issues.length > 0) throw filesError(this.doc.file, this.#kinds, dedupe(this.#issues));
     return Object.freeze({
@@ -223,8 +231,9 @@ class Loader {
       policy,
       policyFile,
       pinsFile,
-      auditFile,
+      auditFile: audit?.file,
       recording,
+      audit,
       agent,
       network,
       http,
@@ -235,19 +244,11 @@ class Loader {
   }
 
   /** `audit.record`: validated, `${VAR}` expanded (the digest key is a secret), its file relative to this file. */
-  #recording(value: unknown): RecordingConfig | undefined {
-    if (value === undefined) return undefined;
-    const schema = expanded(recordingSchemas().options, {
-      env: this.env,
-      collect: (v) => collectSecretValues(v, this.env, this.#secrets),
-    });
-    const parsed = schema.safeParse(value);
-    if (!parsed.success) {
-      this.#add(toConfigIssues(parsed.error, 'audit.record'));
-      return undefined;
-    }
-    if (parsed.data.digestKey !== undefined) this.#secrets.add(parsed.data.digestKey);
-    return Object.freeze({ ...parsed.data, file: resolve(this.#dir, expandHome(parsed.data.file)) });
+  /** `audit.record`, validated with the audit section: its digest key joins the secrets, its file is absolute. */
+  #recording(record: RecordingConfig | undefined): RecordingConfig | undefined {
+    if (record === undefined) return undefined;
+    if (record.digestKey !== undefined) this.#secrets.add(record.digestKey);
+    return Object.freeze({ ...record, file: resolve(this.#dir, expandHome(record.file)) });
   }
 
   /** A top-level section, loaded by its schema (see `sectionSchemas`); its problems become issues. */

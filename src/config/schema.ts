@@ -161,6 +161,106 @@ export const StateConfigSchema = z
     'Shared state for many processes and hosts: maxCalls quotas of the policy are counted there, tool pins and OAuth tokens are kept there, so they hold across every process that uses the same Redis and keyPrefix.',
   );
 
+/** Sinks of the project file's `audit` section that can chain their records. */
+export const AUDIT_CHAIN_SINKS = ['file', 'stream', 'openTelemetryLogs'] as const;
+
+/** `audit.chain.key`: where the key that signs checkpoints comes from (never the key itself). */
+export const AuditChainKeyConfigSchema = z
+  .union([
+    z.strictObject({
+      hmacSecretEnv: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+        .describe('Name of the environment variable that holds the HMAC-SHA256 secret (32 bytes or more).'),
+    }),
+    z.strictObject({
+      hmacSecretFile: FilePath.describe(
+        'File holding the HMAC-SHA256 secret (32 bytes or more; a final newline is ignored), relative to this file.',
+      ),
+    }),
+    z.strictObject({
+      ed25519PrivateKeyFile: FilePath.describe(
+        'PEM file of the Ed25519 private key checkpoints are signed with, relative to this file.',
+      ),
+      ed25519PublicKeyFile: FilePath.optional().describe(
+        'PEM file of its public key: interlock audit verify uses it where the private key is not present.',
+      ),
+    }),
+  ])
+  .describe(
+    'The key checkpoints are signed with: { hmacSecretEnv }, { hmacSecretFile } or { ed25519PrivateKeyFile }.',
+  );
+
+/** `audit.chain`: tamper-evident audit records (issue 40). */
+export const AuditChainConfigSchema = z
+  .strictObject({
+    key: AuditChainKeyConfigSchema,
+    checkpointEvery: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Records between two signed checkpoints. Default 100.'),
+    checkpointSeconds: z
+      .number()
+      .min(0.01)
+      .optional()
+      .describe('Seconds after which new records get a checkpoint even if fewer were written. Default 60.'),
+    sinks: z
+      .array(z.enum(AUDIT_CHAIN_SINKS))
+      .min(1)
+      .optional()
+      .describe('Which sinks chain their records. Default: every sink this section configures.'),
+  })
+  .describe(
+    'Chain the audit records: each carries the hash of the one before, with signed checkpoints every N records, every T seconds and on close; `interlock audit verify` checks them.',
+  );
+
+/** `audit`: where the audit trail of capability decisions goes. */
+export const AuditConfigSchema = z
+  .strictObject({
+    file: FilePath.optional().describe(
+      'JSON-lines file every decision is appended to, relative to this file.',
+    ),
+    stream: z
+      .union([
+        z.literal(true),
+        z.strictObject({
+          name: z
+            .string()
+            .regex(
+              /^[A-Za-z0-9_.:-]{1,64}$/,
+              'a stream name is 1-64 characters of A-Z, a-z, 0-9, _, ., : and -',
+            )
+            .optional()
+            .describe("The stream's name under state.redis.keyPrefix. Default audit."),
+          maxLength: z
+            .number()
+            .int()
+            .min(1)
+            .optional()
+            .describe('How many entries the stream keeps (approximately). Default 10000.'),
+        }),
+      ])
+      .optional()
+      .describe(
+        'Append every decision to a Redis stream of the fleet (needs state.redis): true, or { name, maxLength }.',
+      ),
+    openTelemetryLogs: z
+      .boolean()
+      .optional()
+      .describe(
+        'Emit every decision as an OpenTelemetry log record (event interlock.capability.decision) through the logger provider the process registered.',
+      ),
+    chain: AuditChainConfigSchema.optional(),
+    record: recordingSchemas()
+      .options.optional()
+      .describe(
+        "Record each decision's inputs (argument values only where `keep` allows; a keyed digest elsewhere) for `interlock policy diff --against FILE`. `file` is relative to this file.",
+      ),
+  })
+  .describe('Where the audit trail of capability decisions goes.');
+
 /** `{ file }`: a policy kept in its own JSON or YAML file. */
 export const PolicyFileRefSchema = z
   .strictObject({
@@ -185,7 +285,7 @@ function projectSchema(
   entries: z.ZodType,
   policy: z.ZodType,
   name: z.ZodString,
-  sections: { network: z.ZodType; http: z.ZodType; state: z.ZodType; gateway: z.ZodType; record: z.ZodType },
+  sections: { network: z.ZodType; http: z.ZodType; state: z.ZodType; gateway: z.ZodType; audit: z.ZodType },
 ) {
   return z
     .strictObject({
@@ -218,19 +318,7 @@ function projectSchema(
         })
         .optional()
         .describe('Where tool definitions are pinned (the rug-pull defense).'),
-      audit: z
-        .strictObject({
-          file: FilePath.optional().describe(
-            'JSON-lines file every decision is appended to, relative to this file.',
-          ),
-          record: sections.record
-            .optional()
-            .describe(
-              "Record each decision's inputs (argument values only where `keep` allows; a keyed digest elsewhere) for `interlock policy diff --against FILE`. `file` is relative to this file.",
-            ),
-        })
-        .optional()
-        .describe('Where the audit trail of capability decisions goes.'),
+      audit: sections.audit.optional(),
       network: sections.network.optional(),
       http: sections.http.optional(),
       state: sections.state.optional(),
@@ -259,7 +347,7 @@ export const InterlockConfigSchema = projectSchema(
     http: HttpConfigSchema,
     state: StateConfigSchema,
     gateway: GatewayConfigSchema,
-    record: recordingSchemas().options,
+    audit: AuditConfigSchema,
   },
 );
 
@@ -269,7 +357,7 @@ export const ProjectFileShapeSchema = projectSchema(z.unknown(), z.unknown(), z.
   http: z.unknown(),
   state: z.unknown(),
   gateway: z.unknown(),
-  record: z.unknown(),
+  audit: z.unknown(),
 });
 
 /** What a project file holds, as written. */

@@ -8,7 +8,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type ExpansionContext, expanded } from './env.js';
 import { GatewayConfigSchema, type GatewayTlsConfig } from './gateway.js';
-import { StateConfigSchema } from './schema.js';
+import { AuditConfigSchema, StateConfigSchema } from './schema.js';
 import { collectSecretValues } from './secrets.js';
 import { type ServerTlsConfig, serverSchemas } from './servers.js';
 
@@ -63,6 +63,33 @@ export function sectionSchemas(ctx: LoadContext) {
     http: expanded(HttpConfigSchema, expansion).transform((http) =>
       http.tls === undefined ? http : { ...http, tls: tlsPaths(http.tls, ctx.dir) },
     ),
+    // File paths of the audit section (the trail, the key files) start at the project file's directory.
+    audit: expanded(AuditConfigSchema, expansion).transform((audit) => {
+      const abs = (file: string) => resolve(ctx.dir, expandHome(file));
+      const key = audit.chain?.key;
+      return {
+        ...audit,
+        ...(audit.file === undefined ? {} : { file: abs(audit.file) }),
+        ...(audit.chain === undefined || key === undefined
+          ? {}
+          : {
+              chain: {
+                ...audit.chain,
+                key:
+                  'hmacSecretFile' in key
+                    ? { hmacSecretFile: abs(key.hmacSecretFile) }
+                    : 'ed25519PrivateKeyFile' in key
+                      ? {
+                          ed25519PrivateKeyFile: abs(key.ed25519PrivateKeyFile),
+                          ...(key.ed25519PublicKeyFile === undefined
+                            ? {}
+                            : { ed25519PublicKeyFile: abs(key.ed25519PublicKeyFile) }),
+                        }
+                      : key,
+              },
+            }),
+      };
+    }),
     gateway: expanded(GatewayConfigSchema, expansion).transform((gateway) =>
       gateway.http?.tls === undefined
         ? gateway

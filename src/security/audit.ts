@@ -7,6 +7,7 @@ import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { AuditError, ClosedError, ConfigError } from '../errors.js';
 import { type Attributes, type Span, type Tracer, trace } from '../otel.js';
+import { AuditChain, type AuditChainOptions, type AuditCheckpoint } from './audit-chain.js';
 import type { AccessRequest, AuditRecord, AuditSink } from './types.js';
 
 /** Default capacity of a {@link MemoryAuditSink}. */
@@ -71,6 +72,12 @@ export class MemoryAuditSink implements AuditSink {
 export interface JsonLinesAuditSinkOptions {
   /** File mode when the file is created. @default 0o600 */
   mode?: number | undefined;
+  /**
+   * Chain the records (issue 40): each line carries a chain id, a sequence number and the hash of the line before,
+   * with a signed checkpoint line every `checkpointEvery` records, every `checkpointIntervalMs` and on `close()`.
+   * `verifyAuditChain` (or `interlock audit verify`) checks the file. @default off
+   */
+  chain?: AuditChainOptions | undefined;
 }
 
 /**
@@ -81,6 +88,8 @@ export interface JsonLinesAuditSinkOptions {
 export class JsonLinesAuditSink implements AuditSink, AsyncDisposable {
   readonly path: string;
   readonly #file: JsonLinesFile;
+  readonly #chain: AuditChain | undefined;
+  #closed = false;
 
   constructor(path: string, options: JsonLinesAuditSinkOptions = {}) {
     if (typeof path !== 'string' || path === '') {
@@ -90,20 +99,71 @@ export class JsonLinesAuditSink implements AuditSink, AsyncDisposable {
     }
     this.path = path;
     this.#file = new JsonLinesFile(path, options.mode ?? 0o600, 'audit file sink');
+    // A checkpoint the timer makes is written in turn; should that write fail, the next checkpoint covers it.
+    this.#chain =
+      options.chain === undefined
+        ? undefined
+        : new AuditChain(
+            options.chain,
+            (cp) => void this.#file.appendLine(checkpointLine(cp)).catch(() => undefined),
+          );
+  }
+
+  /** The id of this sink's chain, when it chains its records. */
+  get chainId(): string | undefined {
+    return this.#chain?.id;
   }
 
   write(record: AuditRecord): Promise<void> {
-    return this.#file.append(record);
+    if (this.#chain === undefined) return this.#file.append(record);
+    if (this.#closed) {
+      return Promise.reject(new ClosedError(`The audit file sink for '${this.path}' is closed.`));
+    }
+    let line: string;
+    try {
+      const { entry, checkpoint } = this.#chain.link(record);
+      line = `${JSON.stringify(entry)}\n${checkpoint === undefined ? '' : checkpointLine(checkpoint)}`;
+    } catch (err) {
+      return Promise.reject(
+        new AuditError('The audit record could not be serialized as JSON.', { cause: err }),
+      );
+    }
+    return this.#file.appendLine(line);
   }
 
-  /** Waits for pending writes and closes the file. Safe to call more than once. */
-  close(): Promise<void> {
-    return this.#file.close();
+  /** Writes the chain's final checkpoint, waits for pending writes and closes the file. Safe to call more than once. */
+  async close(): Promise<void> {
+    let failure: { cause: unknown } | undefined;
+    if (!this.#closed) {
+      this.#closed = true;
+      // The final checkpoint: the file ends here, and a verifier can tell a cut tail from a closed one.
+      const final = this.#chain?.close();
+      if (final !== undefined) {
+        failure = await this.#file.appendLine(checkpointLine(final)).then(
+          () => undefined,
+          (cause: unknown) => ({ cause }),
+        );
+      }
+    }
+    await this.#file.close();
+    if (failure !== undefined) {
+      throw new AuditError(
+        `The final checkpoint of the audit chain in '${this.path}' could not be written.`,
+        {
+          cause: failure.cause,
+        },
+      );
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+/** A checkpoint as one JSON line. */
+function checkpointLine(checkpoint: AuditCheckpoint): string {
+  return `${JSON.stringify({ checkpoint })}\n`;
 }
 
 /**
@@ -127,9 +187,6 @@ export class JsonLinesFile {
 
   /** Appends `value` as one JSON line; resolves once it is written. */
   append(value: unknown): Promise<void> {
-    if (this.#closed) {
-      return Promise.reject(new ClosedError(`The ${this.#what} for '${this.path}' is closed.`));
-    }
     let line: string;
     try {
       line = `${JSON.stringify(value)}\n`;
@@ -137,6 +194,14 @@ export class JsonLinesFile {
       return Promise.reject(
         new AuditError('The audit record could not be serialized as JSON.', { cause: err }),
       );
+    }
+    return this.appendLine(line);
+  }
+
+  /** Appends text that is already one or more JSON lines, each ending in a newline. */
+  appendLine(line: string): Promise<void> {
+    if (this.#closed) {
+      return Promise.reject(new ClosedError(`The ${this.#what} for '${this.path}' is closed.`));
     }
     const run = this.#tail.then(async () => {
       const handle = await this.#open();

@@ -11,10 +11,26 @@ export {
   OpenTelemetryAuditSink,
   type OpenTelemetryAuditSinkOptions,
 } from './audit.js';
+export type {
+  AuditChainLink,
+  AuditChainOptions,
+  AuditCheckpoint,
+  AuditVerifyKey,
+} from './audit-chain.js';
 export {
   OpenTelemetryLogAuditSink,
   type OpenTelemetryLogAuditSinkOptions,
 } from './audit-log.js';
+export {
+  type AuditChainSummary,
+  type AuditFinding,
+  type AuditFindingKind,
+  type AuditTrailEntry,
+  type AuditVerifyReport,
+  parseAuditLines,
+  type VerifyAuditChainOptions,
+  verifyAuditChain,
+} from './audit-verify.js';
 export {
   CapabilitySet,
   type CapabilitySetOptions,

@@ -1,6 +1,11 @@
 // The `mcp-interlock/state` entry: shared state for a fleet of processes (issue 16). Any new export here is public.
 
-export { StreamAuditSink, type StreamAuditSinkOptions } from './audit-stream.js';
+export {
+  type AuditStreamTrail,
+  readAuditStream,
+  StreamAuditSink,
+  type StreamAuditSinkOptions,
+} from './audit-stream.js';
 export { MemoryStateStore, type MemoryStateStoreOptions } from './memory.js';
 export {
   type RedisStateStoreOptions,

@@ -320,6 +320,37 @@ export class RedisStateStore implements StateStore {
     });
   }
 
+  /**
+   * A whole stream, oldest first, with each entry's id, read in pages of `pageSize`; and how many entries were ever
+   * added to it (`entries-added`, Redis 7 and later; `undefined` before), so a reader can tell whether any were
+   * trimmed or deleted.
+   */
+  readStream(
+    stream: string,
+    pageSize = 1_000,
+  ): Promise<{ entries: { id: string; fields: Record<string, string> }[]; added: number | undefined }> {
+    return this.#run('read the stream', async () => {
+      const key = `stream:${stream}`;
+      const entries: { id: string; fields: Record<string, string> }[] = [];
+      let start = '-';
+      for (;;) {
+        const page = await this.#redis.xrange(key, start, '+', 'COUNT', pageSize);
+        for (const [id, fields] of page) {
+          const out: Record<string, string> = {};
+          for (let i = 0; i + 1 < fields.length; i += 2) out[fields[i] as string] = fields[i + 1] as string;
+          entries.push({ id, fields: out });
+        }
+        if (page.length < pageSize) break;
+        start = `(${(page[page.length - 1] as [string, string[]])[0]}`;
+      }
+      if (entries.length === 0) return { entries, added: 0 };
+      const info = (await this.#redis.call('XINFO', 'STREAM', key)) as unknown[];
+      const at = info.indexOf('entries-added');
+      const added = at === -1 ? undefined : Number(info[at + 1]);
+      return { entries, added };
+    });
+  }
+
   close(): Promise<void> {
     this.#closed ??= (async () => {
       this.#listeners.clear();
