@@ -25,6 +25,8 @@ export {
   DEFAULT_CLOCK,
   DEFAULT_ON_WARNING,
 } from './capability-set.js';
+export { policyToCedar } from './cedar/export.js';
+export { cedarSchemaPath } from './cedar/schema.js';
 export type {
   ArgConstraint,
   ConditionFunction,
