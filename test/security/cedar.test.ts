@@ -1,8 +1,13 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isInterlockError } from '../../src/errors.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
+import { cedarSchemaPath } from '../../src/security/cedar/schema.js';
+import { CEDAR_SCHEMA } from '../../src/security/cedar/schema-text.js';
 import { CapabilityGate } from '../../src/security/gate.js';
+import { ROOT } from '../cli/helpers.js';
 
 const NOTES = `
 @id("notes-read") @description("Reading notes is harmless.")
@@ -236,5 +241,14 @@ describe('Cedar policies: servers', () => {
     expect(set.has('mcp:notes:sampling', 'request')).toBe(true);
     expect(set.has('mcp:other:read', 'execute')).toBe(false);
     expect(set.has('tool:read', 'execute')).toBe(false);
+  });
+});
+
+describe('the published Cedar schema', () => {
+  it('ships as schema/interlock.cedarschema, equal to the text the engine validates against', () => {
+    const file = join(ROOT, 'schema/interlock.cedarschema');
+    if (process.env.INTERLOCK_WRITE_GENERATED === '1') writeFileSync(file, CEDAR_SCHEMA);
+    expect(readFileSync(file, 'utf8')).toBe(CEDAR_SCHEMA);
+    expect(cedarSchemaPath()).toBe(file);
   });
 });

@@ -40,7 +40,7 @@ export async function policyExportCommand(
     } else {
       throw new UsageError(`${config.file} has no policy to export.`);
     }
-    const schema = cedarSchemaPath();
+    const schema = cedarSchemaPath() ?? 'schema/interlock.cedarschema (in the mcp-interlock package)';
     const out = options.out === undefined ? undefined : resolve(ctx.io.cwd, options.out);
     if (out !== undefined) await writeFile(out, text);
     if (printer.json) {

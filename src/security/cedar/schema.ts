@@ -1,19 +1,32 @@
 /**
- * The published Cedar schema for MCP entities (issue 40): `schema/interlock.cedarschema`, shipped in the package.
+ * The published Cedar schema for MCP entities (issue 40), shipped in the package as `schema/interlock.cedarschema`.
  * Every Cedar policy is validated against it at load.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { once } from '../../lazy.js';
+import { CEDAR_SCHEMA } from './schema-text.js';
 
 /** The Cedar namespace of Interlock's entity types and actions. */
 export const CEDAR_NAMESPACE = 'Interlock';
 
-/** Where the schema file is (in the package: `schema/interlock.cedarschema`). */
-export function cedarSchemaPath(): string {
-  // src/security/cedar and dist/security/cedar both sit three levels below the package root.
-  return fileURLToPath(new URL('../../../schema/interlock.cedarschema', import.meta.url));
+const FILE = join('schema', 'interlock.cedarschema');
+
+/** The schema's text (the shipped file holds the same). */
+export function cedarSchemaText(): string {
+  return CEDAR_SCHEMA;
 }
 
-/** The schema's text, read at first use. */
-export const cedarSchemaText = once((): string => readFileSync(cedarSchemaPath(), 'utf8'));
+/**
+ * Where the shipped schema file is: `schema/interlock.cedarschema` in the package, found by walking up from this
+ * module (the sources and the linked build sit at different depths). Undefined when the file is not there.
+ */
+export function cedarSchemaPath(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, FILE))) return join(dir, FILE);
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
