@@ -106,11 +106,6 @@ export class CedarPolicy {
     this.#staticPolicies = policies;
   }
 
-  /** The policy ids, in the order they were written. */
-  get ids(): readonly string[] {
-    return [...this.#rules.keys()];
-  }
-
   /**
    * The decision for `action` on the well-formed `resource`. With `approved`, an `@ask` permit counts as allowed
    * (the approver said yes). Never throws: anything that goes wrong denies.

@@ -26,7 +26,7 @@ const RESOURCE_TYPES: Readonly<Record<string, Readonly<Record<string, string>>>>
 };
 
 /** The Cedar entity type a request on `scheme` with `action` names, or undefined when the pair has no Cedar form. */
-export function resourceTypeFor(scheme: string, action: string): string | undefined {
+function resourceTypeFor(scheme: string, action: string): string | undefined {
   const types = Object.hasOwn(RESOURCE_TYPES, scheme) ? RESOURCE_TYPES[scheme] : undefined;
   return types !== undefined && Object.hasOwn(types, action) ? types[action] : undefined;
 }
@@ -41,7 +41,7 @@ export interface CedarRequest {
 }
 
 /** One argument value in the schema's `Value` shape. */
-export function argumentValue(value: unknown): Json {
+function argumentValue(value: unknown): Json {
   if (typeof value === 'string') return { kind: 'string', string: value, length: value.length };
   if (typeof value === 'boolean') return { kind: 'boolean', bool: value };
   // A Cedar Long is a 64-bit integer; only safe integers are carried (others are numbers without `long`).
