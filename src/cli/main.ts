@@ -301,6 +301,18 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
         (await import('./commands/policy.js')).policyCommand(ctx, 'revoke', rule),
       ),
     );
+  policy
+    .command('export')
+    .description(
+      "print the project's policy in Cedar (issue 40), validated against Interlock's Cedar schema; the schema's path goes to stderr",
+    )
+    .option('--cedar', 'export as Cedar')
+    .option('--out <file>', 'write the policy to this file instead of stdout')
+    .action(
+      run(async (ctx, options: { cedar?: boolean; out?: string }) =>
+        (await import('./commands/policy-export.js')).policyExportCommand(ctx, options),
+      ),
+    );
 
   policy
     .command('test')

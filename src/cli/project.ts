@@ -128,9 +128,11 @@ export class Project {
     this.capabilities =
       state?.policy !== undefined
         ? state.policy.capabilities
-        : config.policy === undefined
-          ? new CapabilitySet(setOptions)
-          : CapabilitySet.fromPolicy(config.policy, setOptions);
+        : config.cedarPolicy !== undefined
+          ? CapabilitySet.fromCedar(config.cedarPolicy, setOptions)
+          : config.policy === undefined
+            ? new CapabilitySet(setOptions)
+            : CapabilitySet.fromPolicy(config.policy, setOptions);
     this.#audit = audit;
     this.manager = new MCPClientManager({
       capabilities: this.capabilities,
@@ -219,7 +221,7 @@ export class Project {
     });
     const mask = createMasker(config.secrets.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]));
     ctx.printer.setMask(mask);
-    if (config.policy === undefined && !ctx.printer.json) {
+    if (config.policy === undefined && config.cedarPolicy === undefined && !ctx.printer.json) {
       ctx.printer.warn(`${config.file} has no policy: every tool call is denied.`);
     }
     const pins = await PinStore.load(config.pinsFile);

@@ -3,11 +3,12 @@
  * `${VAR:-default}`, validate every part with its own schema, and collect every problem of the file in one
  * `ConfigError` that names the file, the field path, its line, what was expected and what was found.
  */
-import { access } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { z } from 'zod';
-import { ConfigError, type ConfigIssue } from '../errors.js';
+import { ConfigError, type ConfigIssue, PolicyError } from '../errors.js';
 import { isJsonObject } from '../json.js';
+import { CedarPolicy } from '../security/cedar/engine.js';
 import { type Policy, policySchemas } from '../security/policy.js';
 import type { recordingSchemas } from '../security/recording.js';
 import { appendPath, parsePath, toConfigIssues } from '../zod-issues.js';
@@ -68,6 +69,11 @@ export interface InterlockConfig {
   readonly policy: Policy | undefined;
   /** Where the policy came from: the project file or its `policy.file`. */
   readonly policyFile: string | undefined;
+  /**
+   * A Cedar policy (`policy: { cedar }` or a `.cedar` `policy.file`) that decides instead of native rules, validated
+   * against Interlock's Cedar schema; `policy` is then `undefined`.
+   */
+  readonly cedarPolicy: string | undefined;
   readonly pinsFile: string;
   readonly auditFile: string | undefined;
   /**
@@ -207,7 +213,7 @@ class Loader {
     if (!top.success) this.#add(toConfigIssues(top.error));
 
     const servers = await this.#servers(data);
-    const { policy, policyFile } = await this.#policy(data.policy);
+    const { policy, policyFile, cedarPolicy } = await this.#policy(data.policy);
     const pins = isJsonObject(data.pins) ? data.pins : {};
     const pinsFile =
       this.#path(pins.file ?? DEFAULT_PINS_FILE, 'pins.file') ?? resolve(this.#dir, DEFAULT_PINS_FILE);
@@ -230,6 +236,7 @@ class Loader {
       servers: Object.freeze(servers),
       policy,
       policyFile,
+      cedarPolicy,
       pinsFile,
       auditFile: audit?.file,
       recording,
@@ -419,9 +426,31 @@ class Loader {
 
   // ---- policy -------------------------------------------------------------------------------------------
 
-  async #policy(value: unknown): Promise<{ policy: Policy | undefined; policyFile: string | undefined }> {
-    if (value === undefined) return { policy: undefined, policyFile: undefined };
+  async #policy(value: unknown): Promise<LoadedPolicy> {
+    const none: LoadedPolicy = { policy: undefined, policyFile: undefined, cedarPolicy: undefined };
+    if (value === undefined) return none;
     const projectFile = this.doc.path;
+    if (
+      isJsonObject(value) &&
+      value.cedar !== undefined &&
+      value.rules === undefined &&
+      value.version === undefined
+    ) {
+      const extra = Object.keys(value).filter((k) => k !== 'cedar');
+      if (extra.length > 0) {
+        this.#add([{ path: 'policy', message: `unknown field(s) ${extra.map((k) => `'${k}'`).join(', ')}` }]);
+      }
+      if (typeof value.cedar !== 'string') {
+        this.#add([{ path: 'policy.cedar', message: 'expected the text of a Cedar policy' }]);
+        return none;
+      }
+      const checked = cedarProblem(value.cedar);
+      if (checked !== undefined) {
+        this.#add([{ path: 'policy.cedar', message: checked }]);
+        return none;
+      }
+      return { policy: undefined, policyFile: projectFile, cedarPolicy: value.cedar };
+    }
     if (
       isJsonObject(value) &&
       value.file !== undefined &&
@@ -436,20 +465,59 @@ class Loader {
       if (path === undefined) {
         if (typeof value.file !== 'string')
           this.#add([{ path: 'policy.file', message: 'expected a file path' }]);
-        return { policy: undefined, policyFile: undefined };
+        return none;
       }
+      if (path.endsWith('.cedar')) return this.#cedarFile(path);
       const doc = await this.#read(path, 'policy file');
-      if (doc === undefined) return { policy: undefined, policyFile: undefined };
+      if (doc === undefined) return none;
       const loaded = loadPolicy(doc.data, this.env, '');
       if (loaded.policy === undefined) {
         this.#add(loaded.issues, doc, policySchemas().policy);
-        return { policy: undefined, policyFile: undefined };
+        return none;
       }
-      return { policy: loaded.policy, policyFile: path };
+      return { policy: loaded.policy, policyFile: path, cedarPolicy: undefined };
     }
     const { policy, issues } = loadPolicy(value, this.env, 'policy');
     this.#add(issues);
-    return { policy, policyFile: policy === undefined ? undefined : projectFile };
+    return { policy, policyFile: policy === undefined ? undefined : projectFile, cedarPolicy: undefined };
+  }
+
+  /** A `.cedar` policy file: its text, validated against Interlock's Cedar schema (issue 40). */
+  async #cedarFile(path: string): Promise<LoadedPolicy> {
+    const file = shown(path, this.cwd);
+    this.#kinds.set(file, 'Cedar policy file');
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'the file does not exist' : String(err);
+      this.#issues.push({ file, path: '(file)', message: why });
+      return { policy: undefined, policyFile: undefined, cedarPolicy: undefined };
+    }
+    const checked = cedarProblem(text);
+    if (checked !== undefined) {
+      this.#issues.push({ file, path: '(root)', message: checked });
+      return { policy: undefined, policyFile: undefined, cedarPolicy: undefined };
+    }
+    return { policy: undefined, policyFile: path, cedarPolicy: text };
+  }
+}
+
+/** What `#policy` found: a native policy, a Cedar one, or neither. */
+interface LoadedPolicy {
+  policy: Policy | undefined;
+  policyFile: string | undefined;
+  cedarPolicy: string | undefined;
+}
+
+/** Cedar's own message when `text` does not parse or type-check against Interlock's schema, else undefined. */
+function cedarProblem(text: string): string | undefined {
+  try {
+    new CedarPolicy(text);
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof PolicyError)) throw err;
+    return err.message;
   }
 }
 

@@ -264,9 +264,23 @@ export const AuditConfigSchema = z
 /** `{ file }`: a policy kept in its own JSON or YAML file. */
 export const PolicyFileRefSchema = z
   .strictObject({
-    file: FilePath.describe('Path of a JSON or YAML policy file, relative to this file.'),
+    file: FilePath.describe(
+      'Path of a JSON or YAML policy file, or of a Cedar policy (a name ending in .cedar), relative to this file.',
+    ),
   })
-  .describe('A policy kept in a separate JSON or YAML file.');
+  .describe('A policy kept in a separate JSON or YAML file, or a Cedar policy in a `.cedar` file.');
+
+/** `{ cedar }`: a Cedar policy written inline (issue 40). */
+export const CedarPolicyRefSchema = z
+  .strictObject({
+    cedar: z
+      .string()
+      .min(1)
+      .describe(
+        "A Cedar policy set, validated against Interlock's Cedar schema (schema/interlock.cedarschema) at load.",
+      ),
+  })
+  .describe('A policy written in Cedar instead of native rules.');
 
 /** `{ path, rename }`: an existing mcp.json, with names Interlock cannot use mapped to ones it can. */
 export const McpConfigRefSchema = z
@@ -340,7 +354,7 @@ function projectSchema(
 /** The whole project file, for editors (the JSON Schema) and docs. */
 export const InterlockConfigSchema = projectSchema(
   ServerEntrySchema,
-  z.union([policySchemas().policy, PolicyFileRefSchema]),
+  z.union([policySchemas().policy, PolicyFileRefSchema, CedarPolicyRefSchema]),
   ServerName,
   {
     network: NetworkConfigSchema,

@@ -43,6 +43,10 @@ export function capabilityResolver(
       }
       return fromSpec(found, agent);
     }
+    // `{ cedar: TEXT }`: a Cedar policy, validated against Interlock's Cedar schema (issue 40).
+    if (typeof spec.cedar === 'string' && Object.keys(spec).length === 1) {
+      return CapabilitySet.fromCedar(spec.cedar, { clock, quotaCounter: fleet.quotaCounter });
+    }
     return CapabilitySet.fromPolicy(spec, { clock, quotaCounter: fleet.quotaCounter });
   };
   return (spec, agent) => {

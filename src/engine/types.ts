@@ -30,7 +30,8 @@ export type ManagerFactory = (options: MCPClientManagerOptions) => MCPClientMana
 
 /**
  * What an agent's `capabilities` may be: a `CapabilitySet` (used as is, live), a policy object (parsed into a
- * new set for this agent), or the name of a set or policy given to the engine in `capabilitySets`.
+ * new set for this agent), `{ cedar: TEXT }` (a Cedar policy, validated at load), or the name of a set or policy
+ * given to the engine in `capabilitySets`.
  */
 export type CapabilitySpec = CapabilitySet | Readonly<Record<string, unknown>> | string;
 

@@ -6,6 +6,7 @@
  */
 import { PermissionDeniedError, PolicyError } from '../errors.js';
 import { tupleKey } from '../json.js';
+import { CedarPolicy } from './cedar/engine.js';
 import { applies, evaluate } from './evaluate.js';
 import { parseWith } from './parse.js';
 import { display, patternCovers, SCHEME_ACTIONS } from './pattern.js';
@@ -79,6 +80,8 @@ export class CapabilitySet {
   #parent: CapabilitySet | undefined;
   #index: RuleIndex;
   #policyRevision: string | undefined;
+  /** A Cedar policy that decides instead of the rules (issue 40); a derived set's own rules stay native. */
+  #cedar: CedarPolicy | undefined;
   readonly #matchCacheSize: number;
   readonly #quotaCounter: QuotaCounter | undefined;
   #seq = 0;
@@ -114,6 +117,22 @@ export class CapabilitySet {
   }
 
   /**
+   * A set decided by a Cedar policy (issue 40) instead of native rules: `text` is parsed and validated against the
+   * published schema (`schema/interlock.cedarschema`); a policy that does not type-check throws `PolicyError` with
+   * Cedar's message. Decisions, audit and traces have the native shape; the deciding rule is the policy's `@id`.
+   */
+  static fromCedar(text: string, options: CapabilitySetOptions = {}): CapabilitySet {
+    const set = new CapabilitySet(options);
+    set.#cedar = new CedarPolicy(text);
+    return set;
+  }
+
+  /** The Cedar policy text when this set was made with {@link fromCedar}, else `undefined`. */
+  get cedarPolicy(): string | undefined {
+    return this.#cedar?.text;
+  }
+
+  /**
    * Replaces every rule with those of `policy`, at once: the new rules are compiled and checked first (a bad
    * policy throws `PolicyError` and changes nothing), then swapped in. The revision moves, so calls waiting to
    * be sent are decided again. `policyRevision` labels the policy (a version from a shared store) in audit records.
@@ -131,6 +150,7 @@ export class CapabilitySet {
           })
         : this.#parent.derive([], { onWarning: this.#warn });
     fresh.#addPolicyRules(parsed.rules, 'rules');
+    this.#cedar = undefined;
     this.#index = fresh.#index;
     this.#seq = fresh.#seq;
     this.#policyRevision = options.policyRevision;
@@ -242,6 +262,7 @@ export class CapabilitySet {
     const match = this.#index.match(resource);
     if (match.problem !== undefined || typeof action !== 'string') return false;
     const now = context?.now ?? this.#clock();
+    if (this.#cedar !== undefined) return this.#cedar.couldAllow(resource, action, context, now);
     let possible = false;
     for (const rule of match.rules) {
       if (!applies(rule, action, now)) continue;
@@ -281,6 +302,11 @@ export class CapabilitySet {
 
   /** The rules as a policy object (`fromPolicy` reads it back). Throws for function conditions or a derived set. */
   toJSON(): Policy {
+    if (this.#cedar !== undefined) {
+      throw new PolicyError(
+        'A set made from a Cedar policy has no native form: keep its Cedar text (cedarPolicy) instead.',
+      );
+    }
     if (this.#parent !== undefined) {
       throw new PolicyError(
         'A derived set cannot be serialized alone: its bound is its parent at check time, which a policy file cannot hold. Serialize the parent, and derive again after loading.',
@@ -392,17 +418,21 @@ export class CapabilitySet {
     match: Match,
     recheck: boolean,
   ): Decision {
-    const now = given ?? (this.#index.timed ? this.#clock() : undefined);
-    const own = evaluate(
-      match.rules,
-      resource,
-      action,
-      context,
-      now ?? Number.NaN,
-      approved || recheck,
-      quotas,
-      recheck,
-    );
+    const now = given ?? (this.#index.timed || this.#cedar !== undefined ? this.#clock() : undefined);
+    const cedarPolicy = this.#cedar;
+    const own =
+      cedarPolicy !== undefined
+        ? cedarPolicy.decide(resource, action, context, now ?? 0, approved || recheck)
+        : evaluate(
+            match.rules,
+            resource,
+            action,
+            context,
+            now ?? Number.NaN,
+            approved || recheck,
+            quotas,
+            recheck,
+          );
     const parent = this.#parent;
     if (parent === undefined || !(own.allowed || own.effect === 'ask')) return own;
     const up = parent.#decideAt(
@@ -474,8 +504,12 @@ export class CapabilitySet {
     return id;
   }
 
-  /** True when some live allow or ask rule here covers the child rule's pattern and actions. */
+  /**
+   * True when some live allow or ask rule here covers the child rule's pattern and actions. Under a Cedar policy
+   * nothing is refused here: the child's allows still hold only where the Cedar policy allows at check time.
+   */
   #covers(child: CompiledRule, now: number): boolean {
+    if (this.#cedar !== undefined) return true;
     for (const p of this.#index.values()) {
       if (p.effect === 'deny' || (p.expiresAt !== undefined && now >= p.expiresAt)) continue;
       if (p.maxCalls !== undefined && quotaUsed(p, now) >= p.maxCalls) continue;

@@ -35,6 +35,8 @@ export {
   CapabilitySet,
   type CapabilitySetOptions,
 } from './capability-set.js';
+export { policyToCedar } from './cedar/export.js';
+export { cedarSchemaPath } from './cedar/schema.js';
 export type {
   ArgConstraint,
   ConditionFunction,

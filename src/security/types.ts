@@ -28,6 +28,10 @@ export interface CheckContext {
    * per rule, agent and principal.
    */
   readonly principal?: string | undefined;
+  /** The groups of the agent or principal (a token's groups claim), for Cedar policies (`principal in Group`). */
+  readonly groups?: readonly string[] | undefined;
+  /** The OAuth scopes of the agent or principal, for Cedar policies (`principal.scopes.contains(...)`). */
+  readonly scopes?: readonly string[] | undefined;
   /** Milliseconds since the epoch; defaults to the set's clock. */
   readonly now?: number | undefined;
   /** The tool's annotations, untrusted. */
