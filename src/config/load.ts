@@ -34,7 +34,7 @@ import {
   ProjectFileShapeSchema,
   type StateConfigSchema,
 } from './schema.js';
-import { collectEntrySecrets, collectSecretValues } from './secrets.js';
+import { collectEntrySecrets } from './secrets.js';
 import { expandHome, sectionSchemas, tlsPaths } from './sections.js';
 import { type HttpConfig, type MCPServerConfig, type NetworkConfig, parseServerConfig } from './servers.js';
 
