@@ -10,8 +10,8 @@ import { DpopSession, extractWWWAuthenticateParams, auth as sdkAuth } from '@mod
 import type { HeadersHelperConfig, MCPServerConfig } from '../config/servers.js';
 import { AuthError, ClosedError, ConfigError } from '../errors.js';
 import { authFailureOf } from '../interop/request-errors.js';
-import type { ServerAuth, ServerAuthFactory } from '../interop/transport.js';
 import { isJsonObject } from '../json.js';
+import type { ServerAuth, ServerAuthFactory } from '../protocol/transport.js';
 import { LoopbackReceiver, openBrowser } from './loopback.js';
 import { OAuthProvider, type OAuthProviderOptions, tokenStoreKey } from './provider.js';
 import { MemoryTokenStore, shareTokenRefresh, type TokenStore } from './token-store.js';

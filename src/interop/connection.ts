@@ -24,8 +24,10 @@ import {
 } from '../errors.js';
 import { requestSignal } from '../net/signals.js';
 import { type Span, SpanKind, SpanStatusCode, type Tracer } from '../otel.js';
+import { STDERR_LINES_KEPT } from '../protocol/bounds.js';
+import { ProcessStdioTransport, StdoutNoiseError } from '../protocol/stdio-transport.js';
+import { type OpenClient, type OpenClientOptions, openClient } from '../protocol/transport.js';
 import { maskThenCut, type SecretRedactor } from '../redact.js';
-import { STDERR_LINES_KEPT } from './bounds.js';
 import {
   answeredText,
   connectReason,
@@ -36,8 +38,6 @@ import {
 import { CallLimiter } from './limiter.js';
 import { classifySdkError, isFatalStreamError, type SdkFailureKind } from './sdk-errors.js';
 import { CallStats } from './stats.js';
-import { ProcessStdioTransport, StdoutNoiseError } from './stdio-transport.js';
-import { type OpenClient, type OpenClientOptions, openClient } from './transport.js';
 
 /** Failures that an answer that was not MCP explains (an HTML 404, a web page where the endpoint should be). */
 const NOT_MCP_FAILURES: ReadonlySet<SdkFailureKind> = new Set<SdkFailureKind>([

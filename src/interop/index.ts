@@ -71,7 +71,9 @@ export {
   MAX_INPUT_ROUNDS,
   MAX_REQUEST_STATE_CHARS,
   STDERR_LINES_KEPT,
-} from './bounds.js';
+} from '../protocol/bounds.js';
+export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_LINE_BYTES } from '../protocol/stdio-transport.js';
+export type { ClientIdentity, ServerAuth, ServerAuthFactory } from '../protocol/transport.js';
 export type { BlockedToolChange } from './catalog-reporter.js';
 export type { ConnectionState, ServerConnectionInfo } from './connection.js';
 export type { ServerHealth } from './connection-registry.js';
@@ -117,5 +119,3 @@ export {
   type UrlElicitationResult,
 } from './server-requests.js';
 export type { CallHealth } from './stats.js';
-export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_LINE_BYTES } from './stdio-transport.js';
-export type { ClientIdentity, ServerAuth, ServerAuthFactory } from './transport.js';

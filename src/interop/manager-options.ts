@@ -9,6 +9,7 @@ import { ConfigError } from '../errors.js';
 import type { HttpClient, HttpOptions } from '../net/http.js';
 import type { NetworkPolicy } from '../net/network.js';
 import type { Tracer } from '../otel.js';
+import type { ClientIdentity, ServerAuthFactory } from '../protocol/transport.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { PinStore } from '../security/pinning.js';
 import type { Approver, AuditSink } from '../security/types.js';
@@ -22,7 +23,6 @@ import type {
   SamplingHandler,
   UrlElicitationHandler,
 } from './server-requests.js';
-import type { ClientIdentity, ServerAuthFactory } from './transport.js';
 
 /** Options of `MCPClientManager`. */
 export interface MCPClientManagerOptions {

@@ -701,7 +701,7 @@ function mirrorsHeaders(client: Client): boolean {
  * with it). For such a result the era's codec and its zod result schema return the same value (less `resultType`),
  * at a cost that profiled over stdio above the rest of the SDK's work on an answer; anything else, a task handle,
  * structured content, other `_meta`, a block of another type or one extra key, returns undefined and takes the
- * codec's path. A property test (test/interop/client-direct.test.ts) checks the two agree on every value this
+ * codec's path. A property test (test/protocol/client-direct.test.ts) checks the two agree on every value this
  * accepts.
  * @internal
  */

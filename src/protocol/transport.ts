@@ -17,12 +17,12 @@ import {
 } from '@modelcontextprotocol/client';
 import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from '../config/servers.js';
 import { AuthError, ConfigError } from '../errors.js';
+import { authFailureOf } from '../interop/request-errors.js';
+import { httpStatusOf, probeClosedTransport } from '../interop/sdk-errors.js';
+import { installServerLogs, type ServerLogSupport } from '../interop/server-logs.js';
+import type { ServerRequestSupport } from '../interop/server-requests.js';
 import { MAX_INPUT_REQUESTS_PER_ROUND, MAX_INPUT_ROUNDS, MAX_REQUEST_STATE_CHARS } from './bounds.js';
 import { InterlockClient } from './client.js';
-import { authFailureOf } from './request-errors.js';
-import { httpStatusOf, probeClosedTransport } from './sdk-errors.js';
-import { installServerLogs, type ServerLogSupport } from './server-logs.js';
-import type { ServerRequestSupport } from './server-requests.js';
 import { ProcessStdioTransport } from './stdio-transport.js';
 import { acceptTaskResults } from './task-handles.js';
 

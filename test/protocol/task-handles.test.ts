@@ -5,7 +5,7 @@
  */
 import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
-import { acceptTaskResults, taskHandleOf } from '../../src/interop/task-handles.js';
+import { acceptTaskResults, taskHandleOf } from '../../src/protocol/task-handles.js';
 
 type Message = { jsonrpc: '2.0'; id?: number | string; method?: string; result?: unknown };
 
