@@ -72,8 +72,8 @@ export {
   MAX_REQUEST_STATE_CHARS,
   STDERR_LINES_KEPT,
 } from '../protocol/bounds.js';
-export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_LINE_BYTES } from '../protocol/stdio-transport.js';
-export type { ClientIdentity, ServerAuth, ServerAuthFactory } from '../protocol/transport.js';
+export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_MESSAGE_BYTES } from '../protocol/stdio-transport.js';
+export type { ClientIdentity } from '../protocol/transport.js';
 export type { BlockedToolChange } from './catalog-reporter.js';
 export type { ConnectionState, ServerConnectionInfo } from './connection.js';
 export type { ServerHealth } from './connection-registry.js';
@@ -102,6 +102,7 @@ export {
   MCPClientManager,
   type MCPClientManagerOptions,
 } from './manager.js';
+export type { ServerAuth, ServerAuthFactory } from './open-client.js';
 export {
   LOG_LEVELS,
   MAX_SERVER_LOG_CHARS,

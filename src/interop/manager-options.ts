@@ -9,13 +9,14 @@ import { ConfigError } from '../errors.js';
 import type { HttpClient, HttpOptions } from '../net/http.js';
 import type { NetworkPolicy } from '../net/network.js';
 import type { Tracer } from '../otel.js';
-import type { ClientIdentity, ServerAuthFactory } from '../protocol/transport.js';
+import type { ClientIdentity } from '../protocol/transport.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { PinStore } from '../security/pinning.js';
 import type { Approver, AuditSink } from '../security/types.js';
 import type { ArgumentLimits } from '../tools/limits.js';
 import { MAX_TOOL_NAME_LENGTH_LIMIT, MIN_TOOL_NAME_LENGTH } from '../tools/names.js';
 import type { Logger } from './logger.js';
+import type { ServerAuthFactory } from './open-client.js';
 import { LOG_LEVELS } from './server-logs.js';
 import type {
   ElicitationHandler,

@@ -10,7 +10,7 @@ import { ClosedError, ConfigError, ToolDefinitionChangedError, ToolNotFoundError
 import { lazyModule } from '../lazy.js';
 import { type HttpClient, httpClientFrom } from '../net/http.js';
 import { type Tracer, trace } from '../otel.js';
-import type { ClientIdentity, ServerAuthFactory } from '../protocol/transport.js';
+import type { ClientIdentity } from '../protocol/transport.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { CapabilityGate } from '../security/gate.js';
 import { resourceFor } from '../security/pattern.js';
@@ -28,6 +28,7 @@ import { ConnectionRegistry, type ServerHealth } from './connection-registry.js'
 import { type MCPManagerEvents, TypedEvents } from './events.js';
 import { type Logger, silentLogger } from './logger.js';
 import { checkManagerOptions, type MCPClientManagerOptions } from './manager-options.js';
+import type { ServerAuthFactory } from './open-client.js';
 import { authorizeInvocation } from './pipeline.js';
 import type { RequestPathDeps } from './request-path.js';
 import { logAt, type ServerLogSupport } from './server-logs.js';

@@ -2,8 +2,8 @@
 // a connect helper over interop's `openClient` that closes what it opened.
 
 import { parseServerConfig } from '../../src/config/servers.js';
+import { type OpenClient, openClient, type ServerAuthFactory } from '../../src/interop/open-client.js';
 import { createHttpClient, type HttpClient } from '../../src/net/http.js';
-import { type OpenClient, openClient, type ServerAuthFactory } from '../../src/protocol/transport.js';
 
 /** Plays the browser: follows the authorization URL, whose redirect lands on the loopback receiver. */
 export async function autoApprove(url: URL): Promise<void> {

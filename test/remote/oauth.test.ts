@@ -6,9 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createServerAuth, FileTokenStore, MemoryTokenStore, OAuthProvider } from '../../src/auth/index.js';
 import { parseServerConfig } from '../../src/config/servers.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
+import { type OpenClient, openClient, type ServerAuthFactory } from '../../src/interop/open-client.js';
 import { createHttpClient, type HttpClient } from '../../src/net/http.js';
 import { NetworkPolicyError } from '../../src/net/network.js';
-import { type OpenClient, openClient, type ServerAuthFactory } from '../../src/protocol/transport.js';
 import { startHttp } from './net-fixtures.js';
 import { OAuthFixture } from './oauth-fixture.js';
 
