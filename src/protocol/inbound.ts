@@ -83,16 +83,12 @@ export function installInbound(transport: Transport, stages: readonly InboundSta
       return at === -1 ? 0 : (counts[at + 1] as number);
     },
   };
-  chains.set(transport, chain);
+  chains.add(transport);
   return chain;
 }
 
-/** The chain installed on a transport, if any. */
-export function inboundChainOf(transport: Transport): InboundChain | undefined {
-  return chains.get(transport);
-}
-
-const chains = new WeakMap<Transport, InboundChain>();
+/** The transports a chain is installed on. */
+const chains = new WeakSet<Transport>();
 
 /** What {@link inboundStages} puts in the chain besides the client's own stage. */
 export interface InboundParts {
