@@ -159,8 +159,8 @@ async function openEra(
   const client = new InterlockClient(options.identity, {
     capabilities: options.serverRequests?.capabilities ?? {},
     // MCP 2026-07-28 MRTR: a server that keeps answering `input_required` is stopped after this many rounds.
-    // One driver for them (issue 43): the call path's (protocol/input-rounds.ts); the SDK's own is switched off.
-    inputRequired: { autoFulfill: false, maxRounds: MAX_INPUT_ROUNDS },
+    // MCP 2026-07-28 MRTR: a server that keeps answering `input_required` is stopped after this many rounds.
+    inputRequired: { maxRounds: MAX_INPUT_ROUNDS },
     versionNegotiation: {
       mode: kind === 'sse' ? 'legacy' : 'auto',
       // A stdio server that ignores the probe is a 2025-era one: leave half the time for `initialize`.

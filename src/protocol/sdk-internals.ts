@@ -15,7 +15,7 @@
  *   three members used, `era`, `decodeResult` and `validateResult`.
  * - `_outboundMetaEnvelope()`: the 2026-07-28 `_meta` envelope (the tasks extension is declared in it).
  * - `_resolveNonCompleteResult()`: the SDK's multi-round-trip driver, for a direct call whose caller did not ask to
- *   see `input_required` answers itself (Interlock's connections switch it off: input-rounds.ts drives every round).
+ *   see `input_required` answers itself (with server-request handlers, input-rounds.ts drives every round).
  * - `_onclose()`: the close hook; direct calls in flight are settled there.
  * @internal
  */
