@@ -17,7 +17,7 @@
 import { parseArgs } from 'node:util';
 import { Client as ClientV2, SERVER_INFO_META_KEY } from '@modelcontextprotocol/client';
 import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
-import type * as InterlockClientModule from '../src/interop/client.js';
+import type * as InterlockClientModule from '../src/protocol/client.js';
 import { importPeer } from './lib/peers.js';
 import { measurePerCall, perCallRow } from './lib/per-call.js';
 import { ensureInterlockBuild, importBuild } from './lib/processes.js';
@@ -32,7 +32,7 @@ if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a
 
 // The modules build: InterlockClient is internal, and only there a file of its own.
 const entry = ensureInterlockBuild({ modules: true });
-const { InterlockClient } = await importBuild<typeof InterlockClientModule>(entry, 'interop/client.js');
+const { InterlockClient } = await importBuild<typeof InterlockClientModule>(entry, 'protocol/client.js');
 
 type Message = { jsonrpc: '2.0'; id?: string | number; method?: string; params?: Record<string, unknown> };
 

@@ -15,8 +15,8 @@
  */
 import { parseArgs } from 'node:util';
 import { trace } from '@opentelemetry/api';
-import type * as Client from '../src/interop/client.js';
 import type * as Interlock from '../src/interop/index.js';
+import type * as Client from '../src/protocol/client.js';
 import type * as Security from '../src/security/index.js';
 import { ECHO_RAW } from './lib/paths.js';
 import { measurePerCall, perCallRow } from './lib/per-call.js';
@@ -34,7 +34,7 @@ const entry = ensureInterlockBuild({ modules: true });
 const load = <T>(path: string) => importBuild<T>(entry, path);
 const { MCPClientManager } = await load<typeof Interlock>('interop/index.js');
 const security = await load<typeof Security>('security/index.js');
-const { InterlockClient } = await load<typeof Client>('interop/client.js');
+const { InterlockClient } = await load<typeof Client>('protocol/client.js');
 
 // Every client of this process answers `tools/call` at once, as the echo server would.
 let answered = 0;

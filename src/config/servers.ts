@@ -186,9 +186,10 @@ function buildSchemas() {
         .int()
         .min(1024)
         .max(2 ** 31)
-        .default(128 * 1024 * 1024)
+        // The MCP SDK's stdio limit (STDIO_DEFAULT_MAX_BUFFER_SIZE); test/protocol/stdio-limits.test.ts keeps them equal.
+        .default(10 * 1024 * 1024)
         .describe(
-          'The largest message (one line of output) accepted from the server, in bytes (default 128 MiB); a larger one fails the server.',
+          "The largest message (one line of output) accepted from the server, in bytes (default 10 MiB, the MCP SDK's limit); a larger one closes the connection with an error that names this limit.",
         ),
     })
     .strict()

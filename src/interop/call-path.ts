@@ -27,6 +27,8 @@ import {
   SpanStatusCode,
   type Tracer,
 } from '../otel.js';
+import { callToolAnswering } from '../protocol/input-rounds.js';
+import { taskCallParams, taskHandleOf } from '../protocol/task-handles.js';
 import type { SecretRedactor } from '../redact.js';
 import type { CapabilityGate } from '../security/gate.js';
 import { resourceFor } from '../security/pattern.js';
@@ -37,7 +39,6 @@ import type { OutputValidator } from '../tools/validate.js';
 import type { CatalogEntry, ToolCatalog } from './catalog.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
-import { callToolAnswering } from './input-rounds.js';
 import {
   type Authorized,
   authorizeStage,
@@ -58,7 +59,6 @@ import { isConnectionFailure, isHeaderMismatch, neverReachedServer } from './sdk
 import { logLevelMeta } from './server-logs.js';
 import type { InFlightCalls } from './server-request-trace.js';
 import { answerNoRequest, type ServerRequestSupport } from './server-requests.js';
-import { taskCallParams, taskHandleOf } from './task-handles.js';
 import { followTask } from './tasks.js';
 
 /** What the call path needs from the manager. */

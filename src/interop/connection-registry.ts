@@ -11,14 +11,15 @@ import { ConfigError, ConnectionError, InterlockError, NotConnectedError } from 
 import { lazyModule } from '../lazy.js';
 import type { HttpClient } from '../net/http.js';
 import type { Tracer } from '../otel.js';
+import type { ClientIdentity } from '../protocol/transport.js';
 import { prepareValidationSoon } from '../tools/validate.js';
 import type { ConnectionState, ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
 import type { Logger } from './logger.js';
+import type { ServerAuthFactory } from './open-client.js';
 import type { ServerLogSupport } from './server-logs.js';
 import type { ServerRequestSupport } from './server-requests.js';
 import type { CallHealth } from './stats.js';
-import type { ClientIdentity, ServerAuthFactory } from './transport.js';
 
 // Issue 15, import time: the connection stack (connections, transports, SDK error mapping, task handles) loads
 // with the first manager, not with `mcp-interlock/interop`.

@@ -3,107 +3,36 @@
  * its client, what discovery found, call statistics, and the last lines of its stderr. The manager owns
  * connections; apps read them through `manager.getConnection(name)`.
  */
-import {
-  type Client,
-  type FetchLike,
-  type Implementation,
-  OAuthError,
-  type Prompt,
-  type Resource,
-  type ResourceTemplateType as ResourceTemplate,
-  type ServerCapabilities,
-  type Tool,
+import type {
+  Client,
+  Implementation,
+  Prompt,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+  ServerCapabilities,
+  Tool,
 } from '@modelcontextprotocol/client';
 import type { MCPServerConfig, ReconnectOptions } from '../config/servers.js';
-import {
-  ClosedError,
-  ConnectionError,
-  ConnectionLostError,
-  NotConnectedError,
-  RequestTimeoutError,
-} from '../errors.js';
+import { ClosedError, ConnectionLostError, NotConnectedError, RequestTimeoutError } from '../errors.js';
 import { requestSignal } from '../net/signals.js';
 import { type Span, SpanKind, SpanStatusCode, type Tracer } from '../otel.js';
-import { maskThenCut, type SecretRedactor } from '../redact.js';
-import { STDERR_LINES_KEPT } from './bounds.js';
-import {
-  answeredText,
-  connectReason,
-  type HttpAnswer,
-  notMcpReason,
-  recordAnswers,
-} from './describe-error.js';
+import { STDERR_LINES_KEPT } from '../protocol/bounds.js';
+import { MessageTooLargeError, ProcessStdioTransport } from '../protocol/stdio-transport.js';
+import { maskThenCut } from '../redact.js';
+import { connectErrorOf } from './connect-errors.js';
+import type { ConnectionHooks, ConnectOptions } from './connection-options.js';
+import { type HttpAnswer, recordAnswers } from './describe-error.js';
 import { CallLimiter } from './limiter.js';
-import { classifySdkError, isFatalStreamError, type SdkFailureKind } from './sdk-errors.js';
+import { type OpenClient, openClient } from './open-client.js';
+import { paginate } from './paginate.js';
+import { isFatalStreamError } from './sdk-errors.js';
 import { CallStats } from './stats.js';
-import { ProcessStdioTransport, StdoutNoiseError } from './stdio-transport.js';
-import { type OpenClient, type OpenClientOptions, openClient } from './transport.js';
-
-/** Failures that an answer that was not MCP explains (an HTML 404, a web page where the endpoint should be). */
-const NOT_MCP_FAILURES: ReadonlySet<SdkFailureKind> = new Set<SdkFailureKind>([
-  'session_gone',
-  'http_error',
-  'unusable_answer',
-  'stream_lost',
-]);
 
 /** Lifecycle of a connection. */
 export type ConnectionState = 'idle' | 'connecting' | 'ready' | 'reconnecting' | 'failed' | 'closed';
 
 /** Non-JSON stdout lines of a live server reported one by one (per connection); later ones are skipped quietly. */
 export const STDOUT_GARBAGE_WARNINGS = 5;
-/** Upper bound on pages followed in one list request (a server that paginates forever is cut off). */
-export const MAX_LIST_PAGES = 1000;
-
-/** Hooks the manager passes to a connection. */
-export interface ConnectionHooks {
-  /** The live connection ended without `close()` (process exit, stream failure); reconnecting may follow. */
-  onLost(connection: ServerConnection, error: Error): void;
-  /** A reconnect attempt is scheduled. */
-  onReconnecting(connection: ServerConnection, attempt: number, delayMs: number, error: Error): void;
-  /** A reconnect succeeded; discovery ran again. */
-  onReconnected(connection: ServerConnection, attempt: number): void;
-  /** Reconnecting gave up after `maxAttempts`. */
-  onFailed(connection: ServerConnection, error: Error): void;
-  /** The server sent `notifications/tools/list_changed`. */
-  onToolListChanged(connection: ServerConnection): void;
-  onStderr(connection: ServerConnection, line: string): void;
-  /** Something went wrong that did not end the connection (e.g. a non-JSON line on stdout). */
-  onWarning(connection: ServerConnection, code: string, message: string): void;
-}
-
-/** What opening needs besides the config (the manager's identity, fetch and tracer). */
-export type ConnectOptions = Omit<OpenClientOptions, 'signal' | 'timeoutMs' | 'onStderr' | 'mask'> & {
-  tracer: Tracer;
-  /**
-   * Gives the fetch of this server anew for each connect attempt, the first and every reconnect (a server's own
-   * certificate files are read there, so rotated ones are picked up). A rejection fails that attempt.
-   * @default `fetch` for every attempt
-   */
-  resolveFetch?: (() => Promise<FetchLike>) | undefined;
-  /** Masks known secrets out of stderr lines and connect errors. */
-  redactor?: SecretRedactor | undefined;
-};
-
-/**
- * The stderr line that names a problem, trimmed: an error's headline (`Error [ERR_MODULE_NOT_FOUND]: Cannot find
- * package 'x'`) first; else the first line that reads like a problem, skipping the source line and caret Node
- * prints above an uncaught error (`throw new ERR_MODULE_NOT_FOUND(...)`, `^`).
- */
-function stderrFault(lines: readonly string[]): string | undefined {
-  const headline = lines.find((l) => /^\s*[A-Z][A-Za-z]*(?:Error|Exception)(?: \[[A-Z0-9_]+\])?: \S/.test(l));
-  const line =
-    headline ??
-    lines.find(
-      (l) =>
-        !/^\s*(?:throw\b|\^)/.test(l) &&
-        /\b(?:[A-Z][A-Za-z]*Error|Error|error|ERR_[A-Z_]+|Cannot|cannot|not found|No such)\b/.test(l),
-    );
-  if (line === undefined) return undefined;
-  const trimmed = line.trim().replace(/\.$/, '');
-  return trimmed.length > 300 ? `${trimmed.slice(0, 300)}…` : trimmed;
-}
-
 /** The delay before reconnect attempt `attempt` (1-based). `random` is injectable for tests. */
 export function reconnectDelay(
   options: ReconnectOptions,
@@ -344,48 +273,13 @@ export class ServerConnection implements ServerConnectionInfo {
   }
 
   #connectError(err: unknown, open: OpenClient | undefined, answer: HttpAnswer | undefined): Error {
-    const config = this.config;
-    const notMcp =
-      answer === undefined ||
-      config.transport === 'stdio' ||
-      !NOT_MCP_FAILURES.has(classifySdkError(err).kind) ||
-      oauthErrorMessage(err) !== undefined
-        ? undefined
-        : notMcpReason(config.transport, config.url, answer, answeredText(err));
-    const base = (notMcp ?? oauthErrorMessage(err) ?? connectReason(err)).replace(/\.$/, '');
-    const stderr = this.#stderr.slice(-5).join('\n');
-    const exit = open?.transport instanceof ProcessStdioTransport ? open.transport.describeExit() : undefined;
-    const detail = stderr === '' ? '' : `\nLast stderr lines:\n${stderr}`;
-    const redactor = this.#connectOptions?.redactor;
-    if (err instanceof RequestTimeoutError) {
-      const timedOut = new ConnectionError(`${base}${detail}`, { cause: err, server: this.name });
-      return redactor?.maskError(timedOut) ?? timedOut;
-    }
-    if (err instanceof StdoutNoiseError) {
-      // Its own words, not trimmed as server text: the quoted line is already cut, and the advice must stay whole.
-      const noisy = new ConnectionError(`Server '${this.name}' failed to connect: ${err.message}.${detail}`, {
-        cause: err,
-        server: this.name,
-      });
-      return redactor?.maskError(noisy) ?? noisy;
-    }
-    const hint =
-      this.config.transport === 'stdio' && classifySdkError(err).systemCode === 'ENOENT'
-        ? ` Is '${this.config.command}' installed and on PATH?`
-        : '';
-    // When the process died, that is the news, with the stderr line that names the problem (a stack trace's
-    // last lines rarely do): not the write EPIPE or 'Connection closed' it caused.
-    const died = exit ?? (err as { serverExit?: string }).serverExit;
-    const fault = died === undefined ? undefined : stderrFault(this.#stderr);
-    const what =
-      died !== undefined && fault !== undefined
-        ? `the server ${died}: ${fault}`
-        : `${base}${exit === undefined ? '' : ` (the server ${exit})`}`;
-    const error = new ConnectionError(`Server '${this.name}' failed to connect: ${what}.${hint}${detail}`, {
-      cause: err,
-      server: this.name,
+    return connectErrorOf(err, {
+      config: this.config,
+      stderr: this.#stderr,
+      exit: open?.transport instanceof ProcessStdioTransport ? open.transport.describeExit() : undefined,
+      redactor: this.#connectOptions?.redactor,
+      answer,
     });
-    return redactor?.maskError(error) ?? error;
   }
 
   async #discover(
@@ -521,6 +415,12 @@ export class ServerConnection implements ServerConnectionInfo {
 
   #handleClose(open: OpenClient): void {
     if (this.#open !== open) return;
+    const tooLarge = open.transport instanceof ProcessStdioTransport ? open.transport.tooLarge : undefined;
+    if (tooLarge !== undefined) {
+      // The transport closed it: the news is the message over the limit, not the exit it caused.
+      this.markLost(new MessageTooLargeError(tooLarge.limit, { server: this.name, cause: tooLarge }));
+      return;
+    }
     const exit = open.transport instanceof ProcessStdioTransport ? open.transport.describeExit() : undefined;
     const stderr = this.#stderr.slice(-5).join('\n');
     const what = exit === undefined ? 'was lost' : exit;
@@ -696,46 +596,4 @@ export class ServerConnection implements ServerConnectionInfo {
     await open?.client.close().catch(() => {});
     await this.#loop?.catch(() => {});
   }
-}
-
-async function paginate<R extends { nextCursor?: string | undefined }, T>(
-  fetchPage: (cursor: string | undefined) => Promise<R>,
-  items: (page: R) => T[],
-): Promise<T[]> {
-  const out: T[] = [];
-  let cursor: string | undefined;
-  const seen = new Set<string>();
-  for (let page = 0; page < MAX_LIST_PAGES; page++) {
-    const result = await fetchPage(cursor);
-    out.push(...items(result));
-    cursor = result.nextCursor;
-    // A cursor seen before would loop forever: stop there.
-    if (cursor === undefined || cursor === '' || seen.has(cursor)) return out;
-    seen.add(cursor);
-  }
-  return out;
-}
-
-/** What to check for each OAuth error code (RFC 6749 5.2, 4.1.2.1) a token or authorization endpoint answers. */
-const OAUTH_HINTS: Readonly<Record<string, string>> = {
-  invalid_client: 'check auth.clientId, auth.clientSecret (or privateKey) and auth.tokenEndpointAuthMethod',
-  unauthorized_client: 'the client may not use this grant: check auth.grant and the client registration',
-  invalid_grant: 'the code or refresh token was refused: sign in again',
-  invalid_scope: 'check auth.scope against the scopes the server supports',
-  access_denied: 'the sign-in was refused',
-  unsupported_grant_type: 'the authorization server does not support this grant: check auth.grant',
-};
-
-/**
- * An OAuth error of the MCP SDK (it carries `errorCode`, e.g. `invalid_client`) as a message that names the code,
- * the server's description and what to check; `undefined` for other errors. The description comes from the
- * authorization server; no credential of ours is in it.
- */
-function oauthErrorMessage(err: unknown): string | undefined {
-  // The v2 SDK's OAuthError carries the OAuth `error` as `code`; older ones as `errorCode`.
-  const code = err instanceof OAuthError ? err.code : (err as { errorCode?: unknown } | null)?.errorCode;
-  if (!(err instanceof Error) || typeof code !== 'string' || code === '') return undefined;
-  const description = err.message.trim().replace(/\.$/, '');
-  const hint = OAUTH_HINTS[code];
-  return `the authorization server answered '${code}'${description === '' ? '' : ` (${description})`}${hint === undefined ? '' : `; ${hint}`}`;
 }

@@ -42,6 +42,7 @@ export {
   MCPClientManager,
   type MCPClientManagerOptions,
 } from './manager.js';
+export type { ServerAuthFactory } from './open-client.js';
 export type { ServerLogEntry } from './server-logs.js';
 export type {
   ElicitationHandler,
@@ -51,4 +52,3 @@ export type {
   ServerRequestOptions,
   UrlElicitationHandler,
 } from './server-requests.js';
-export type { ServerAuthFactory } from './transport.js';

@@ -8,6 +8,7 @@ import { ConfigError } from '../errors.js';
 import type { HttpClient, HttpOptions } from '../net/http.js';
 import type { NetworkPolicy } from '../net/network.js';
 import type { Tracer } from '../otel.js';
+import type { ClientIdentity } from '../protocol/transport.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { PinStore } from '../security/pinning.js';
 import type { Approver, AuditSink } from '../security/types.js';
@@ -15,6 +16,7 @@ import type { ArgumentLimits } from '../tools/limits.js';
 import { MAX_TOOL_NAME_LENGTH_LIMIT, MIN_TOOL_NAME_LENGTH } from '../tools/names.js';
 import { toConfigIssues } from '../zod-issues.js';
 import type { Logger } from './logger.js';
+import type { ServerAuthFactory } from './open-client.js';
 import { LOG_LEVELS } from './server-logs.js';
 import type {
   ElicitationHandler,
@@ -22,7 +24,6 @@ import type {
   SamplingHandler,
   UrlElicitationHandler,
 } from './server-requests.js';
-import type { ClientIdentity, ServerAuthFactory } from './transport.js';
 
 /** Options of `MCPClientManager`. */
 export interface MCPClientManagerOptions {

@@ -10,6 +10,7 @@ import { ClosedError, ConfigError, ToolDefinitionChangedError, ToolNotFoundError
 import { lazyModule } from '../lazy.js';
 import { type HttpClient, httpClientFrom } from '../net/http.js';
 import { type Tracer, trace } from '../otel.js';
+import type { ClientIdentity } from '../protocol/transport.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { CapabilityGate } from '../security/gate.js';
 import { resourceFor } from '../security/pattern.js';
@@ -27,6 +28,7 @@ import { ConnectionRegistry, type ServerHealth } from './connection-registry.js'
 import { type MCPManagerEvents, TypedEvents } from './events.js';
 import { type Logger, silentLogger } from './logger.js';
 import { checkManagerOptions, type MCPClientManagerOptions } from './manager-options.js';
+import type { ServerAuthFactory } from './open-client.js';
 import type { RequestPathDeps } from './request-path.js';
 import { logAt, type ServerLogSupport } from './server-logs.js';
 import { InFlightCalls } from './server-request-trace.js';
@@ -35,7 +37,6 @@ import {
   type ServerRequestSupport,
   serverRequestSupport,
 } from './server-requests.js';
-import type { ClientIdentity, ServerAuthFactory } from './transport.js';
 
 // Sessions and the engine import the options type from here, where it was defined before issue 15's split.
 export type { MCPClientManagerOptions } from './manager-options.js';

@@ -30,9 +30,9 @@ import {
 } from '@modelcontextprotocol/client';
 import type { Span } from '@opentelemetry/api';
 import { PermissionDeniedError, ServerRequestError, ServerRequestRefusedError } from '../errors.js';
+import { MAX_INPUT_REQUESTS_PER_ROUND } from '../protocol/bounds.js';
 import { resourceFor } from '../security/pattern.js';
 import type { Decision } from '../security/types.js';
-import { MAX_INPUT_REQUESTS_PER_ROUND } from './bounds.js';
 import { checkElicitationUrl, type UrlElicitationRequest, withSchemaDefaults } from './elicitation.js';
 import type { Refusal } from './pipeline.js';
 import { answerThroughPipeline, type ServerRequestDeps } from './server-request-trace.js';

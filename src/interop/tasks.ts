@@ -19,10 +19,10 @@ import {
   RequestTimeoutError,
   ServerRequestError,
 } from '../errors.js';
+import { parseTask, type TaskState } from '../protocol/task-handles.js';
 import type { SecretRedactor } from '../redact.js';
 import { mapRequestError } from './request-errors.js';
 import type { ServerRequestSupport } from './server-requests.js';
-import { parseTask, type TaskState } from './task-handles.js';
 
 /** How long to wait between polls when the server suggests no interval. */
 export const DEFAULT_TASK_POLL_INTERVAL_MS = 1000;

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadMCPConfig, parseMCPConfig, stripJsonComments } from '../../src/config/mcp-json.js';
 import { parseServerConfig, parseServerConfigs, toolPassesFilter } from '../../src/config/servers.js';
 import { ConfigError } from '../../src/errors.js';
-import { stdioEnvironment } from '../../src/interop/transport.js';
+import { stdioEnvironment } from '../../src/protocol/transport.js';
 
 function configError(fn: () => unknown): ConfigError {
   try {

@@ -23,7 +23,8 @@ export type FixtureName =
   | 'tool-defs'
   | 'tasks-modern'
   | 'tasks-legacy'
-  | 'routing';
+  | 'routing'
+  | 'divergent-answers';
 
 /** Absolute path of a fixture server; `name` may carry the `.mjs` suffix or not. */
 export function fixture(name: FixtureName | `${FixtureName}.mjs`): string {

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MCPClientManager } from '../../src/interop/manager.js';
-import { ProcessStdioTransport } from '../../src/interop/stdio-transport.js';
+import { ProcessStdioTransport } from '../../src/protocol/stdio-transport.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { fixture, nodeFixture } from '../helpers/fixtures.js';
 

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { describe, expect, it } from 'vitest';
-import { defaultStdioEnvironment } from '../../src/interop/transport.js';
+import { defaultStdioEnvironment } from '../../src/protocol/transport.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -95,13 +95,13 @@ describe('what importing mcp-interlock/interop builds and loads later (issue 15,
     const loaded = await modulesLoadedBy('src/interop/index.ts');
     for (const late of [
       'src/interop/connection.ts',
-      'src/interop/transport.ts',
+      'src/protocol/transport.ts',
       'src/interop/sdk-errors.ts',
       'src/interop/request-errors.ts',
-      'src/interop/task-handles.ts',
+      'src/protocol/task-handles.ts',
       'src/interop/call-path.ts',
       'src/interop/tasks.ts',
-      'src/interop/input-rounds.ts',
+      'src/protocol/input-rounds.ts',
       'src/interop/request-path.ts',
       // Node's TLS and DNS modules: loaded by the first client with extra CAs and the first lookup.
       'node:tls',

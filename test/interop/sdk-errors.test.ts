@@ -24,7 +24,7 @@ import {
   neverReachedServer,
   sessionGone,
 } from '../../src/interop/sdk-errors.js';
-import { ProcessStdioTransport } from '../../src/interop/stdio-transport.js';
+import { ProcessStdioTransport } from '../../src/protocol/stdio-transport.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { nodeFixture } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/net.js';

@@ -27,23 +27,17 @@ describe.each(sides)('the SDK and Interlock, $era over $wire', ({ era, wire }) =
     expect(ours).toEqual(sdk);
   });
 
-  // Issue 43, a known divergence: the SDK matches an answer whose id is the request's number written as a string
-  // ("7" for 7), Interlock's direct path (stdio, and 2025-11-25 over HTTP) does not, and takes the next answer (or
-  // times out when there is none). Fix owner: the protocol helper (src/interop/client.ts, moving to src/protocol);
-  // the lead flips `it.fails` to `it` when merging the fix. 2026-07-28 over HTTP takes the SDK's path: no divergence.
-  // Today the SDK settles with "as string" and Interlock with "as number".
-  const directPath = !(era === '2026-07-28' && wire === 'http');
-  (directPath ? it.fails : it)(
-    'take an answer whose id is the number as a string, as the SDK does',
-    async () => {
-      const { sdk, ours } = await pair.run('replay', [
-        { result: { content: [text('as string')], ...complete(era) }, id: 'string' },
-        { result: { content: [text('as number')], ...complete(era) } },
-      ]);
-      expect(sdk).toMatchObject({ value: { text: 'as string' } });
-      expect(ours).toEqual(sdk);
-    },
-  );
+  // Issue 43, a divergence the review found and src/protocol fixed: the SDK matches an answer whose id is the request's
+  // number written as a string ("7" for 7); Interlock's direct path (stdio, and 2025-11-25 over HTTP) took the next
+  // answer instead (or timed out when there was none).
+  it('take an answer whose id is the number as a string, as the SDK does', async () => {
+    const { sdk, ours } = await pair.run('replay', [
+      { result: { content: [text('as string')], ...complete(era) }, id: 'string' },
+      { result: { content: [text('as number')], ...complete(era) } },
+    ]);
+    expect(sdk).toMatchObject({ value: { text: 'as string' } });
+    expect(ours).toEqual(sdk);
+  });
 
   if (era === '2026-07-28') {
     // MCP draft, basic/index, "Result types": "For backward compatibility with servers implementing earlier protocol
@@ -60,12 +54,9 @@ describe.each(sides)('the SDK and Interlock, $era over $wire', ({ era, wire }) =
 });
 
 describe.each(ERAS)('a line over the SDK stdio cap (10 MiB), %s', (era) => {
-  // Issue 43, a known divergence: the SDK's stdio transport refuses a line over 10 MiB, Interlock's reads lines up
-  // to 128 MiB (DEFAULT_MAX_LINE_BYTES). Fix owner: the protocol helper (src/interop/stdio-transport.ts, moving to
-  // src/protocol); the lead flips `it.fails` to `it` when merging the fix. Its own connections: the SDK closes its
-  // connection on such a line.
-  // Today the SDK settles with CONNECTION_CLOSED and Interlock with the 11 MiB text.
-  it.fails('is refused alike', { timeout: 120_000 }, async () => {
+  // Issue 43, a divergence the review found and src/protocol fixed: the SDK's stdio transport refuses a line over
+  // 10 MiB, Interlock's read lines up to 128 MiB. Its own connections: the SDK closes its connection on such a line.
+  it('is refused alike', { timeout: 120_000 }, async () => {
     await using pair = await openPair(era, 'stdio');
     const { sdk, ours } = await pair.run('replay', [{ bigText: 11 * 1024 * 1024 }]);
     expect(sdk).toMatchObject({ error: { type: 'SdkError', code: 'CONNECTION_CLOSED' } });

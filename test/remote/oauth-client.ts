@@ -2,7 +2,7 @@
 // a connect helper over interop's `openClient` that closes what it opened.
 
 import { parseServerConfig } from '../../src/config/servers.js';
-import { type OpenClient, openClient, type ServerAuthFactory } from '../../src/interop/transport.js';
+import { type OpenClient, openClient, type ServerAuthFactory } from '../../src/interop/open-client.js';
 import { createHttpClient, type HttpClient } from '../../src/net/http.js';
 
 /** Plays the browser: follows the authorization URL, whose redirect lands on the loopback receiver. */

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createServerAuth, FileTokenStore, MemoryTokenStore, OAuthProvider } from '../../src/auth/index.js';
 import { parseServerConfig } from '../../src/config/servers.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
-import { type OpenClient, openClient, type ServerAuthFactory } from '../../src/interop/transport.js';
+import { type OpenClient, openClient, type ServerAuthFactory } from '../../src/interop/open-client.js';
 import { createHttpClient, type HttpClient } from '../../src/net/http.js';
 import { NetworkPolicyError } from '../../src/net/network.js';
 import { startHttp } from './net-fixtures.js';

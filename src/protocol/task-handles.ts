@@ -12,6 +12,7 @@
 import type { Client, Transport } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { isJsonObject } from '../json.js';
+import type { InboundStage } from './inbound.js';
 
 /** The identifier of the tasks extension (SEP-2663). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -142,12 +143,12 @@ function isRingId(id: unknown): id is number {
 }
 
 /**
- * Hooks `transport` (before the client connects) so task handles reach the call path: remembers the ids of the
- * `tools/call` requests sent and rewrites a handle answering one of them into a result the SDK accepts (see the
- * module comment). Outbound messages pass as they are. The transport object itself is kept, so `instanceof`
- * checks still hold.
+ * The inbound stage that lets task handles reach the call path (inbound.ts, first in the chain): `transport`'s
+ * `send` remembers the ids of the `tools/call` requests sent, and the stage rewrites a handle answering one of them
+ * into a result the SDK accepts (see the module comment). Outbound messages pass as they are. The transport object
+ * itself is kept, so `instanceof` checks still hold. An answer's id is read as the SDK reads it, `Number(id)`.
  */
-export function acceptTaskResults(transport: Transport): void {
+export function acceptTaskResults(transport: Transport): InboundStage {
   const calls = new PendingCalls();
   const send = transport.send.bind(transport);
   transport.send = (message, options) => {
@@ -155,30 +156,24 @@ export function acceptTaskResults(transport: Transport): void {
     if (m.method === 'tools/call' && m.id !== undefined) calls.add(m.id);
     return send(message, options);
   };
-  let receive: Transport['onmessage'];
-  Object.defineProperty(transport, 'onmessage', {
-    configurable: true,
-    get: () => receive,
-    set: (handler: Transport['onmessage']) => {
-      receive =
-        handler === undefined
-          ? undefined
-          : (message, extra) => {
-              const m = message as Message;
-              if (
-                m.method === undefined &&
-                m.id !== undefined &&
-                calls.delete(m.id) &&
-                m.result !== undefined
-              ) {
-                const result = liftTaskHandle(m.result);
-                // A plain result comes back as it was: the message is passed on without a copy.
-                return handler(result === m.result ? message : ({ ...m, result } as typeof message), extra);
-              }
-              return handler(message, extra);
-            };
+  return {
+    name: 'task-handles',
+    handle(message, extra, next) {
+      const m = message as Message;
+      if (m.method === undefined && m.id !== undefined && forget(calls, m.id) && m.result !== undefined) {
+        const result = liftTaskHandle(m.result);
+        // A plain result comes back as it was: the message is passed on without a copy.
+        next(result === m.result ? message : ({ ...m, result } as typeof message), extra);
+        return;
+      }
+      next(message, extra);
     },
-  });
+  };
+}
+
+/** Forgets the call `id` answers; an id `"7"` answers request 7, as the SDK's `_onresponse` reads ids (`Number`). */
+function forget(calls: PendingCalls, id: unknown): boolean {
+  return calls.delete(id) || (typeof id === 'string' && calls.delete(Number(id)));
 }
 
 /**

@@ -1,40 +1,28 @@
 /**
- * Builds SDK transports from configs and opens a client over them. `auto` tries Streamable HTTP and falls back
- * to the 2024-11-05 HTTP+SSE transport when the server answers the initialize POST with a 4xx, as the MCP spec
- * (2025-03-26, "Backwards compatibility") describes.
+ * Opens a client for a server config: builds its transport (protocol/transport.ts), negotiates the era, runs the
+ * auth flow, and with `auto` tries Streamable HTTP and falls back to the 2024-11-05 HTTP+SSE transport when the
+ * server answers the initialize POST with a 4xx, as the MCP spec (2025-03-26, "Backwards compatibility") describes.
  */
 
 import type { FetchLike, OAuthClientProvider, Transport } from '@modelcontextprotocol/client';
 import {
   type Client,
   type PriorDiscovery,
-  ProtocolErrorCode,
   SdkError,
   SdkErrorCode,
-  SSEClientTransport,
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
-import type { HttpServerConfig, MCPServerConfig, StdioServerConfig } from '../config/servers.js';
+import type { HttpServerConfig, MCPServerConfig } from '../config/servers.js';
 import { AuthError, ConfigError } from '../errors.js';
-import { isJsonObject } from '../json.js';
-import { MAX_INPUT_REQUESTS_PER_ROUND, MAX_INPUT_ROUNDS, MAX_REQUEST_STATE_CHARS } from './bounds.js';
-import { InterlockClient } from './client.js';
+import { MAX_INPUT_REQUESTS_PER_ROUND, MAX_INPUT_ROUNDS } from '../protocol/bounds.js';
+import { InterlockClient } from '../protocol/client.js';
+import { MessageTooLargeError, ProcessStdioTransport } from '../protocol/stdio-transport.js';
+import { type ClientIdentity, createTransport, type StderrListener } from '../protocol/transport.js';
 import { authFailureOf } from './request-errors.js';
 import { httpStatusOf, probeClosedTransport } from './sdk-errors.js';
 import { installServerLogs, type ServerLogSupport } from './server-logs.js';
 import type { ServerRequestSupport } from './server-requests.js';
-import { ProcessStdioTransport } from './stdio-transport.js';
-import { acceptTaskResults } from './task-handles.js';
-
-/** Name and version this client reports in `initialize`. */
-export interface ClientIdentity {
-  name: string;
-  version: string;
-}
-
-/** Where stderr lines of a stdio server go. */
-export type StderrListener = (line: string) => void;
 
 /**
  * How one HTTP server authenticates (issue 9). Built by the auth area (`createServerAuth`); interop only sees this
@@ -100,87 +88,6 @@ export interface OpenClient {
  */
 function probeClosedStdio(thrown: unknown, kind: 'stdio' | 'sse' | 'http'): boolean {
   return kind === 'stdio' && probeClosedTransport(thrown);
-}
-
-/**
- * The variables every stdio server inherits, the same list as the SDK's `getDefaultEnvironment` (a test keeps the
- * two equal): what a program needs to find other programs, the home directory and a temp directory. Kept here
- * because `@modelcontextprotocol/client/stdio` loads cross-spawn at import (issue 15, import time).
- */
-const DEFAULT_INHERITED_ENV =
-  process.platform === 'win32'
-    ? [
-        'APPDATA',
-        'COMSPEC',
-        'HOMEDRIVE',
-        'HOMEPATH',
-        'LOCALAPPDATA',
-        'PATH',
-        'PATHEXT',
-        'PROCESSOR_ARCHITECTURE',
-        'PROGRAMDATA',
-        'PROGRAMFILES',
-        'PROGRAMFILES(X86)',
-        'PROGRAMW6432',
-        'SYSTEMDRIVE',
-        'SYSTEMROOT',
-        'TEMP',
-        'USERNAME',
-        'USERPROFILE',
-        'WINDIR',
-      ]
-    : ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'];
-
-/** The minimal environment of a stdio server; a value starting with `()` is an exported shell function, not passed. */
-export function defaultStdioEnvironment(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const key of DEFAULT_INHERITED_ENV) {
-    const value = process.env[key];
-    if (value !== undefined && !value.startsWith('()')) env[key] = value;
-  }
-  return env;
-}
-
-/** The environment a stdio server starts with: the SDK's minimal list, opted-in variables, then `env`. */
-export function stdioEnvironment(
-  config: Pick<StdioServerConfig, 'env' | 'inheritEnv'>,
-  parentEnv: NodeJS.ProcessEnv = process.env,
-): Record<string, string> {
-  const env = defaultStdioEnvironment();
-  if (config.inheritEnv === true) {
-    for (const [key, value] of Object.entries(parentEnv)) if (value !== undefined) env[key] = value;
-  } else if (Array.isArray(config.inheritEnv)) {
-    for (const key of config.inheritEnv) {
-      const value = parentEnv[key];
-      if (value !== undefined) env[key] = value;
-    }
-  }
-  return Object.assign(env, config.env);
-}
-
-function createTransport(
-  config: MCPServerConfig,
-  kind: 'stdio' | 'sse' | 'http',
-  options: OpenClientOptions,
-  auth?: ServerAuth,
-): Transport {
-  if (config.transport === 'stdio') {
-    return new ProcessStdioTransport({
-      command: config.command,
-      args: config.args,
-      env: stdioEnvironment(config),
-      cwd: config.cwd,
-      onStderr: options.onStderr,
-      mask: options.mask,
-      maxLineBytes: config.maxMessageBytes,
-    });
-  }
-  const url = new URL(config.url);
-  const requestInit: RequestInit = { headers: { ...config.headers } };
-  const fetch = auth?.wrapFetch?.(options.fetch) ?? options.fetch;
-  const authProvider = auth?.authProvider;
-  if (kind === 'sse') return new SSEClientTransport(url, { requestInit, fetch, authProvider });
-  return new StreamableHTTPClientTransport(url, { requestInit, fetch, authProvider });
 }
 
 async function openOnce(
@@ -252,6 +159,7 @@ async function openEra(
   const client = new InterlockClient(options.identity, {
     capabilities: options.serverRequests?.capabilities ?? {},
     // MCP 2026-07-28 MRTR: a server that keeps answering `input_required` is stopped after this many rounds.
+    // MCP 2026-07-28 MRTR: a server that keeps answering `input_required` is stopped after this many rounds.
     inputRequired: { maxRounds: MAX_INPUT_ROUNDS },
     versionNegotiation: {
       mode: kind === 'sse' ? 'legacy' : 'auto',
@@ -260,13 +168,25 @@ async function openEra(
     },
   });
   options.serverRequests?.install(client, config.name);
-  const transport = createTransport(config, kind, options, auth);
-  acceptTaskResults(transport);
+  const transport = createTransport(config, kind, {
+    fetch: auth?.wrapFetch?.(options.fetch) ?? options.fetch,
+    authProvider: auth?.authProvider,
+    onStderr: options.onStderr,
+    mask: options.mask,
+  });
   // The SDK's era probe does not watch the signal: closing the transport ends it (and a stdio server with it).
   const onAbort = () => void transport.close().catch(() => {});
   options.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs, prior });
+    await client.connect(transport, {
+      signal: options.signal,
+      timeout: options.timeoutMs,
+      prior,
+      inbound: {
+        taskHandles: true,
+        maxInputRequestsPerRound: options.serverRequests?.maxRequestsPerRound ?? MAX_INPUT_REQUESTS_PER_ROUND,
+      },
+    });
   } catch (err) {
     await client.close().catch(() => {});
     // A failed probe leaves the transport outside the client: close it here so no process outlives the attempt.
@@ -282,6 +202,9 @@ async function openEra(
     // We closed it: it wrote to stdout what is not MCP. That is the news, not the closed connection it caused.
     const noise = transport instanceof ProcessStdioTransport ? transport.stdoutNoise : undefined;
     if (noise !== undefined) throw noise;
+    const tooLarge = transport instanceof ProcessStdioTransport ? transport.tooLarge : undefined;
+    if (tooLarge !== undefined)
+      throw new MessageTooLargeError(tooLarge.limit, { server: config.name, cause: err });
     const exit = transport instanceof ProcessStdioTransport ? transport.describeExit() : undefined;
     if (exit !== undefined) {
       const message = err instanceof Error ? err.message : String(err);
@@ -291,74 +214,10 @@ async function openEra(
   } finally {
     options.signal.removeEventListener('abort', onAbort);
   }
-  const era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
-  checkInboundResults(
-    transport,
-    options.serverRequests?.maxRequestsPerRound ?? MAX_INPUT_REQUESTS_PER_ROUND,
-    era === 'modern',
-  );
   if (options.serverLogs !== undefined) await installServerLogs(client, config.name, options.serverLogs);
   const pid = transport instanceof ProcessStdioTransport ? transport.pid : undefined;
+  const era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
   return { client, transport, kind, pid, protocolVersion: client.getNegotiatedProtocolVersion(), era };
-}
-
-/**
- * Two checks of every answer, before the SDK (or the call path) reads it. Installed after connect, over the handler
- * the client set.
- *
- * - 2026-07-28 (`modern`): a result without `resultType` is read as `complete`. MCP draft, basic/index ("Result
- *   types"): "For backward compatibility with servers implementing earlier protocol versions, which do not include
- *   `resultType`, clients MUST treat an absent `resultType` as `"complete"`." The SDK 2.4 client refuses such a
- *   result (INVALID_RESULT), so the field is filled in here, in a copy (conformance `sep-2322-client-request-state`,
- *   issue 43).
- * - An `input_required` answer is stopped when its opaque `requestState` is larger than
- *   {@link MAX_REQUEST_STATE_CHARS} (it would be echoed back round after round), or when it carries more than
- *   `maxRequests` input requests (each one asks a person or a model: issue 38). The response becomes a JSON-RPC
- *   error that says why, so no handler is asked.
- */
-function checkInboundResults(transport: Transport, maxRequests: number, modern: boolean): void {
-  const deliver = transport.onmessage;
-  if (deliver === undefined) return;
-  transport.onmessage = (message, extra) => {
-    let result = (
-      message as { result?: { resultType?: unknown; requestState?: unknown; inputRequests?: unknown } }
-    ).result;
-    if (modern && result !== undefined && result.resultType === undefined && isJsonObject(result)) {
-      result = { ...result, resultType: 'complete' };
-      message = { ...message, result } as typeof message;
-    }
-    const refused = result?.resultType === 'input_required' ? refusedRound(result, maxRequests) : undefined;
-    if (refused === undefined) {
-      deliver(message, extra);
-      return;
-    }
-    const id = (message as { id: string | number }).id;
-    deliver(
-      { jsonrpc: '2.0', id, error: { code: ProtocolErrorCode.InternalError, message: refused } },
-      extra,
-    );
-  };
-}
-
-/** Why an `input_required` result is refused, or undefined. */
-function refusedRound(
-  result: { requestState?: unknown; inputRequests?: unknown },
-  maxRequests: number,
-): string | undefined {
-  const state = result.requestState;
-  if (typeof state === 'string' && state.length > MAX_REQUEST_STATE_CHARS) {
-    return `its input_required answer carried a requestState of ${state.length} characters, over Interlock's limit of ${MAX_REQUEST_STATE_CHARS}; it was not sent back and the call is stopped`;
-  }
-  const requests = result.inputRequests;
-  if (typeof requests !== 'object' || requests === null) return undefined;
-  let count = 0;
-  for (const _ in requests) {
-    if (++count > maxRequests) {
-      const total = Object.keys(requests).length;
-      return `its input_required answer carried ${total} input requests in one round, over Interlock's limit of ${maxRequests} per round; none was answered and the call is stopped`;
-    }
-  }
-  return undefined;
 }
 
 /** The SDK's transport got a 401 again right after it fetched a new token (it then stops asking). */

@@ -1,18 +1,19 @@
 /**
- * The transport hook of issue 13 (`acceptTaskResults`) remembers which requests were `tools/call`, so that only
+ * The task-handle stage of the inbound chain (issue 13, `acceptTaskResults`) remembers which requests were `tools/call`, so that only
  * an answer to one of them is read for a task handle. Issue 15 made that memory a ring of numbers with a `Set`
  * behind it; these cases hold it to what the `Set` alone did, over the SDK's in-memory transport pair.
  */
 import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
-import { acceptTaskResults, taskHandleOf } from '../../src/interop/task-handles.js';
+import { installInbound } from '../../src/protocol/inbound.js';
+import { acceptTaskResults, taskHandleOf } from '../../src/protocol/task-handles.js';
 
 type Message = { jsonrpc: '2.0'; id?: number | string; method?: string; result?: unknown };
 
 /** A hooked client side and the server side of one pair; `answers` collects what reaches the client. */
 async function hookedPair() {
   const [client, server] = InMemoryTransport.createLinkedPair();
-  acceptTaskResults(client);
+  installInbound(client, [acceptTaskResults(client)]);
   const answers = new Map<unknown, unknown>();
   client.onmessage = (message) => answers.set((message as Message).id, (message as Message).result);
   await client.start();

@@ -17,7 +17,7 @@ import {
 } from '@modelcontextprotocol/client';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { isPlainResultResponse, ProcessStdioTransport } from '../../src/interop/stdio-transport.js';
+import { isPlainResultResponse, ProcessStdioTransport } from '../../src/protocol/stdio-transport.js';
 
 // Counts stdin reads and whole lines, and the order of their `i`; after every `expect` lines, reports them as a
 // JSON-RPC notification.

@@ -9,82 +9,45 @@
  * method, so this client builds it once per (era, method) and hands it to `request()`'s explicit-schema overload:
  * same era gate, same result decoding, same validation, same errors.
  *
- * It leans on one protected member of the SDK, `_wireCodec()` (documented for role subclasses). If a future SDK
- * drops it, `request()` falls through to the SDK's own path unchanged and `resultChecksReused` stays false, which
- * a test watches.
- *
  * `tools/call`, the one request sent per tool call, also gets a direct path (see {@link InterlockClient.callTool}).
+ * Every SDK member it relies on is named in sdk-internals.ts; its answers arrive through the inbound chain
+ * (inbound.ts), installed by {@link InterlockClient.connect}.
  * @internal
  */
 import {
   Client,
+  type ConnectOptions,
   DEFAULT_REQUEST_TIMEOUT_MSEC,
+  type JSONRPCMessage,
   ProtocolError,
   SdkError,
   SdkErrorCode,
-  SERVER_INFO_META_KEY,
+  type Transport,
 } from '@modelcontextprotocol/client';
-import { isJsonObject } from '../json.js';
-import { TASKS_EXTENSION } from './task-handles.js';
+import { DirectCalls } from './direct-calls.js';
+import { type InboundChain, type InboundStage, inboundStages, installInbound } from './inbound.js';
+import { boundInputRounds } from './input-rounds.js';
+import {
+  defaultResultType,
+  isStandardSchema,
+  plainTextResult,
+  type ResultSchema,
+  resultSchemaFor,
+  sameEntries,
+  withMeta,
+} from './results.js';
+import {
+  hasPrivateMembers,
+  listenForProgress,
+  stopListeningForProgress,
+  takeRequestId,
+  type WireCodec,
+  wireCodecOf,
+} from './sdk-internals.js';
+import { acceptTaskResults, TASKS_EXTENSION } from './task-handles.js';
 
 /** The key of the client capabilities in a 2026-07-28 request's `_meta` envelope (SEP-2575). */
 const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
-
-/** What a result check needs from the SDK's era codec (its `WireCodec` type is not exported). */
-interface ResultCodec {
-  /** The protocol revision the codec speaks (`2025-11-25`, `2026-07-28`). */
-  readonly era?: string;
-  decodeResult?(method: string, raw: unknown): DecodedResult;
-  validateResult(
-    method: string,
-    raw: unknown,
-  ): { ok: true; value: unknown } | { ok: false; reason: string; message?: string };
-}
-
-interface ResultSchema {
-  readonly '~standard': {
-    readonly version: 1;
-    readonly vendor: string;
-    validate(value: unknown): { value: unknown } | { issues: { message: string }[] };
-  };
-}
-
-/** The codec's reading of a raw result: `complete`, `invalid`, or a kind the role class resolves (`input_required`). */
-type DecodedResult =
-  | { kind: 'complete'; result: unknown }
-  | { kind: 'invalid'; error: Error }
-  | { kind: string; inputRequests?: unknown; requestState?: unknown; _meta?: unknown };
-
-/**
- * The members of the SDK's `Protocol` the direct `tools/call` path shares with the SDK's own requests: the id
- * counter, the progress table its `notifications/progress` dispatch reads, and the outbound envelope. They are
- * TypeScript-private in the SDK's types, hence this view; each is checked before use and, if one is missing, calls
- * take the SDK's path.
- */
-interface ProtocolInternals {
-  _requestMessageId: number;
-  _progressHandlers: Map<number, (progress: unknown) => void>;
-  _envelopeOutbound(message: Record<string, unknown>): Record<string, unknown>;
-  _resolveNonCompleteResult(decoded: DecodedResult, flow: Record<string, unknown>): Promise<unknown>;
-  _requestWithSchemaViaCodec(
-    codec: ResultCodec,
-    request: unknown,
-    schema: ResultSchema,
-    options: unknown,
-  ): Promise<unknown>;
-  _options?: { enforceStrictCapabilities?: boolean };
-}
-
-function hasInternals(value: object): boolean {
-  const v = value as Partial<ProtocolInternals>;
-  return (
-    typeof v._requestMessageId === 'number' &&
-    v._progressHandlers instanceof Map &&
-    typeof v._envelopeOutbound === 'function' &&
-    typeof v._resolveNonCompleteResult === 'function' &&
-    typeof v._requestWithSchemaViaCodec === 'function'
-  );
-}
 
 /** What `callTool` may be given; anything else (resumption tokens, headers, …) takes the SDK's path. */
 interface CallOptions {
@@ -109,7 +72,7 @@ const DIRECT_OPTIONS = new Set([
 /** One direct `tools/call` in flight (see {@link InterlockClient.callTool}). */
 interface DirectCall {
   readonly id: number;
-  readonly codec: ResultCodec;
+  readonly codec: WireCodec;
   readonly request: { method: string; params: Record<string, unknown> };
   readonly options: CallOptions;
   readonly startedAt: number;
@@ -121,145 +84,39 @@ interface DirectCall {
   readonly onAbort: (() => void) | undefined;
 }
 
-/**
- * The direct calls in flight, by id: a ring of slots indexed by the low bits of the id, which the SDK hands out in
- * increasing order. A slot is emptied when its call ends.
- *
- * Not a `Map`: V8 re-allocates a `Map`'s or `Set`'s table as entries come and go, and for a long-lived one it does
- * so in the old generation, where the abandoned table keeps whatever its entries pointed to alive until the next
- * full collection. A call's state holds its promise and with it the whole pipeline of the call, so every call's
- * objects were being promoted (docs/performance.md, seventh pass). For the same reason a direct call puts nothing
- * in the SDK's response and timeout tables, and its progress handler only once progress comes.
- */
-class DirectCalls {
-  #slots: (DirectCall | undefined)[] = new Array<DirectCall | undefined>(64).fill(undefined);
-  #mask = 63;
-  #size = 0;
+/** What the inbound chain of a connection holds besides the answers to direct calls (see inbound.ts). */
+export interface InboundOptions {
+  /** Lift task handles answering `tools/call` (task-handles.ts). @default false */
+  taskHandles?: boolean | undefined;
+  /** Refuse an `input_required` round with more input requests than this (input-rounds.ts). @default no bound */
+  maxInputRequestsPerRound?: number | undefined;
+}
 
-  /** How many calls are in flight. */
-  get size(): number {
-    return this.#size;
-  }
-
-  get(id: number): DirectCall | undefined {
-    const call = this.#slots[id & this.#mask];
-    return call !== undefined && call.id === id ? call : undefined;
-  }
-
-  add(call: DirectCall): void {
-    // Another call still holds the slot (one slower than 64 newer ones, or more): grow until every call has its own.
-    while (this.#slots[call.id & this.#mask] !== undefined) this.#grow();
-    this.#slots[call.id & this.#mask] = call;
-    this.#size++;
-  }
-
-  /** The call with this id, taken out; undefined when it already ended (or never was a direct call). */
-  take(id: number): DirectCall | undefined {
-    const call = this.get(id);
-    if (call === undefined) return undefined;
-    this.#slots[id & this.#mask] = undefined;
-    this.#size--;
-    return call;
-  }
-
-  /** Every call in flight, taken out (the connection closed). */
-  drain(): DirectCall[] {
-    const calls = this.#slots.filter((call): call is DirectCall => call !== undefined);
-    this.#slots.fill(undefined);
-    this.#size = 0;
-    return calls;
-  }
-
-  /** The ids of the calls whose deadline is past at `now`, and the earliest deadline of the others (or Infinity). */
-  due(now: number): { ids: number[]; next: number } {
-    const ids: number[] = [];
-    let next = Number.POSITIVE_INFINITY;
-    for (const call of this.#slots) {
-      if (call === undefined) continue;
-      if (call.deadline <= now) ids.push(call.id);
-      else if (call.deadline < next) next = call.deadline;
-    }
-    return { ids, next };
-  }
-
-  #grow(): void {
-    let length = this.#slots.length * 2;
-    for (;;) {
-      const mask = length - 1;
-      const slots = new Array<DirectCall | undefined>(length).fill(undefined);
-      let fits = true;
-      for (const call of this.#slots) {
-        if (call === undefined) continue;
-        if (slots[call.id & mask] !== undefined) {
-          fits = false;
-          break;
-        }
-        slots[call.id & mask] = call;
-      }
-      if (fits) {
-        this.#slots = slots;
-        this.#mask = mask;
-        return;
-      }
-      length *= 2;
-    }
-  }
+/** The SDK's connect options, and what goes in the inbound chain. */
+export interface InterlockConnectOptions extends ConnectOptions {
+  inbound?: InboundOptions | undefined;
 }
 
 /** The longest delay `setTimeout` takes as given (a longer one fires after 1 ms). */
 const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
-
-/** Per era codec (the SDK keeps one per era), per method: the adapter, or `null` for a method not in the era. */
-const schemas = new WeakMap<ResultCodec, Map<string, ResultSchema | null>>();
-
-function resultSchemaFor(codec: ResultCodec, method: string): ResultSchema | null {
-  let byMethod = schemas.get(codec);
-  if (byMethod === undefined) {
-    byMethod = new Map();
-    schemas.set(codec, byMethod);
-  }
-  let schema = byMethod.get(method);
-  if (schema === undefined) {
-    // Asked once per era and method, not per request: does this era define a result for the method?
-    const probe = codec.validateResult(method, undefined);
-    schema =
-      !probe.ok && probe.reason === 'not-in-era'
-        ? null
-        : {
-            '~standard': {
-              version: 1,
-              vendor: 'mcp-interlock',
-              validate(value) {
-                const outcome = codec.validateResult(method, value);
-                if (outcome.ok) return { value: outcome.value };
-                return {
-                  issues: [
-                    {
-                      message:
-                        outcome.reason === 'invalid' ? String(outcome.message) : `not-in-era: ${method}`,
-                    },
-                  ],
-                };
-              },
-            },
-          };
-    byMethod.set(method, schema);
-  }
-  return schema;
-}
-
-function isStandardSchema(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && '~standard' in value;
-}
 
 /** @internal */
 export class InterlockClient extends Client {
   #reused = false;
   #directCalls = 0;
   /** The `tools/call` requests sent by the direct path and not yet answered. */
-  readonly #direct = new DirectCalls();
+  readonly #direct = new DirectCalls<DirectCall>();
+  /** The inbound chain of the current transport (inbound.ts). */
+  #inbound: InboundChain | undefined;
+  /** Whether the SDK was asked to refuse requests the server's capabilities do not cover (then the SDK's path). */
+  readonly #strictCapabilities: boolean;
+
+  constructor(...args: ConstructorParameters<typeof Client>) {
+    super(...args);
+    this.#strictCapabilities = args[1]?.enforceStrictCapabilities === true;
+  }
   /** {@link #directCodec}'s answer for the transport and negotiated version it was worked out for. */
-  #directPath: { transport: object; version: string; codec: ResultCodec | undefined } | undefined;
+  #directPath: { transport: object; version: string; codec: WireCodec | undefined } | undefined;
 
   /** The outbound envelope with the tasks extension declared, and the SDK's envelope it was built from. */
   #envelope: { from: Readonly<Record<string, unknown>>; to: Readonly<Record<string, unknown>> } | undefined;
@@ -328,37 +185,65 @@ export class InterlockClient extends Client {
   }
 
   /**
-   * Answers to direct calls go straight to {@link _onresponse}: the SDK's dispatcher would first check each
-   * message against the JSON-RPC result schema again (the transport already parsed it as a JSON-RPC message). A
-   * message with a number id and no method is a response; every other message takes the SDK's dispatch.
+   * Connects over `transport` with the inbound chain installed first (inbound.ts), in its one order: result types,
+   * task handles,
+   * input-round bounds (when asked for in `options.inbound`), then the answers to direct calls, then the SDK's
+   * dispatch.
    */
-  override async connect(
-    transport: Parameters<Client['connect']>[0],
-    options?: Parameters<Client['connect']>[1],
-  ) {
-    await super.connect(transport, options);
-    const dispatch = transport.onmessage;
-    if (dispatch === undefined) return;
-    transport.onmessage = (message, extra) => {
-      const id = (message as { id?: unknown }).id;
-      if (typeof id === 'number' && this.#direct.get(id) !== undefined && !('method' in message)) {
-        this._onresponse(message as Parameters<Client['_onresponse']>[0]);
-        return;
+  override async connect(transport: Transport, options?: InterlockConnectOptions): Promise<void> {
+    const { inbound, ...connectOptions } = options ?? {};
+    const max = inbound?.maxInputRequestsPerRound;
+    this.#inbound = installInbound(
+      transport,
+      inboundStages({
+        resultType: defaultResultType(() => this.getProtocolEra() === 'modern'),
+        taskHandles: inbound?.taskHandles === true ? acceptTaskResults(transport) : undefined,
+        inputBounds: max === undefined ? undefined : boundInputRounds(max),
+        directAnswers: this.#directAnswers,
+      }),
+    );
+    await super.connect(transport, connectOptions);
+  }
+
+  /** The inbound chain of the transport this client connected over last (for tests and diagnostics). */
+  get inbound(): InboundChain | undefined {
+    return this.#inbound;
+  }
+
+  /** How many entries the table of direct calls holds room for: bounded however many calls went by. */
+  get directCallFootprint(): number {
+    return this.#direct.footprint;
+  }
+
+  /**
+   * The chain's stage for direct calls: an answer to one is settled here, without the SDK's dispatch (which would
+   * check it against the JSON-RPC result schema again: the transport already parsed it). Its id is read as the
+   * SDK reads it (`Number(id)`). Progress for a direct call whose caller listens registers its handler with the SDK
+   * before the SDK reads the notification, rather than for every call.
+   */
+  readonly #directAnswers: InboundStage = {
+    name: 'direct-answers',
+    handle: (message, extra, next) => {
+      if (this.#direct.size !== 0) {
+        if (!('method' in message)) {
+          const id = responseId(message);
+          if (this.#direct.get(id) !== undefined) {
+            this.#answer(id, message);
+            return;
+          }
+        } else if (message.method === 'notifications/progress') {
+          const token = (message.params as { progressToken?: unknown } | undefined)?.progressToken;
+          const id = Number(token);
+          // Only for a call that sent a token (its caller listens): for any other the SDK reports an unknown token.
+          if (this.#direct.get(id)?.options.onprogress !== undefined)
+            listenForProgress(this, id, this.#progress(id));
+        }
       }
-      dispatch(message, extra);
-    };
-  }
+      next(message, extra);
+    },
+  };
 
-  protected override _onresponse(response: Parameters<Client['_onresponse']>[0]): void {
-    const id = (response as { id?: unknown }).id;
-    if (typeof id === 'number' && this.#direct.get(id) !== undefined) {
-      this.#answer(id, response);
-      return;
-    }
-    super._onresponse(response);
-  }
-
-  #directCodec(options: CallOptions | undefined): ResultCodec | undefined {
+  #directCodec(options: CallOptions | undefined): WireCodec | undefined {
     if (options?.toolDefinition === undefined || options.toolDefinition.outputSchema !== undefined) return;
     for (const key in options) if (!DIRECT_OPTIONS.has(key)) return;
     const transport = this.transport;
@@ -373,11 +258,10 @@ export class InterlockClient extends Client {
   }
 
   /** The codec of the direct path for this connection, or undefined when the SDK's path must be taken. */
-  #directCodecOf(): ResultCodec | undefined {
+  #directCodecOf(): WireCodec | undefined {
     if (mirrorsHeaders(this)) return;
-    if (!hasInternals(this)) return;
-    if ((this as unknown as ProtocolInternals)._options?.enforceStrictCapabilities === true) return;
-    const codec = this.#codec();
+    if (!hasPrivateMembers(this) || this.#strictCapabilities) return;
+    const codec = wireCodecOf(this);
     if (codec === undefined || typeof codec.decodeResult !== 'function') return;
     return resultSchemaFor(codec, 'tools/call') === null ? undefined : codec;
   }
@@ -385,16 +269,15 @@ export class InterlockClient extends Client {
   /**
    * Sends a direct `tools/call`. Its state waits in {@link DirectCalls} until it ends. Its timeout is a deadline that
    * one timer per client watches (see {@link #watch}); its progress handler is registered with the SDK only once a
-   * progress notification for it arrives (see {@link _onnotification}).
+   * progress notification for it arrives (see {@link #directAnswers}).
    */
-  #callDirect(codec: ResultCodec, params: Record<string, unknown>, options: CallOptions): Promise<unknown> {
-    const self = this as unknown as ProtocolInternals;
+  #callDirect(codec: WireCodec, params: Record<string, unknown>, options: CallOptions): Promise<unknown> {
     const signal = options.signal;
     if (signal?.aborted) return Promise.reject(asSdkError(signal.reason));
     const transport = this.transport;
     if (transport === undefined)
       return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
-    const id = self._requestMessageId++;
+    const id = takeRequestId(this);
     // As the SDK's request and `_envelopeOutbound` do together: a progress token only when the caller listens for
     // progress, and on 2026-07-28 the envelope's keys under the caller's `_meta` (the caller's win), in one copy.
     const envelope = this._outboundMetaEnvelope();
@@ -475,25 +358,6 @@ export class InterlockClient extends Client {
   }
 
   /**
-   * A progress notification for a direct call: its handler is registered with the SDK now, before the SDK reads and
-   * checks the notification, rather than for every call. The SDK hands it the progress as it does to any request's.
-   */
-  protected override _onnotification(
-    notification: Parameters<Client['_onnotification']>[0],
-    extra?: Parameters<Client['_onnotification']>[1],
-  ): void {
-    if (notification.method === 'notifications/progress') {
-      const token = (notification.params as { progressToken?: unknown } | undefined)?.progressToken;
-      const id = Number(token);
-      const handlers = (this as unknown as ProtocolInternals)._progressHandlers;
-      // Only for a call that sent a token (its caller listens): for any other the SDK reports an unknown token.
-      const call = this.#direct.get(id);
-      if (call?.options.onprogress !== undefined && !handlers.has(id)) handlers.set(id, this.#progress(id));
-    }
-    super._onnotification(notification, extra);
-  }
-
-  /**
    * The connection closed: every direct call in flight rejects with the SDK's error, after the SDK's own teardown,
    * as its own requests do.
    */
@@ -553,8 +417,7 @@ export class InterlockClient extends Client {
   #end(id: number): DirectCall | undefined {
     const call = this.#direct.take(id);
     if (call === undefined) return undefined;
-    if (call.options.onprogress !== undefined)
-      (this as unknown as ProtocolInternals)._progressHandlers.delete(id);
+    if (call.options.onprogress !== undefined) stopListeningForProgress(this, id);
     if (call.onAbort !== undefined) call.options.signal?.removeEventListener('abort', call.onAbort);
     if (this.#direct.size === 0 && this.#timerRefed) {
       // Nothing in flight: the timer stays for the next call but no longer keeps the process alive.
@@ -595,15 +458,11 @@ export class InterlockClient extends Client {
       reason === undefined
         ? new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout })
         : reason;
-    const self = this as unknown as ProtocolInternals;
-    const cancelled = {
-      jsonrpc: '2.0',
+    // Sent as the SDK sends it for its own requests, envelope and all, through the public `notification()`.
+    this.notification({
       method: 'notifications/cancelled',
       params: { requestId: id, reason: String(why) },
-    };
-    this.transport
-      ?.send(self._envelopeOutbound(cancelled) as never)
-      .catch((error: unknown) => this.onerror?.(new Error(`Failed to send cancellation: ${error}`)));
+    }).catch((error: unknown) => this.onerror?.(new Error(`Failed to send cancellation: ${error}`)));
     call.reject(asSdkError(why));
   }
 
@@ -612,7 +471,7 @@ export class InterlockClient extends Client {
    * the role class (`input_required`) is handed to the SDK's driver, as a promise. Throws what the SDK rejects with.
    */
   #settle(
-    codec: ResultCodec,
+    codec: WireCodec,
     request: { method: string; params: Record<string, unknown> },
     options: CallOptions,
     startedAt: number,
@@ -623,8 +482,7 @@ export class InterlockClient extends Client {
       this.#reused = true;
       return plain;
     }
-    const self = this as unknown as ProtocolInternals;
-    const decoded = (codec.decodeResult as NonNullable<ResultCodec['decodeResult']>)(request.method, raw);
+    const decoded = (codec.decodeResult as NonNullable<WireCodec['decodeResult']>)(request.method, raw);
     const schema = resultSchemaFor(codec, request.method) as ResultSchema;
     if (decoded.kind === 'invalid') throw (decoded as { error: Error }).error;
     if (decoded.kind !== 'complete') {
@@ -638,17 +496,17 @@ export class InterlockClient extends Client {
         };
       }
       // Further legs are the SDK's own requests (its multi-round-trip driver, or its error for the kind).
-      return self._resolveNonCompleteResult(decoded, {
-        codec,
+      // Each further leg is a request through the public `request()`, with the same result check.
+      return this._resolveNonCompleteResult(decoded as Parameters<Client['_resolveNonCompleteResult']>[0], {
+        codec: codec as Parameters<Client['_resolveNonCompleteResult']>[1]['codec'],
         request,
-        resultSchema: schema,
+        resultSchema: schema as never,
         options,
         flowStartedAt: startedAt,
-        retry: (next: Record<string, unknown> | undefined, legOptions: unknown) =>
-          self._requestWithSchemaViaCodec(
-            codec,
+        retry: (next, legOptions) =>
+          super.request(
             next === undefined ? { method: request.method } : { method: request.method, params: next },
-            schema,
+            schema as never,
             legOptions,
           ),
       });
@@ -666,7 +524,7 @@ export class InterlockClient extends Client {
   override request(request: any, schemaOrOptions?: any, maybeOptions?: any): any {
     // Before a version is negotiated the SDK pins lifecycle methods to a bootstrap era: its own path decides.
     if (!isStandardSchema(schemaOrOptions) && this.getNegotiatedProtocolVersion() !== undefined) {
-      const codec = this.#codec();
+      const codec = wireCodecOf(this);
       const schema = codec === undefined ? null : resultSchemaFor(codec, request.method);
       if (schema !== null) {
         this.#reused = true;
@@ -674,13 +532,6 @@ export class InterlockClient extends Client {
       }
     }
     return super.request(request, schemaOrOptions, maybeOptions);
-  }
-
-  #codec(): ResultCodec | undefined {
-    const accessor = (this as unknown as { _wireCodec?: () => unknown })._wireCodec;
-    if (typeof accessor !== 'function') return undefined;
-    const codec = accessor.call(this) as Partial<ResultCodec> | undefined;
-    return typeof codec?.validateResult === 'function' ? (codec as ResultCodec) : undefined;
   }
 }
 
@@ -694,145 +545,13 @@ function mirrorsHeaders(client: Client): boolean {
   return client.getProtocolEra() === 'modern' && transport?.hasPerRequestStream === true;
 }
 
-/**
- * A `tools/call` result made of text blocks alone, read by its shape: `content` (text blocks with exactly `type`
- * and `text`) and an optional boolean `isError`; on 2026-07-28 also `resultType: "complete"` and an optional `_meta`
- * that names the server and nothing else (see {@link plainServerMeta}: the v2 SDK's server stamps every result
- * with it). For such a result the era's codec and its zod result schema return the same value (less `resultType`),
- * at a cost that profiled over stdio above the rest of the SDK's work on an answer; anything else, a task handle,
- * structured content, other `_meta`, a block of another type or one extra key, returns undefined and takes the
- * codec's path. A property test (test/interop/client-direct.test.ts) checks the two agree on every value this
- * accepts.
- * @internal
- */
-export function plainTextResult(codec: { era?: unknown }, raw: unknown): unknown {
-  if (!isJsonObject(raw)) return undefined;
-  const modern = codec.era === '2026-07-28';
-  if (!modern && codec.era !== '2025-11-25') return undefined;
-  const record = raw as { content?: unknown; isError?: unknown; resultType?: unknown; _meta?: unknown };
-  for (const key in record) {
-    if (key === 'content' || key === 'isError' || (modern && (key === 'resultType' || key === '_meta')))
-      continue;
-    return undefined;
-  }
-  if (modern && record.resultType !== 'complete') return undefined;
-  if (record.isError !== undefined && typeof record.isError !== 'boolean') return undefined;
-  const content = record.content;
-  if (!Array.isArray(content)) return undefined;
-  for (const block of content as unknown[]) {
-    if (!isJsonObject(block)) return undefined;
-    let keys = 0;
-    for (const key in block) {
-      if (key !== 'type' && key !== 'text') return undefined;
-      keys++;
-    }
-    const text = block as { type?: unknown; text?: unknown };
-    if (keys !== 2 || text.type !== 'text' || typeof text.text !== 'string') return undefined;
-  }
-  if (!modern) return record;
-  if (record._meta === undefined) {
-    return record.isError === undefined ? { content } : { content, isError: record.isError };
-  }
-  const meta = plainServerMeta(record._meta);
-  if (meta === undefined) return undefined;
-  return record.isError === undefined
-    ? { _meta: meta, content }
-    : { _meta: meta, content, isError: record.isError };
-}
-
-/** The fields of a server's `Implementation` that are plain strings, in the order the SDK's schema lists them. */
-const SERVER_INFO_STRINGS = ['name', 'title', 'version', 'websiteUrl', 'description'] as const;
-
-/**
- * A result's `_meta` as the 2026-07-28 result schema returns it, when it holds the server's name alone
- * (`io.modelcontextprotocol/serverInfo`: `name` and `version`, and optionally `title`, `websiteUrl` and
- * `description`, all strings); otherwise undefined. The schema makes a new object of the server info with its keys
- * in its own order and drops none of these, so this does too.
- */
-function plainServerMeta(meta: unknown): Record<string, unknown> | undefined {
-  if (!isJsonObject(meta)) return undefined;
-  for (const key in meta) if (key !== SERVER_INFO_META_KEY) return undefined;
-  const fields = meta[SERVER_INFO_META_KEY];
-  if (!isJsonObject(fields)) return undefined;
-  const parsed: Record<string, unknown> = {};
-  let known = 0;
-  for (const key of SERVER_INFO_STRINGS) {
-    if (!Object.hasOwn(fields, key)) continue;
-    if (typeof fields[key] !== 'string') return undefined;
-    parsed[key] = fields[key];
-    known++;
-  }
-  let keys = 0;
-  for (const _key in fields) keys++;
-  if (keys !== known || parsed.name === undefined || parsed.version === undefined) return undefined;
-  return { [SERVER_INFO_META_KEY]: parsed };
-}
-
-/**
- * Whether this V8 copies an object slowly when it is spread into a literal that also names one of its keys, as
- * `{ ...params, _meta }` does: about a microsecond a call in V8 11 (Node 20), ten times `Object.assign`. V8 12 (Node
- * 22) and later spread such objects faster than they assign them (docs/performance.md, thirteenth pass).
- */
-const SLOW_SPREAD = Number.parseInt(process.versions.v8 ?? '', 10) < 12;
-
-/**
- * A copy of a request's params whose `_meta` holds the outbound envelope's keys, then the caller's `_meta` keys (which
- * win, as in the SDK's `_envelopeOutbound`), then `progressToken` when there is one. The caller's objects and the
- * envelope are not written. Chosen once, by {@link SLOW_SPREAD}.
- * @internal
- */
-export const withMeta: (
-  params: Record<string, unknown>,
-  envelope: Readonly<Record<string, unknown>> | undefined,
-  token: number | undefined,
-) => Record<string, unknown> = SLOW_SPREAD
-  ? (params, envelope, token) => {
-      const own = params._meta as object | undefined;
-      let meta: Record<string, unknown>;
-      if (envelope === undefined) meta = assigned(own);
-      else if (own !== undefined && own !== null && Object.hasOwn(own, '__proto__'))
-        meta = { ...envelope, ...own };
-      else {
-        meta = assigned(envelope);
-        if (own !== undefined) Object.assign(meta, own);
-      }
-      if (token !== undefined) meta.progressToken = token;
-      const sent = assigned(params);
-      sent._meta = meta;
-      return sent;
-    }
-  : (params, envelope, token) => ({
-      ...params,
-      _meta:
-        token === undefined
-          ? { ...envelope, ...(params._meta as object | undefined) }
-          : { ...envelope, ...(params._meta as object | undefined), progressToken: token },
-    });
-
-/** Whether two envelopes have the same keys, each with the same value (`===`). */
-function sameEntries(a: Readonly<Record<string, unknown>>, b: Readonly<Record<string, unknown>>): boolean {
-  let count = 0;
-  for (const key in b) {
-    if (a[key] !== b[key] || !Object.hasOwn(a, key)) return false;
-    count++;
-  }
-  for (const _key in a) count--;
-  return count === 0;
-}
-
-/**
- * An object's own enumerable properties in a new plain object, by `Object.assign`. One with an own `__proto__` key
- * (JSON.parse makes those) is spread instead: `Object.assign` would set the copy's prototype from it, and the key
- * would be lost.
- */
-function assigned(value: object | undefined): Record<string, unknown> {
-  if (value === undefined || value === null) return {};
-  return Object.hasOwn(value, '__proto__')
-    ? { ...(value as Record<string, unknown>) }
-    : Object.assign<Record<string, unknown>, object>({}, value);
-}
-
 /** What a cancelled request rejects with, as the SDK words it. */
 function asSdkError(reason: unknown): SdkError {
   return reason instanceof SdkError ? reason : new SdkError(SdkErrorCode.RequestTimeout, String(reason));
+}
+
+/** A response's id as the SDK's `_onresponse` reads it, `Number(id)`: an answer with id `"7"` answers request 7. */
+function responseId(message: JSONRPCMessage): number {
+  const id = (message as { id?: unknown }).id;
+  return typeof id === 'number' ? id : typeof id === 'string' ? Number(id) : Number.NaN;
 }

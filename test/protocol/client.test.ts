@@ -7,8 +7,8 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InterlockClient } from '../../src/interop/client.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
+import { InterlockClient } from '../../src/protocol/client.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { type FixtureName, nodeFixture } from '../helpers/fixtures.js';
 

@@ -12,17 +12,24 @@ import {
   parseJSONRPCMessage,
   SdkError,
   SdkErrorCode,
+  SERVER_INFO_META_KEY,
+  STDIO_DEFAULT_MAX_BUFFER_SIZE,
   type Transport,
 } from '@modelcontextprotocol/client';
+import { ConnectionLostError, type InterlockErrorOptions } from '../errors.js';
 import { isJsonObject } from '../json.js';
 import { MASK_LOOKAHEAD_CHARS, maskThenCut } from '../redact.js';
+import { plainServerInfo } from './results.js';
 
 /** How long a server gets after stdin ends, and again after SIGTERM. @default 2 000 ms */
 export const DEFAULT_KILL_GRACE_MS = 2_000;
 /** What `send` returns when the message was handed to the pipe: one settled promise for every such send. */
 const SENT: Promise<void> = Promise.resolve();
-/** The longest stdout line accepted from a server (one JSON-RPC message). @default 128 MiB */
-export const DEFAULT_MAX_LINE_BYTES = 128 * 1024 * 1024;
+/**
+ * The largest message (one stdout line) accepted from a server: the SDK's own stdio limit,
+ * `STDIO_DEFAULT_MAX_BUFFER_SIZE` (10 MiB). A server config's `maxMessageBytes` changes it. @default 10 MiB
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES: number = STDIO_DEFAULT_MAX_BUFFER_SIZE;
 /**
  * How long a server that wrote a non-JSON line to stdout before any JSON-RPC message gets to send one, before it
  * is taken for something that does not speak MCP on stdio and closed. @default 3 000 ms
@@ -65,6 +72,25 @@ export class StdoutNoiseError extends Error {
   }
 }
 
+/**
+ * A server wrote a message (one stdout line) larger than the connection's limit: the transport closed it. Code
+ * `CONNECTION_LOST`; `limit` is the limit in bytes, and `operatorHint` says how to raise it.
+ */
+export class MessageTooLargeError extends ConnectionLostError {
+  readonly limit: number;
+  readonly operatorHint: string;
+
+  constructor(limit: number, options: InterlockErrorOptions = {}) {
+    const who = options.server === undefined ? 'the server' : `server '${options.server}'`;
+    super(
+      `The connection to ${who} was closed: it wrote a message larger than the limit of ${limit} bytes (maxMessageBytes)`,
+      options,
+    );
+    this.limit = limit;
+    this.operatorHint = `If the server's messages are meant to be this large, raise maxMessageBytes in its config (now ${limit}; the default, ${DEFAULT_MAX_MESSAGE_BYTES}, is the MCP SDK's).`;
+  }
+}
+
 /** The longest stderr line passed on; the rest of a longer line is dropped. */
 export const MAX_STDERR_LINE_CHARS = 16_384;
 
@@ -86,8 +112,8 @@ export interface ProcessStdioOptions {
   mask?: ((text: string) => string) | undefined;
   /** @default DEFAULT_KILL_GRACE_MS */
   killGraceMs?: number | undefined;
-  /** @default DEFAULT_MAX_LINE_BYTES */
-  maxLineBytes?: number | undefined;
+  /** The largest message (one stdout line) accepted; a larger one closes the server. @default DEFAULT_MAX_MESSAGE_BYTES */
+  maxMessageBytes?: number | undefined;
   /**
    * After a non-JSON stdout line that comes before any JSON-RPC message, how long to wait for one before closing
    * the server with a {@link StdoutNoiseError}. Later lines are only reported (`onerror`) and skipped.
@@ -145,6 +171,7 @@ export class ProcessStdioTransport implements Transport {
   #spoken = false;
   #noiseTimer: NodeJS.Timeout | undefined;
   #noise: StdoutNoiseError | undefined;
+  #tooLarge: MessageTooLargeError | undefined;
   /** Lines held back to be written together (see {@link send}); undefined when none are being held. */
   #held: string | undefined;
   /** The last chunk from stdout held more than one message (see {@link send}). */
@@ -175,6 +202,11 @@ export class ProcessStdioTransport implements Transport {
   /** Why the transport closed the server itself: it wrote to stdout what is not MCP (see {@link StdoutNoiseError}). */
   get stdoutNoise(): StdoutNoiseError | undefined {
     return this.#noise;
+  }
+
+  /** Why the transport closed the server itself: it wrote a message over the limit (see {@link MessageTooLargeError}). */
+  get tooLarge(): MessageTooLargeError | undefined {
+    return this.#tooLarge;
   }
 
   /** "exited with code 1" / "was killed by SIGKILL", for messages. */
@@ -245,13 +277,12 @@ export class ProcessStdioTransport implements Transport {
       const rest = chunk.subarray(start);
       this.#chunks.push(rest);
       this.#pendingBytes += rest.length;
-      const max = this.#options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+      const max = this.#options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
       if (this.#pendingBytes > max) {
         this.#chunks = [];
         this.#pendingBytes = 0;
-        this.onerror?.(
-          new Error(`the server wrote a line longer than ${max} bytes to stdout; closing it (maxLineBytes)`),
-        );
+        this.#tooLarge = new MessageTooLargeError(max);
+        this.onerror?.(this.#tooLarge);
         void this.close();
       }
     }
@@ -267,8 +298,12 @@ export class ProcessStdioTransport implements Transport {
       // Most lines answer a request. The plain shape of an answer is recognized without a schema walk (see
       // isPlainResultResponse); anything else is checked against the result-response schema alone, not the
       // four-way union that tries request and notification first and builds their failures.
+      // An answer whose `_meta` carries a server info the SDK's schema would rewrite (or drop, when malformed) takes
+      // the schema's output, as the SDK's own stdio transport does (issue 43).
       message =
-        isPlainResultResponse(value) || isJSONRPCResultResponse(value) ? value : parseJSONRPCMessage(value);
+        isPlainResultResponse(value) || (isJSONRPCResultResponse(value) && !carriesServerInfo(value))
+          ? value
+          : parseJSONRPCMessage(value);
     } catch {
       // Servers that log to stdout corrupt nothing here: the line is reported and skipped. Before the first
       // message it may also mean the process does not speak MCP at all: it gets a grace period to show it does.
@@ -434,7 +469,8 @@ function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
  * version, a string or integer id, and a result that is a JSON object whose `_meta`, if it has one, is a JSON object
  * too. That is all the SDK's `JSONRPCResultResponseSchema` checks of such a message (a strict object whose result is
  * a loose object with an optional `_meta`, itself a loose object whose one typed key, the server's info, falls back
- * to undefined when it does not fit), so whatever this accepts the schema accepts too (a property test holds it to
+ * to undefined when it does not fit; a server info is accepted here only when the schema returns it as it is), so
+ * whatever this accepts the schema accepts, and returns unchanged, too (a property test holds it to
  * that). Every other message goes through the schema. The result's own fields are checked afterwards against the
  * method's result schema by the client, as for every answer. Per answer this saves a zod walk that cost more than
  * checking the tool result itself (docs/performance.md); a 2026-07-28 server built on the v2 SDK puts its name in
@@ -450,7 +486,14 @@ export function isPlainResultResponse(value: unknown): value is JSONRPCMessage {
   const result = message.result;
   if (!isJsonObject(result)) return false;
   if (Object.hasOwn(result, '_meta')) {
-    if (!isJsonObject(result._meta)) return false;
+    const meta = result._meta;
+    if (!isJsonObject(meta)) return false;
+    // The schema rewrites a server info (keeps its known fields, drops a malformed one): only a plain one is as sent.
+    if (
+      Object.hasOwn(meta, SERVER_INFO_META_KEY) &&
+      plainServerInfo(meta[SERVER_INFO_META_KEY]) === undefined
+    )
+      return false;
   }
   let keys = 0;
   for (const key in message) {
@@ -458,4 +501,10 @@ export function isPlainResultResponse(value: unknown): value is JSONRPCMessage {
     keys++;
   }
   return keys === 3;
+}
+
+/** Whether an answer's result `_meta` carries a server info (which the SDK's schema may rewrite). */
+function carriesServerInfo(value: unknown): boolean {
+  const meta = (value as { result?: { _meta?: unknown } }).result?._meta;
+  return isJsonObject(meta) && Object.hasOwn(meta, SERVER_INFO_META_KEY);
 }

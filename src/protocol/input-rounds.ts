@@ -11,11 +11,13 @@ import {
   type CallToolRequest,
   type Client,
   isInputRequiredResult,
+  ProtocolErrorCode,
   type RequestOptions,
   SdkError,
   SdkErrorCode,
 } from '@modelcontextprotocol/client';
-import { MAX_INPUT_ROUNDS } from './bounds.js';
+import { MAX_INPUT_ROUNDS, MAX_REQUEST_STATE_CHARS } from './bounds.js';
+import type { InboundStage } from './inbound.js';
 
 /** Answers one input request the way a server request is answered: gated, traced, audited. */
 export type InputAnswerer = (
@@ -89,4 +91,50 @@ async function answerRound(
   } finally {
     input.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * Stops an `input_required` answer before the SDK (or the call path) acts on it when its opaque `requestState` is
+ * larger than {@link MAX_REQUEST_STATE_CHARS} (it would be echoed back round after round), or when it carries more
+ * than `maxRequests` input requests (each one asks a person or a model: issue 38). The response becomes a
+ * JSON-RPC error that says why, so no handler is asked. A stage of the inbound chain (inbound.ts), after task
+ * handles and before the answers to direct calls and the SDK's dispatch.
+ */
+export function boundInputRounds(maxRequests: number): InboundStage {
+  return {
+    name: 'input-bounds',
+    handle(message, extra, next) {
+      const result = (
+        message as { result?: { resultType?: unknown; requestState?: unknown; inputRequests?: unknown } }
+      ).result;
+      const refused = result?.resultType === 'input_required' ? refusedRound(result, maxRequests) : undefined;
+      if (refused === undefined) {
+        next(message, extra);
+        return;
+      }
+      const id = (message as { id: string | number }).id;
+      next({ jsonrpc: '2.0', id, error: { code: ProtocolErrorCode.InternalError, message: refused } }, extra);
+    },
+  };
+}
+
+/** Why an `input_required` result is refused, or undefined. */
+function refusedRound(
+  result: { requestState?: unknown; inputRequests?: unknown },
+  maxRequests: number,
+): string | undefined {
+  const state = result.requestState;
+  if (typeof state === 'string' && state.length > MAX_REQUEST_STATE_CHARS) {
+    return `its input_required answer carried a requestState of ${state.length} characters, over Interlock's limit of ${MAX_REQUEST_STATE_CHARS}; it was not sent back and the call is stopped`;
+  }
+  const requests = result.inputRequests;
+  if (typeof requests !== 'object' || requests === null) return undefined;
+  let count = 0;
+  for (const _ in requests) {
+    if (++count > maxRequests) {
+      const total = Object.keys(requests).length;
+      return `its input_required answer carried ${total} input requests in one round, over Interlock's limit of ${maxRequests} per round; none was answered and the call is stopped`;
+    }
+  }
+  return undefined;
 }

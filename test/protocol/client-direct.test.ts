@@ -17,8 +17,9 @@ import {
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InterlockClient, plainTextResult, withMeta } from '../../src/interop/client.js';
-import { TASKS_EXTENSION } from '../../src/interop/task-handles.js';
+import { InterlockClient } from '../../src/protocol/client.js';
+import { plainTextResult, withMeta } from '../../src/protocol/results.js';
+import { TASKS_EXTENSION } from '../../src/protocol/task-handles.js';
 import { createFixtureLog, type FixtureName, nodeFixture } from '../helpers/fixtures.js';
 import { CONDITION_TIMEOUT_MS } from '../helpers/wait.js';
 
