@@ -21,6 +21,7 @@ import {
 } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { once } from '../lazy.js';
 import { describeIssues, toConfigIssues } from '../zod-issues.js';
 import { canonicalJson } from './pinning.js';
 import type { AuditRecord } from './types.js';
@@ -67,47 +68,51 @@ export interface AuditCheckpoint {
   readonly sig: string;
 }
 
-const KeySchema = z.union([
-  z.strictObject({
-    hmacSecret: z
-      .union([z.string(), z.instanceof(Uint8Array)])
-      .refine(
-        (s) => (typeof s === 'string' ? Buffer.byteLength(s) : s.byteLength) >= MIN_HMAC_SECRET_BYTES,
-        `an HMAC secret needs at least ${MIN_HMAC_SECRET_BYTES} bytes (e.g. openssl rand -base64 48)`,
-      )
-      .describe('The HMAC-SHA256 secret checkpoints are signed with.'),
-  }),
-  z.strictObject({
-    ed25519PrivateKey: z
-      .union([
-        z.string().min(1),
-        z.custom<KeyObject>((v) => v instanceof KeyObject, 'expected PEM text or a KeyObject'),
-      ])
-      .describe('The Ed25519 private key (PEM text or a KeyObject) checkpoints are signed with.'),
-  }),
-]);
+/** The chain's schemas, built on first use (importing the security area builds no schema: issue 15). */
+const chainSchemas = once(() => {
+  const key = z.union([
+    z.strictObject({
+      hmacSecret: z
+        .union([z.string(), z.instanceof(Uint8Array)])
+        .refine(
+          (s) => (typeof s === 'string' ? Buffer.byteLength(s) : s.byteLength) >= MIN_HMAC_SECRET_BYTES,
+          `an HMAC secret needs at least ${MIN_HMAC_SECRET_BYTES} bytes (e.g. openssl rand -base64 48)`,
+        )
+        .describe('The HMAC-SHA256 secret checkpoints are signed with.'),
+    }),
+    z.strictObject({
+      ed25519PrivateKey: z
+        .union([
+          z.string().min(1),
+          z.custom<KeyObject>((v) => v instanceof KeyObject, 'expected PEM text or a KeyObject'),
+        ])
+        .describe('The Ed25519 private key (PEM text or a KeyObject) checkpoints are signed with.'),
+    }),
+  ]);
 
-/** Options of an {@link AuditChain} (the `chain` option of every chaining sink). */
-export const AuditChainOptionsSchema = z.strictObject({
-  key: KeySchema.describe('The key checkpoints are signed with: { hmacSecret } or { ed25519PrivateKey }.'),
-  checkpointEvery: z
-    .number()
-    .int()
-    .min(1)
-    .default(DEFAULT_CHECKPOINT_EVERY)
-    .describe(`Records between two checkpoints. Default ${DEFAULT_CHECKPOINT_EVERY}.`),
-  checkpointIntervalMs: z
-    .number()
-    .int()
-    .min(10)
-    .default(DEFAULT_CHECKPOINT_INTERVAL_MS)
-    .describe(
-      `Milliseconds after which new records get a checkpoint even if fewer than checkpointEvery were written. Default ${DEFAULT_CHECKPOINT_INTERVAL_MS}.`,
-    ),
+  // Options of an AuditChain (the `chain` option of every chaining sink).
+  const options = z.strictObject({
+    key: key.describe('The key checkpoints are signed with: { hmacSecret } or { ed25519PrivateKey }.'),
+    checkpointEvery: z
+      .number()
+      .int()
+      .min(1)
+      .default(DEFAULT_CHECKPOINT_EVERY)
+      .describe(`Records between two checkpoints. Default ${DEFAULT_CHECKPOINT_EVERY}.`),
+    checkpointIntervalMs: z
+      .number()
+      .int()
+      .min(10)
+      .default(DEFAULT_CHECKPOINT_INTERVAL_MS)
+      .describe(
+        `Milliseconds after which new records get a checkpoint even if fewer than checkpointEvery were written. Default ${DEFAULT_CHECKPOINT_INTERVAL_MS}.`,
+      ),
+  });
+  return { key, options };
 });
 
 /** Options of an {@link AuditChain}. */
-export type AuditChainOptions = z.input<typeof AuditChainOptionsSchema>;
+export type AuditChainOptions = z.input<ReturnType<typeof chainSchemas>['options']>;
 
 /** What a verifier needs: the HMAC secret, or the Ed25519 public key (a private key works too). */
 export type AuditVerifyKey =
@@ -153,7 +158,7 @@ function ed25519Key(value: string | KeyObject, kind: 'private' | 'public', path:
   return key;
 }
 
-function signerFor(key: z.output<typeof KeySchema>): CheckpointSigner {
+function signerFor(key: z.output<ReturnType<typeof chainSchemas>['key']>): CheckpointSigner {
   if ('hmacSecret' in key) {
     const secret = key.hmacSecret;
     return {
@@ -191,7 +196,7 @@ export function auditRecordHash(
  */
 export function checkpointVerifier(key: AuditVerifyKey): (cp: AuditCheckpoint) => boolean {
   if ('hmacSecret' in key) {
-    const parsed = KeySchema.safeParse({ hmacSecret: key.hmacSecret });
+    const parsed = chainSchemas().key.safeParse({ hmacSecret: key.hmacSecret });
     if (!parsed.success) throw invalid('audit verification key', parsed.error);
     const signer = signerFor(parsed.data);
     return (cp) => {
@@ -243,7 +248,7 @@ export class AuditChain {
   #closed = false;
 
   constructor(options: AuditChainOptions, onCheckpoint?: (checkpoint: AuditCheckpoint) => void) {
-    const parsed = AuditChainOptionsSchema.safeParse(options);
+    const parsed = chainSchemas().options.safeParse(options);
     if (!parsed.success) throw invalid('audit chain options', parsed.error);
     this.#signer = signerFor(parsed.data.key);
     this.#every = parsed.data.checkpointEvery;
