@@ -369,15 +369,13 @@ function callTool(ctx: ReadyCall): Promise<ToolCallResult> {
   let pending: Promise<unknown>;
   try {
     const sent = taskCallParams(client, connection, params);
-    // With handlers for server requests, input rounds are answered inside this call (see input-rounds.ts).
-    pending =
-      deps.answerServerRequest === undefined
-        ? client.callTool(sent, requestOptions)
-        : callToolAnswering(client, sent, requestOptions, {
-            server,
-            answer: deps.answerServerRequest,
-            signal: ctx.perCallSignal,
-          });
+    // Input rounds (2026-07-28 `input_required`) are answered inside this call by one driver (input-rounds.ts),
+    // with the app's handlers or, without any, refused as a server request no handler answers.
+    pending = callToolAnswering(client, sent, requestOptions, {
+      server,
+      answer: deps.answerServerRequest ?? answerNoRequest,
+      signal: ctx.perCallSignal,
+    });
   } catch (err) {
     pending = Promise.reject(err);
   }

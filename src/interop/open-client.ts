@@ -159,7 +159,6 @@ async function openEra(
   const client = new InterlockClient(options.identity, {
     capabilities: options.serverRequests?.capabilities ?? {},
     // MCP 2026-07-28 MRTR: a server that keeps answering `input_required` is stopped after this many rounds.
-    // MCP 2026-07-28 MRTR: a server that keeps answering `input_required` is stopped after this many rounds.
     inputRequired: { maxRounds: MAX_INPUT_ROUNDS },
     versionNegotiation: {
       mode: kind === 'sse' ? 'legacy' : 'auto',
