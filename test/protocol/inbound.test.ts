@@ -49,11 +49,18 @@ describe('the inbound chain of a connection', () => {
     }
     await client.listTools();
     const chain = client.inbound;
-    expect(chain?.stages).toEqual(['task-handles', 'input-bounds', 'direct-answers', SDK_DISPATCH]);
+    expect(chain?.stages).toEqual([
+      'result-type',
+      'task-handles',
+      'input-bounds',
+      'direct-answers',
+      SDK_DISPATCH,
+    ]);
     // The initialize answer, twenty call answers and the tools/list answer, at least.
     const received = chain?.received ?? 0;
     expect(received).toBeGreaterThanOrEqual(calls + 2);
     // Once per message: the old setter-based hook re-wrapped each handler assigned, and ran two or three times.
+    expect(chain?.runs('result-type')).toBe(received);
     expect(chain?.runs('task-handles')).toBe(received);
     expect(chain?.runs('input-bounds')).toBe(received);
     expect(chain?.runs('direct-answers')).toBe(received);
