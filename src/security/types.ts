@@ -3,6 +3,7 @@
  * Depends on nothing of ours but the shared errors.
  */
 import type { Decision, DecisionEffect } from '../errors.js';
+import type { FlowState } from './flow.js';
 
 export type { Decision, DecisionEffect };
 
@@ -36,6 +37,13 @@ export interface CheckContext {
   readonly now?: number | undefined;
   /** The tool's annotations, untrusted. */
   readonly annotations?: ToolHints | undefined;
+  /**
+   * What the session has seen (issue 42): its labels and the provenance of their content. Flow conditions read it;
+   * without it a flow condition fails closed (a deny on it applies, an allow does not).
+   */
+  readonly flow?: FlowState | undefined;
+  /** The labels of what is called or read (the target), resolved from the policy and the project file. */
+  readonly labels?: readonly string[] | undefined;
 }
 
 /** What the gate is asked to authorize. */
