@@ -13,7 +13,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ServerKind } from './lib/contender.js';
 import { callSchedule, rotate } from './lib/interleave.js';
@@ -252,7 +252,7 @@ async function main(): Promise<void> {
         for (const contender of order) {
           const specs =
             contender === 'interlock'
-              ? [buildSpecifier(interlockEntry!)]
+              ? [buildSpecifier(join(dirname(interlockEntry!), 'interop', 'index.js'))]
               : CONTENDERS[contender].importSpecifiers;
           try {
             const ms = await importTimeMs(specs);

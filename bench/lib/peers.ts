@@ -48,7 +48,8 @@ export const CONTENDERS: Record<ContenderId, ContenderInfo> = {
     label: 'Interlock',
     pkg: 'mcp-interlock',
     from: 'root',
-    importSpecifiers: ['mcp-interlock'],
+    // The entry point an app connects servers with. The package root exports only the errors (issue 43).
+    importSpecifiers: ['mcp-interlock/interop'],
   },
   langchain: {
     id: 'langchain',
