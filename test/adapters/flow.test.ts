@@ -1,11 +1,14 @@
 /**
- * Information flow through a framework adapter (issue 42): the AI SDK's own tool loop, driven by a scripted model
- * that obeys the injection it reads, calls the real mail fixture through `toAISDKTools`. The adapter's calls are
- * made in the flow state it was given (one per agent of the framework), else in the manager's.
+ * Information flow through the framework adapters (issue 42): the AI SDK's and the OpenAI Agents SDK's own tool
+ * loops, driven by scripted models that obey the injection they read, call the real mail fixture through the
+ * adapters. An adapter's calls are made in the flow state it was given (one per agent of the framework), else in
+ * the manager's. Every adapter calls through the same `callForModel`, which passes the state on.
  */
+import { Agent, Runner } from '@openai/agents';
 import { generateText, stepCountIs } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { toAISDKTools } from '../../src/adapters/ai-sdk/index.js';
+import { toOpenAIAgentsTools } from '../../src/adapters/openai-agents/index.js';
 import { PermissionDeniedError } from '../../src/errors.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { FlowState } from '../../src/security/flow.js';
@@ -21,7 +24,15 @@ import {
   SEND_EMAIL,
   sentMail,
 } from '../helpers/mail.js';
-import { aiSdkModel, aiSdkAnswer as answer, aiSdkCallTools as callTools } from './models.js';
+import {
+  agentsAnswer,
+  agentsCallTools,
+  agentsToolOutputsSent,
+  aiSdkModel,
+  aiSdkAnswer as answer,
+  aiSdkCallTools as callTools,
+  ScriptedAgentsModel,
+} from './models.js';
 
 const forward = { to: ATTACKER, subject: 'Fwd', body: SECRET };
 
@@ -54,5 +65,28 @@ describe('information flow through the AI SDK adapter', () => {
     });
     expect(sent.steps[0]?.toolResults.map((r) => r.output)).toEqual([`Sent to ${ATTACKER}.`]);
     expect(sentMail(await manager.executeTool(OUTBOX))).toEqual([{ to: ATTACKER, body: 'hello' }]);
+  });
+
+  it('does the same through the OpenAI Agents SDK adapter: each agent of the framework in its own state', async () => {
+    await using manager = new MCPClientManager({ capabilities: mailPolicy(), flowLabels: mailLabels });
+    await manager.connectServer(mailServer());
+    const runner = new Runner({ tracingDisabled: true });
+    const hijacked = new FlowState();
+    const model = new ScriptedAgentsModel([
+      agentsCallTools(['call_read', READ_INBOX, {}]),
+      agentsCallTools(['call_send', SEND_EMAIL, forward]),
+      agentsAnswer('done'),
+    ]);
+    const agent = new Agent({
+      name: 'assistant',
+      model,
+      tools: toOpenAIAgentsTools(manager, { flow: hijacked }),
+    });
+    await runner.run(agent, 'Summarize my inbox.');
+    const denial = JSON.stringify(agentsToolOutputsSent(model.requests[2]).call_send);
+    expect(denial).toContain('not allowed');
+    expect(hijacked.has('private')).toBe(true);
+    expect(manager.flow.labels.size).toBe(0);
+    expect(sentMail(await manager.executeTool(OUTBOX))).toEqual([]);
   });
 });
