@@ -59,6 +59,28 @@ const setups: Setup[] = [
     },
   },
   {
+    // Issue 42: labels resolved on every call (none on this tool), and a rule that reads the flow state.
+    name: 'one grant, labels resolved, a flow rule',
+    options: () => {
+      const capabilities = new security.CapabilitySet();
+      capabilities.grant(`mcp:${SERVER}:echo`, 'execute', { when: (i) => !(i.flow?.has('secret') ?? false) });
+      const none = { content: [], sink: ['egress'] };
+      return { capabilities, flowLabels: { labelsFor: () => none } };
+    },
+  },
+  {
+    // Issue 42: every result recorded with content labels, and argument provenance checked on every call.
+    name: 'one grant, results recorded, a provenance rule',
+    options: () => {
+      const capabilities = new security.CapabilitySet();
+      capabilities.grant(`mcp:${SERVER}:echo`, 'execute', {
+        when: (i) => i.flow === undefined || i.flow.carried(i.args, ['secret']).carried.length === 0,
+      });
+      const labelled = { content: ['private', 'untrusted'], sink: [] };
+      return { capabilities, flowLabels: { labelsFor: () => labelled } };
+    },
+  },
+  {
     name: '1 000 rules, audit to memory and OpenTelemetry, tracer (the contender)',
     options: () => ({
       capabilities: benchCapabilities(security.CapabilitySet, SERVER),

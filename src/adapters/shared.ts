@@ -4,11 +4,13 @@
  * capability check, argument validation, audit and result normalization all stay in the manager's call path.
  */
 import { ToolInputError } from '../errors.js';
+import type { McpCallOptions } from '../interop/flow-context.js';
+import type { FlowState } from '../security/flow.js';
 import type { CheckContext } from '../security/types.js';
 import { type ClassifiedCallError, classifyCallError } from '../session/call-errors.js';
 import { type MediaContent, resultMedia } from '../tools/media.js';
 import type { ToolCallResult } from '../tools/normalize.js';
-import type { ToolCallOptions, ToolDefinition, ToolWrapper } from '../tools/tool-wrapper.js';
+import type { ToolDefinition, ToolWrapper } from '../tools/tool-wrapper.js';
 
 /**
  * Where an adapter takes its tools from and calls them through. An `MCPClientManager` is one as it is; calls
@@ -22,7 +24,7 @@ export interface AdapterToolSource {
   callTool(
     name: string,
     args: Record<string, unknown> | undefined,
-    options?: ToolCallOptions,
+    options?: McpCallOptions,
   ): Promise<ToolCallResult>;
 }
 
@@ -42,6 +44,12 @@ export interface AdapterOptions {
   principal?: string | undefined;
   /** Timeout of each call in ms. @default the server's `timeoutMs` */
   timeoutMs?: number | undefined;
+  /**
+   * The flow state the calls are decided in and record into (issue 42): give each agent of the framework its own
+   * (`new FlowState()`, or an Interlock agent's `agent.flow`), so what one agent read never decides another's calls.
+   * @default the source's: the manager's own `flow`, or a view's
+   */
+  flow?: FlowState | undefined;
 }
 
 /** Options of the adapters whose framework can show a model images and audio. */
@@ -87,6 +95,7 @@ export async function callForModel(
       agent: options.agent,
       principal: options.principal,
       timeoutMs: options.timeoutMs,
+      flow: options.flow,
     });
     return { ok: true, result };
   } catch (error) {

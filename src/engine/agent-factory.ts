@@ -89,6 +89,8 @@ export class AgentFactory {
           ...d.defaults.managerOptions,
           ...serverRequestOptions(options),
           httpClient: d.http,
+          // Issue 42: each agent's manager has its own flow state, never one shared through the defaults.
+          flow: undefined,
         },
       },
       audit: d.audit.audit,

@@ -5,6 +5,7 @@
 import type { MCPClientManager } from '../interop/manager.js';
 import type { ModelProvider, ModelToolDefinition } from '../providers/types.js';
 import type { CapabilitySet } from '../security/capability-set.js';
+import type { FlowState } from '../security/flow.js';
 import type { AgentSession, SpawnOptions } from '../session/agent-session.js';
 import type { AgentSessionEventName, AgentSessionEvents, NativeToolHealth } from '../session/events.js';
 import type { AgentCallOptions, RunInput, RunOptions, RunResult, ToolDescriptor } from '../session/types.js';
@@ -33,6 +34,15 @@ export class Agent implements AsyncDisposable {
 
   get model(): ModelProvider {
     return this.#session.model;
+  }
+
+  /**
+   * What has entered the agent's context, with which labels (issue 42): every tool, resource and prompt result it
+   * read, recorded with its source's labels; flow conditions decide on it. A sub-agent's starts with its parent's,
+   * and what it reads enters its parent's too.
+   */
+  get flow(): FlowState {
+    return this.#session.flow;
   }
 
   /** The manager holding the agent's connections (a sub-agent shares its parent's). */

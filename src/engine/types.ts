@@ -50,7 +50,7 @@ export interface AuditSettings {
 
 /**
  * Manager options every agent gets; the engine sets the rest per agent. HTTP settings (`fetch`, `network`, `http`)
- * are the engine's own options: one HTTP stack serves every agent.
+ * are the engine's own options: one HTTP stack serves every agent. Each agent has a flow state of its own.
  */
 export type EngineManagerOptions = Omit<
   MCPClientManagerOptions,
@@ -59,6 +59,7 @@ export type EngineManagerOptions = Omit<
   | 'approver'
   | 'auditFailure'
   | 'agent'
+  | 'flow'
   | 'logger'
   | 'fetch'
   | 'network'

@@ -30,15 +30,24 @@ import {
 import { callToolAnswering } from '../protocol/input-rounds.js';
 import { taskCallParams, taskHandleOf } from '../protocol/task-handles.js';
 import type { SecretRedactor } from '../redact.js';
+import type { FlowState } from '../security/flow.js';
 import type { CapabilityGate } from '../security/gate.js';
 import { resourceFor } from '../security/pattern.js';
 import { type ArgumentLimits, argumentLimitIssue } from '../tools/limits.js';
 import { type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
-import type { ToolCallOptions } from '../tools/tool-wrapper.js';
 import type { OutputValidator } from '../tools/validate.js';
 import type { CatalogEntry, ToolCatalog } from './catalog.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
+import {
+  type CallFlow,
+  callFlow,
+  type FlowLabelResolver,
+  type McpCallOptions,
+  recordFlow,
+  recordServerError,
+  toolResultText,
+} from './flow-context.js';
 import {
   type Authorized,
   authorizeStage,
@@ -70,6 +79,10 @@ export interface CallPathDeps {
   maxResultChars: number;
   agent: string | undefined;
   principal?: string | undefined;
+  /** The flow state of calls that name none (the manager's, or a view's). */
+  flow: FlowState;
+  /** Resolves each tool's labels; none: labels unknown, nothing recorded. */
+  flowLabels?: FlowLabelResolver | undefined;
   /** Caps on argument size and depth, checked before validation. */
   argumentLimits?: ArgumentLimits | undefined;
   /** Masks secrets out of errors built from what a server sent. */
@@ -91,7 +104,9 @@ interface ToolInvocation extends ConnectedInvocation {
   /** The tool's catalog entry; replaced only when a HEADER_MISMATCH answer made the catalog learn it again. */
   entry: CatalogEntry;
   readonly input: Record<string, unknown>;
-  readonly options: ToolCallOptions;
+  readonly options: McpCallOptions;
+  /** The flow the call is decided in and its result recorded into (issue 42). */
+  readonly flow: CallFlow;
   /** The call returned a task handle and is following it: such a call is never re-sent as "never sent". */
   followingTask: boolean;
 }
@@ -102,19 +117,23 @@ export function runToolCall(
   entry: CatalogEntry,
   connection: ServerConnection | undefined,
   input: Record<string, unknown>,
-  options: ToolCallOptions,
+  options: McpCallOptions,
 ): Promise<ToolCallResult> {
   const { server, tool, annotations } = entry.wrapper;
+  const resource = toolResourceOf(entry);
+  const flow = callFlow(options.flow ?? deps.flow, deps.flowLabels, resource, annotations);
   const ctx: ToolInvocation = {
     kind: 'tool',
     request: {
-      resource: toolResourceOf(entry),
+      resource,
       action: 'execute',
       context: {
         args: input,
         agent: options.agent ?? deps.agent,
         principal: options.principal ?? deps.principal,
         annotations,
+        flow: flow.flow,
+        labels: flow.labels,
       },
       server,
       tool,
@@ -136,6 +155,7 @@ export function runToolCall(
     entry,
     input,
     options,
+    flow,
     client: undefined,
     followingTask: false,
   };
@@ -256,6 +276,7 @@ const toolRecorder: Recorder<ToolInvocation & Traced, HeldCall, ReadyCall, ToolC
     }),
   failed(ctx, callId, durationMs, error) {
     const { name, server, tool } = ctx.entry.wrapper;
+    recordServerError(ctx.flow, ctx.request.resource, error);
     const coded = error as InterlockError;
     ctx.deps.events.emit('tool_call_failed', () => ({
       callId,
@@ -403,7 +424,10 @@ function callTool(ctx: ReadyCall): Promise<ToolCallResult> {
   }, fail);
 }
 
-/** The final result (a task's included: the handle itself is no result) checked and normalized. */
+/**
+ * The final result (a task's included: the handle itself is no result) checked and normalized, and what the model
+ * reads of it (an `isError` result too) recorded into the call's flow with the tool's content labels (issue 42).
+ */
 function finishCall(
   ctx: ToolInvocation,
   outputValidator: OutputValidator | undefined,
@@ -411,7 +435,9 @@ function finishCall(
 ): ToolCallResult {
   const { name, server } = ctx.entry.wrapper;
   if (outputValidator !== undefined) checkOutput(name, server, outputValidator, raw);
-  return toToolCallResult(raw, { maxResultChars: ctx.deps.maxResultChars });
+  const result = toToolCallResult(raw, { maxResultChars: ctx.deps.maxResultChars });
+  recordFlow(ctx.flow, ctx.request.resource, result, toolResultText);
+  return result;
 }
 
 /** The definition handed to the SDK: the same for every call, so built once. */

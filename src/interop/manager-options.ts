@@ -10,11 +10,13 @@ import type { NetworkPolicy } from '../net/network.js';
 import type { Tracer } from '../otel.js';
 import type { ClientIdentity } from '../protocol/transport.js';
 import type { CapabilitySet } from '../security/capability-set.js';
+import { FlowState } from '../security/flow.js';
 import type { PinStore } from '../security/pinning.js';
 import type { Approver, AuditSink } from '../security/types.js';
 import type { ArgumentLimits } from '../tools/limits.js';
 import { MAX_TOOL_NAME_LENGTH_LIMIT, MIN_TOOL_NAME_LENGTH } from '../tools/names.js';
 import { toConfigIssues } from '../zod-issues.js';
+import type { FlowLabelResolver } from './flow-context.js';
 import type { Logger } from './logger.js';
 import type { ServerAuthFactory } from './open-client.js';
 import { LOG_LEVELS } from './server-logs.js';
@@ -42,6 +44,17 @@ export interface MCPClientManagerOptions {
   agent?: string | undefined;
   /** The principal (tenant, user) put in audit records and shared quota keys when a call names none. */
   principal?: string | undefined;
+  /**
+   * The manager's own flow state (issue 42): what the calls that name no `flow` are decided in, and what their
+   * results are recorded into. @default a new `FlowState()`
+   */
+  flow?: FlowState | undefined;
+  /**
+   * Resolves the labels of each tool, resource and prompt called or read (issue 42): conditions see them as
+   * `labels`, and a result is recorded into the flow state with its content labels.
+   * @default none: labels are unknown (a condition on the target's labels fails closed) and nothing is recorded
+   */
+  flowLabels?: FlowLabelResolver | undefined;
   /**
    * Caps on each call's arguments, checked before validation and before anything is sent: text size, nesting
    * and number of values. @default DEFAULT_MAX_ARGUMENT_BYTES (4 MiB), _DEPTH (64), _NODES (100 000)
@@ -133,6 +146,13 @@ function buildOptionsSchema() {
     auditFailure: z.enum(['block', 'continue']).optional(),
     agent: z.string().min(1).optional(),
     principal: z.string().min(1).max(256).optional(),
+    flow: z.custom<FlowState>((v) => v instanceof FlowState, 'must be a FlowState').optional(),
+    flowLabels: z
+      .custom<FlowLabelResolver>(
+        (v) => typeof (v as { labelsFor?: unknown } | null)?.labelsFor === 'function',
+        'must have a labelsFor(resource, annotations) function',
+      )
+      .optional(),
     argumentLimits: z
       .strictObject({
         maxBytes: z.number().int().positive().optional(),
@@ -176,6 +196,8 @@ export function checkManagerOptions(options: MCPClientManagerOptions): void {
     auditFailure: options.auditFailure,
     agent: options.agent,
     principal: options.principal,
+    flow: options.flow,
+    flowLabels: options.flowLabels,
     argumentLimits: options.argumentLimits,
     clientInfo: options.clientInfo,
     onElicitation: options.onElicitation,

@@ -12,6 +12,7 @@ import { type HttpClient, httpClientFrom } from '../net/http.js';
 import { type Tracer, trace } from '../otel.js';
 import type { ClientIdentity } from '../protocol/transport.js';
 import { CapabilitySet } from '../security/capability-set.js';
+import { FlowState } from '../security/flow.js';
 import { CapabilityGate } from '../security/gate.js';
 import { resourceFor } from '../security/pattern.js';
 import { PinStore } from '../security/pinning.js';
@@ -19,17 +20,18 @@ import type { Approver, AuditSink, CheckContext, Decision } from '../security/ty
 import { DEFAULT_MAX_TOOL_NAME_LENGTH } from '../tools/names.js';
 import { DEFAULT_MAX_RESULT_CHARS, type ToolCallResult } from '../tools/normalize.js';
 import { parseToolSchemas } from '../tools/schema.js';
-import type { ToolCallOptions, ToolInvoker, ToolWrapper } from '../tools/tool-wrapper.js';
+import type { ToolInvoker, ToolWrapper } from '../tools/tool-wrapper.js';
 import type { CallPathDeps } from './call-path.js';
 import { ToolCatalog } from './catalog.js';
 import { type BlockedToolChange, CatalogReporter } from './catalog-reporter.js';
 import type { ServerConnectionInfo } from './connection.js';
 import { ConnectionRegistry, type ServerHealth } from './connection-registry.js';
 import { type MCPManagerEvents, TypedEvents } from './events.js';
+import type { McpCallOptions } from './flow-context.js';
 import { type Logger, silentLogger } from './logger.js';
 import { checkManagerOptions, type MCPClientManagerOptions } from './manager-options.js';
 import type { ServerAuthFactory } from './open-client.js';
-import type { RequestPathDeps } from './request-path.js';
+import type { RequestFor, RequestPathDeps } from './request-path.js';
 import { logAt, type ServerLogSupport } from './server-logs.js';
 import { InFlightCalls } from './server-request-trace.js';
 import {
@@ -49,6 +51,8 @@ export interface ResourceRequestOptions {
   agent?: string;
   /** Who the agent acts for (audit, shared quotas). @default the manager's principal */
   principal?: string;
+  /** The flow state it is decided in and its content recorded into (issue 42). @default the manager's or view's */
+  flow?: FlowState;
 }
 
 /** Options of {@link MCPClientManager.withCapabilities}. */
@@ -59,6 +63,8 @@ export interface CapabilityViewOptions {
   agent?: string | undefined;
   /** The gate's clock (for audit times). */
   clock?: (() => number) | undefined;
+  /** The flow state of calls through the view that name none (a sub-agent's). @default the manager's `flow` */
+  flow?: FlowState | undefined;
 }
 
 /**
@@ -67,6 +73,8 @@ export interface CapabilityViewOptions {
  */
 export interface CapabilityView extends ToolInvoker {
   readonly capabilities: CapabilitySet;
+  /** The flow state of calls through the view that name none. */
+  readonly flow: FlowState;
   /** The tools the view's set could allow (as {@link MCPClientManager.visibleTools} for the manager's set). */
   visibleTools(context?: CheckContext): ToolWrapper[];
   /** {@link MCPClientManager.readResource}, decided by the view's set. */
@@ -78,7 +86,8 @@ export interface CapabilityView extends ToolInvoker {
     args?: Record<string, string>,
     options?: ResourceRequestOptions,
   ): Promise<GetPromptResult>;
-  executeTool(name: string, args?: Record<string, unknown>, options?: ToolCallOptions): Promise<string>;
+  callTool(name: string, args?: Record<string, unknown>, options?: McpCallOptions): Promise<ToolCallResult>;
+  executeTool(name: string, args?: Record<string, unknown>, options?: McpCallOptions): Promise<string>;
   /**
    * Decides a request `server` made (`mcp:{server}:{kind}` / `request`, `args` for conditions) by the view's set,
    * audited: resolves with the decision, or throws `PermissionDeniedError`. For a gateway relaying the request on.
@@ -118,6 +127,7 @@ export class MCPClientManager implements ToolInvoker {
   readonly #ownsHttp: boolean;
   readonly #maxResultChars: number;
   readonly #agent: string | undefined;
+  readonly #flow: FlowState;
   readonly #pins: PinStore;
   readonly #tracer: Tracer;
   readonly #serverAuth: ServerAuthFactory | undefined;
@@ -147,6 +157,7 @@ export class MCPClientManager implements ToolInvoker {
     this.#serverAuth = options.serverAuth;
     this.#maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
     this.#agent = options.agent;
+    this.#flow = options.flow ?? new FlowState();
     this.#pins = options.pins ?? new PinStore();
     // Issue 16: a pin another process wrote (an approval, a first sighting) re-checks this manager's tools.
     this.#unwatchPins = this.#pins.onChange((change) => {
@@ -191,6 +202,8 @@ export class MCPClientManager implements ToolInvoker {
       maxResultChars: this.#maxResultChars,
       agent: this.#agent,
       principal: options.principal,
+      flow: this.#flow,
+      flowLabels: options.flowLabels,
       argumentLimits: options.argumentLimits,
       redactor: this.#http.redactor,
       answerServerRequest: this.#serverRequests?.answer,
@@ -232,6 +245,7 @@ export class MCPClientManager implements ToolInvoker {
       tracer: this.#tracer,
       redactor: this.#http.redactor,
       events: this.#events,
+      flowLabels: options.flowLabels,
       connection: (server) => this.#connections.get(server),
       nextCallId: () => ++this.#callIds,
     };
@@ -245,6 +259,14 @@ export class MCPClientManager implements ToolInvoker {
   /** The capability set calls are checked against. */
   get capabilities(): CapabilitySet {
     return this.#capabilities;
+  }
+
+  /**
+   * The manager's own flow state (issue 42): what calls that name no `flow` are decided in and record into. A
+   * session that owns the manager uses it as its own; give each agent sharing a manager a state of its own.
+   */
+  get flow(): FlowState {
+    return this.#flow;
   }
 
   // ---- events -------------------------------------------------------------------------------------------
@@ -406,7 +428,7 @@ export class MCPClientManager implements ToolInvoker {
   }
 
   /** Calls a tool by exposed name and resolves to its result as a string. */
-  executeTool(name: string, args?: Record<string, unknown>, options?: ToolCallOptions): Promise<string> {
+  executeTool(name: string, args?: Record<string, unknown>, options?: McpCallOptions): Promise<string> {
     // Not an async function: a suspended async frame per call costs more than the one promise `then` makes.
     return this.callTool(name, args, options).then(textOf);
   }
@@ -419,7 +441,7 @@ export class MCPClientManager implements ToolInvoker {
   callTool(
     name: string,
     args?: Record<string, unknown>,
-    options: ToolCallOptions = {},
+    options: McpCallOptions = {},
   ): Promise<ToolCallResult> {
     // Not an async function (one promise and one turn less per call); a throw still becomes a rejection.
     try {
@@ -433,7 +455,7 @@ export class MCPClientManager implements ToolInvoker {
     deps: CallPathDeps,
     name: string,
     args: Record<string, unknown> | undefined,
-    options: ToolCallOptions,
+    options: McpCallOptions,
   ): Promise<ToolCallResult> {
     const entry = this.#catalog.get(name);
     if (entry === undefined)
@@ -470,14 +492,16 @@ export class MCPClientManager implements ToolInvoker {
       auditFailure: options.auditFailure ?? 'block',
       ...(options.clock === undefined ? {} : { clock: options.clock }),
     });
-    const deps: CallPathDeps = { ...this.#callPath, gate, agent: options.agent ?? this.#agent };
     const agent = options.agent ?? this.#agent;
+    const flow = options.flow ?? this.#flow;
+    const deps: CallPathDeps = { ...this.#callPath, gate, agent, flow };
     return {
       capabilities,
+      flow,
       visibleTools: (context) => this.#visibleTools(capabilities, context),
-      readResource: (server, uri, opts) => this.#readResource(gate, agent, server, uri, opts ?? {}),
+      readResource: (server, uri, opts) => this.#readResource(gate, agent, flow, server, uri, opts ?? {}),
       getPrompt: (server, name, args, opts) =>
-        this.#getPrompt(gate, agent, server, name, args ?? {}, opts ?? {}),
+        this.#getPrompt(gate, agent, flow, server, name, args ?? {}, opts ?? {}),
       callTool: (name, args, opts) => this.#call(deps, name, args, opts ?? {}),
       executeTool: async (name, args, opts) => (await this.#call(deps, name, args, opts ?? {})).text,
       authorizeServerRequest: (server, kind, args, opts) =>
@@ -510,7 +534,7 @@ export class MCPClientManager implements ToolInvoker {
     uri: string,
     options: ResourceRequestOptions = {},
   ): Promise<ReadResourceResult> {
-    return this.#readResource(this.#gate, this.#agent, server, uri, options);
+    return this.#readResource(this.#gate, this.#agent, this.#flow, server, uri, options);
   }
 
   /** Gets a prompt, gated on `mcp-prompt:{server}:{name}` / `get`. */
@@ -520,20 +544,18 @@ export class MCPClientManager implements ToolInvoker {
     args: Record<string, string> = {},
     options: ResourceRequestOptions = {},
   ): Promise<GetPromptResult> {
-    return this.#getPrompt(this.#gate, this.#agent, server, name, args, options);
+    return this.#getPrompt(this.#gate, this.#agent, this.#flow, server, name, args, options);
   }
 
   #readResource(
     gate: CapabilityGate,
     agent: string | undefined,
+    flow: FlowState,
     server: string,
     uri: string,
     options: ResourceRequestOptions,
   ): Promise<ReadResourceResult> {
-    const context = {
-      agent: options.agent ?? agent,
-      principal: options.principal ?? this.#callPath.principal,
-    };
+    const context = this.#requestFor(agent, flow, options);
     return throughRequestPath((path) =>
       path.readResourceThrough(this.#requestPath, gate, context, server, uri, options),
     );
@@ -542,18 +564,25 @@ export class MCPClientManager implements ToolInvoker {
   #getPrompt(
     gate: CapabilityGate,
     agent: string | undefined,
+    flow: FlowState,
     server: string,
     name: string,
     args: Record<string, string>,
     options: ResourceRequestOptions,
   ): Promise<GetPromptResult> {
-    const context = {
-      agent: options.agent ?? agent,
-      principal: options.principal ?? this.#callPath.principal,
-    };
+    const context = this.#requestFor(agent, flow, options);
     return throughRequestPath((path) =>
       path.getPromptThrough(this.#requestPath, gate, context, server, name, args, options),
     );
+  }
+
+  /** Who a resource read or prompt get is for, and its flow state: the request's own, else the manager's or view's. */
+  #requestFor(agent: string | undefined, flow: FlowState, options: ResourceRequestOptions): RequestFor {
+    return {
+      agent: options.agent ?? agent,
+      principal: options.principal ?? this.#callPath.principal,
+      flow: options.flow ?? flow,
+    };
   }
 
   /** Fetches `server`'s tool list again and merges it; wrappers handed out before stay valid. */

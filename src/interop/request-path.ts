@@ -7,10 +7,20 @@ import type { Client, GetPromptResult, ReadResourceResult } from '@modelcontextp
 import { type InterlockError, NotConnectedError } from '../errors.js';
 import { context as otelContext, SpanKind, type SpanOptions, type Tracer } from '../otel.js';
 import type { SecretRedactor } from '../redact.js';
+import type { FlowState } from '../security/flow.js';
 import type { CapabilityGate } from '../security/gate.js';
 import { resourceFor } from '../security/pattern.js';
 import type { ServerConnection } from './connection.js';
 import type { MCPManagerEvents, TypedEvents } from './events.js';
+import {
+  type CallFlow,
+  callFlow,
+  type FlowLabelResolver,
+  promptText,
+  recordFlow,
+  recordServerError,
+  resourceText,
+} from './flow-context.js';
 import {
   type Authorized,
   authorizeStage,
@@ -33,6 +43,8 @@ export interface RequestPathDeps {
   tracer: Tracer;
   redactor: SecretRedactor;
   events: TypedEvents<MCPManagerEvents>;
+  /** Resolves each resource's and prompt's labels; none: labels unknown, nothing recorded. */
+  flowLabels?: FlowLabelResolver | undefined;
   connection(server: string): ServerConnection | undefined;
   nextCallId(): number;
 }
@@ -41,6 +53,13 @@ export interface RequestPathDeps {
 export interface RequestPathOptions {
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;
+}
+
+/** Who a request is made for, and the flow state it is decided in and its result recorded into (issue 42). */
+export interface RequestFor {
+  agent: string | undefined;
+  principal: string | undefined;
+  flow: FlowState;
 }
 
 interface RequestInvocation<T> extends ConnectedInvocation {
@@ -53,22 +72,29 @@ interface RequestInvocation<T> extends ConnectedInvocation {
   readonly target: string;
   readonly span0: { readonly name: string; readonly options: SpanOptions };
   readonly requestTimeoutMs: number | undefined;
+  /** The flow the result is recorded into, with the target's content labels. */
+  readonly flow: CallFlow;
   readonly send: (client: Client, request: { timeout: number; signal?: AbortSignal }) => Promise<T>;
+  /** What the model reads of the result, for the flow record. */
+  textOf(result: T): string;
 }
 
 /** Reads `uri` from `server`, gated on `mcp-resource:{server}:{uri}` / `read`. */
 export function readResourceThrough(
   deps: RequestPathDeps,
   gate: CapabilityGate,
-  context: { agent: string | undefined; principal: string | undefined },
+  context: RequestFor,
   server: string,
   uri: string,
   options: RequestPathOptions,
 ): Promise<ReadResourceResult> {
+  const resource = resourceFor.resource(server, uri);
+  const flow = callFlow(context.flow, deps.flowLabels, resource);
   return resourcePipeline({
     ...base(deps, gate, server, options),
     kind: 'resource',
-    request: { resource: resourceFor.resource(server, uri), action: 'read', context, server },
+    request: { resource, action: 'read', context: { ...context, labels: flow.labels }, server },
+    flow,
     what: `resource '${uri}'`,
     method: 'resources/read',
     target: uri,
@@ -84,6 +110,7 @@ export function readResourceThrough(
       },
     },
     send: (client, request) => client.readResource({ uri }, request),
+    textOf: resourceText,
   });
 }
 
@@ -91,21 +118,19 @@ export function readResourceThrough(
 export function getPromptThrough(
   deps: RequestPathDeps,
   gate: CapabilityGate,
-  context: { agent: string | undefined; principal: string | undefined },
+  context: RequestFor,
   server: string,
   name: string,
   args: Record<string, string>,
   options: RequestPathOptions,
 ): Promise<GetPromptResult> {
+  const resource = resourceFor.prompt(server, name);
+  const flow = callFlow(context.flow, deps.flowLabels, resource);
   return promptPipeline({
     ...base(deps, gate, server, options),
     kind: 'prompt',
-    request: {
-      resource: resourceFor.prompt(server, name),
-      action: 'get',
-      context: { ...context, args },
-      server,
-    },
+    request: { resource, action: 'get', context: { ...context, args, labels: flow.labels }, server },
+    flow,
     what: `prompt '${name}'`,
     method: 'prompts/get',
     target: name,
@@ -121,6 +146,7 @@ export function getPromptThrough(
       },
     },
     send: (client, request) => client.getPrompt({ name, arguments: args }, request),
+    textOf: promptText,
   });
 }
 
@@ -186,6 +212,7 @@ function requestRecorder<T>(): Recorder<
       }),
     failed(ctx, callId, durationMs, error) {
       const { server, method, target } = ctx;
+      recordServerError(ctx.flow, ctx.request.resource, error);
       const coded = error as InterlockError;
       ctx.deps.events.emit('request_failed', () => ({
         callId,
@@ -212,10 +239,16 @@ function requestPipeline<T>() {
     authorize: authorizeStage,
     hold: holdStage<RequestInvocation<T> & Traced & Authorized, T>(requireConnection),
     terminal: (ctx) =>
-      ctx.send(ctx.client, {
-        timeout: ctx.timeoutMs,
-        ...(ctx.perCallSignal === undefined ? {} : { signal: ctx.perCallSignal }),
-      }),
+      ctx
+        .send(ctx.client, {
+          timeout: ctx.timeoutMs,
+          ...(ctx.perCallSignal === undefined ? {} : { signal: ctx.perCallSignal }),
+        })
+        .then((result) => {
+          // Issue 42: what the model is given of a resource or a prompt enters the session with its labels.
+          recordFlow(ctx.flow, ctx.request.resource, result, ctx.textOf);
+          return result;
+        }),
   });
 }
 

@@ -9,6 +9,7 @@ import type { Logger } from '../interop/logger.js';
 import type { MCPClientManagerOptions } from '../interop/manager.js';
 import type { ModelProvider, ModelToolDefinition } from '../providers/types.js';
 import { CapabilitySet } from '../security/capability-set.js';
+import type { FlowState } from '../security/flow.js';
 import { type AuditFailureMode, CapabilityGate } from '../security/gate.js';
 import type { PolicyRule } from '../security/policy.js';
 import type { Approver, AuditSink } from '../security/types.js';
@@ -88,7 +89,7 @@ interface Prepared {
   tracer: Tracer;
 }
 
-function prepare(options: AgentSessionOptions): Prepared {
+function prepare(options: AgentSessionOptions, flow: FlowState | undefined): Prepared {
   if (typeof options?.name !== 'string' || !AGENT_NAME_RE.test(options.name)) {
     throw new ConfigError(
       `Invalid agent name ${JSON.stringify(options?.name)}: use 1-64 characters of A-Z, a-z, 0-9, '_', '.' and '-'.`,
@@ -129,7 +130,13 @@ function prepare(options: AgentSessionOptions): Prepared {
     tracer,
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   };
-  return { interop: { ...options.interop, capabilities, managerOptions }, capabilities, audit, tracer };
+  const interop = {
+    ...options.interop,
+    capabilities,
+    managerOptions,
+    ...(flow === undefined ? {} : { flow }),
+  };
+  return { interop, capabilities, audit, tracer };
 }
 
 const AgentSessionBase = SessionInteropMixin(Session);
@@ -146,8 +153,8 @@ export class AgentSession extends AgentSessionBase {
   readonly #parent: string | undefined;
   #servers: Record<string, boolean> = {};
 
-  constructor(options: AgentSessionOptions, internal: { parent?: string } = {}) {
-    const prepared = prepare(options);
+  constructor(options: AgentSessionOptions, internal: { parent?: string; flow?: FlowState } = {}) {
+    const prepared = prepare(options, internal.flow);
     super({ interop: prepared.interop });
     this.name = options.name;
     this.#options = { ...options };
@@ -161,9 +168,12 @@ export class AgentSession extends AgentSessionBase {
       auditFailure: options.auditFailure,
       clock: options.clock,
     });
+    const interop = interopState(this);
     this.#toolbox = new Toolbox({
       agent: options.name,
-      mcp: interopState(this).access,
+      mcp: interop.access,
+      flow: interop.flow,
+      flowLabels: prepared.interop.managerOptions?.flowLabels,
       native: options.tools ?? [],
       capabilities: prepared.capabilities,
       gate,
@@ -285,7 +295,9 @@ export class AgentSession extends AgentSessionBase {
 
   /**
    * A sub-agent with a set derived from this one (it can never exceed it), sharing this agent's live
-   * connections: no process is started. Closing this agent closes its sub-agents first.
+   * connections: no process is started. Its flow state is derived from this one's (issue 42): it starts with
+   * every label this agent has seen, and what it reads enters this agent's state too. Closing this agent closes
+   * its sub-agents first.
    */
   async spawn(options: SpawnOptions): Promise<AgentSession> {
     await this.start();
@@ -303,7 +315,7 @@ export class AgentSession extends AgentSessionBase {
         tracer: this.#tracer,
         interop: { manager: this.mcp, managerOptions: o.interop?.managerOptions },
       },
-      { parent: this.name },
+      { parent: this.name, flow: this.flow.derive() },
     );
     for (const c of this.#children) if (c.closed) this.#children.delete(c);
     this.#children.add(child);

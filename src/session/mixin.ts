@@ -10,8 +10,9 @@ import type { MCPServerConfigInput } from '../config/servers.js';
 import { ClosedError } from '../errors.js';
 import { MCPClientManager, type MCPClientManagerOptions } from '../interop/manager.js';
 import type { CapabilitySet } from '../security/capability-set.js';
+import { FlowState } from '../security/flow.js';
 import type { ToolWrapper } from '../tools/tool-wrapper.js';
-import { GatedToolView, type McpToolAccess } from './gated-view.js';
+import { FlowBoundTools, GatedToolView, type McpToolAccess } from './gated-view.js';
 
 /** The interop options of a mixed session, read from the `interop` field of its first constructor argument. */
 export interface SessionInteropOptions {
@@ -33,6 +34,12 @@ export interface SessionInteropOptions {
    * checked against it first, with the manager options' approver, audit and agent. @default the manager's
    */
   capabilities?: CapabilitySet | undefined;
+  /**
+   * The session's flow state (issue 42): every call through `tools` is decided in it and records into it. Pass a
+   * parent's `flow.derive()` for a sub-agent. @default the manager's own `flow` when the session owns its manager;
+   * a new state (with the manager's options) when the manager is shared, so no other session's reads reach it
+   */
+  flow?: FlowState | undefined;
   /** Connect when the session starts. @default true */
   autoConnect?: boolean | undefined;
 }
@@ -43,8 +50,10 @@ export interface SessionInterop extends AsyncDisposable {
   readonly mcp: MCPClientManager;
   /** True between a finished `connectInterop()` and the next `disconnectInterop()`. */
   readonly mcpConnected: boolean;
-  /** The MCP tools; their calls go through the session's capability set. */
+  /** The MCP tools; their calls go through the session's capability set, in the session's flow state. */
   readonly tools: ToolWrapper[];
+  /** What has entered the session, with which labels (issue 42); read by flow conditions. */
+  readonly flow: FlowState;
   /** Connects the session's servers in parallel; resolves to which of them connected. Idempotent. */
   connectInterop(): Promise<Record<string, boolean>>;
   /** Disconnects the servers the session connected. Idempotent. */
@@ -67,6 +76,7 @@ export class InteropState {
   readonly manager: MCPClientManager;
   readonly owned: boolean;
   readonly access: McpToolAccess;
+  readonly flow: FlowState;
   readonly autoConnect: boolean;
   readonly #servers: SessionInteropOptions['mcpServers'];
   readonly #loadOptions: LoadMCPConfigOptions | undefined;
@@ -87,17 +97,26 @@ export class InteropState {
     this.autoConnect = options.autoConnect ?? true;
     this.#servers = options.mcpServers;
     this.#loadOptions = options.loadOptions;
+    const own = this.manager.flow;
+    this.flow =
+      options.flow ??
+      (this.owned
+        ? own
+        : new FlowState({ minFragmentLength: own.minFragmentLength, maxIndexedChars: own.maxIndexedChars }));
     const set = options.capabilities;
-    this.access =
-      set === undefined || set === this.manager.capabilities
-        ? this.manager
-        : new GatedToolView(this.manager, {
-            capabilities: set,
-            approver: managerOptions.approver,
-            audit: managerOptions.audit,
-            auditFailure: managerOptions.auditFailure,
-            agent: managerOptions.agent,
-          });
+    if (set !== undefined && set !== this.manager.capabilities) {
+      this.access = new GatedToolView(this.manager, {
+        capabilities: set,
+        approver: managerOptions.approver,
+        audit: managerOptions.audit,
+        auditFailure: managerOptions.auditFailure,
+        agent: managerOptions.agent,
+        flow: this.flow,
+      });
+    } else {
+      // The manager's own gate; its own flow state only when it is the session's.
+      this.access = this.flow === own ? this.manager : new FlowBoundTools(this.manager, this.flow);
+    }
   }
 
   /** Runs `op` after every operation queued before it, settled or not. */
@@ -231,6 +250,10 @@ export function SessionInteropMixin<TBase extends SessionConstructor>(
 
     get tools(): ToolWrapper[] {
       return interopState(this).access.tools;
+    }
+
+    get flow(): FlowState {
+      return interopState(this).flow;
     }
 
     connectInterop(): Promise<Record<string, boolean>> {

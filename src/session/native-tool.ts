@@ -5,7 +5,15 @@
 import type { Span } from '@opentelemetry/api';
 import { z } from 'zod';
 import { ConfigError, RequestCancelledError, ToolInputError } from '../errors.js';
+import {
+  type CallFlow,
+  callFlow,
+  type FlowLabelResolver,
+  recordFlow,
+  toolResultText,
+} from '../interop/flow-context.js';
 import { authorizeStage, givenSpan, invocationPipeline } from '../interop/pipeline.js';
+import type { FlowState } from '../security/flow.js';
 import type { CapabilityGate } from '../security/gate.js';
 import { resourceFor } from '../security/pattern.js';
 import { type ToolCallResult, toToolCallResult } from '../tools/normalize.js';
@@ -130,6 +138,19 @@ interface NativeInvocation extends ObservedCall {
   readonly args: Record<string, unknown>;
   readonly context: NativeToolContext;
   readonly maxResultChars: number | undefined;
+  /** The agent's flow (issue 42), when it has one: the result is recorded into it with the tool's content labels. */
+  readonly flow: CallFlow | undefined;
+}
+
+/** The terminal: the tool runs, and what the model reads of its result enters the agent's flow (issue 42). */
+function invokeNative(ctx: NativeInvocation): Promise<ToolCallResult> {
+  const running = ctx.tool.invoke(ctx.args, ctx.context, { maxResultChars: ctx.maxResultChars });
+  const flow = ctx.flow;
+  if (flow === undefined || flow.content.length === 0) return running;
+  return running.then((result) => {
+    recordFlow(flow, ctx.tool.resource, result, toolResultText);
+    return result;
+  });
 }
 
 /**
@@ -144,7 +165,7 @@ const nativePipeline = invocationPipeline({
   trace: givenSpan<NativeInvocation, ToolCallResult>,
   record: nativeRecorder<NativeInvocation>(),
   authorize: authorizeStage,
-  terminal: (ctx) => ctx.tool.invoke(ctx.args, ctx.context, { maxResultChars: ctx.maxResultChars }),
+  terminal: invokeNative,
 });
 
 /** Calls `tool` through the pipeline, gated by `gate`, its decision recorded on `span`, counted in `calls`. */
@@ -157,15 +178,29 @@ export function callNativeTool(
     context: NativeToolContext;
     calls: NativeCalls;
     maxResultChars?: number | undefined;
+    /** The agent's flow state: the call is decided in it, and its result recorded into it. */
+    flow?: FlowState | undefined;
+    /** Resolves the tool's labels; none: labels unknown, nothing recorded. */
+    flowLabels?: FlowLabelResolver | undefined;
   },
 ): Promise<ToolCallResult> {
   const { context } = settings;
+  const flow =
+    settings.flow === undefined
+      ? undefined
+      : callFlow(settings.flow, settings.flowLabels, tool.resource, tool.annotations);
   return nativePipeline({
     kind: 'native',
     request: {
       resource: tool.resource,
       action: 'execute',
-      context: { args, agent: context.agent, annotations: tool.annotations },
+      context: {
+        args,
+        agent: context.agent,
+        annotations: tool.annotations,
+        flow: flow?.flow,
+        labels: flow?.labels,
+      },
       tool: tool.name,
     },
     gate: settings.gate,
@@ -183,5 +218,6 @@ export function callNativeTool(
     args,
     context,
     maxResultChars: settings.maxResultChars,
+    flow,
   });
 }

@@ -13,8 +13,10 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { ConfigError, InterlockError, PermissionDeniedError } from '../errors.js';
+import type { FlowLabelResolver } from '../interop/flow-context.js';
 import type { ModelToolCall, ModelToolDefinition, ToolResultMessage } from '../providers/types.js';
 import type { CapabilitySet } from '../security/capability-set.js';
+import type { FlowState } from '../security/flow.js';
 import type { CapabilityGate } from '../security/gate.js';
 import { resourceFor } from '../security/pattern.js';
 import { type MediaContent, resultMedia } from '../tools/media.js';
@@ -30,6 +32,10 @@ import type { AgentCallOptions, RunStep, StepDecision, ToolDescriptor } from './
 export interface ToolboxOptions {
   agent: string;
   mcp: McpToolAccess;
+  /** The agent's flow state (issue 42): every call, MCP and native, is decided in it and records into it. */
+  flow: FlowState;
+  /** The labels of native tools (MCP tools' are the manager's to resolve). @default none */
+  flowLabels?: FlowLabelResolver | undefined;
   native: readonly NativeTool[];
   /** The set native tools are checked against (the MCP side has its own gate). */
   capabilities: CapabilitySet;
@@ -248,6 +254,7 @@ export class Toolbox {
           timeoutMs: settings.timeoutMs,
           agent,
           traceContext: active,
+          flow: this.#o.flow,
         };
         return this.#o.mcp.callTool(name, args, options);
       }
@@ -256,6 +263,8 @@ export class Toolbox {
         gate: this.#o.gate,
         span,
         context: { signal: settings.signal, agent, callId: settings.callId },
+        flow: this.#o.flow,
+        flowLabels: this.#o.flowLabels,
         calls: this.nativeCalls,
         maxResultChars: this.#o.maxResultChars,
       });

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as createAgent from '../../docs/snippets/agents/create-agent.js';
+import * as flowSnippet from '../../docs/snippets/agents/flow.js';
 import * as nativeToolEvents from '../../docs/snippets/agents/native-tool-events.js';
 import * as offlineTest from '../../docs/snippets/agents/offline-test.js';
 import * as providers from '../../docs/snippets/agents/providers.js';
@@ -50,6 +51,15 @@ describe('agent guide snippets', () => {
       remove: 'CAPABILITY_DENIED',
       outside: 'INVALID_POLICY',
       sharesConnections: true,
+    });
+  });
+
+  it('flow: a sub-agent’s read reaches its parent, whose post is then refused; another agent’s is not', async () => {
+    expect(await flowSnippet.main()).toEqual({
+      before: 'posted: hello',
+      lead: { labels: ['private'], sources: ['mcp:notes:read_note'] },
+      after: 'CAPABILITY_DENIED',
+      elsewhere: 'posted: hello',
     });
   });
 

@@ -1,0 +1,148 @@
+/**
+ * Information flow on the invocation pipeline (issue 42, design CONTRACT 4): which flow state a call is made in,
+ * the labels of what it calls or reads (its target), and what its result records into that state.
+ *
+ * - Before the gate decides, the call's check context gets `flow` (the session's state) and `labels` (the target's
+ *   content and sink labels), so flow conditions and `when` functions see both.
+ * - After the call, what the model reads of the result (a tool's text and structured content, a resource's text,
+ *   a prompt's messages) is recorded into `flow` with the target's content labels. A target without content labels
+ *   records nothing, so a session without labels pays one length check per call.
+ */
+import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
+import { ServerRequestError } from '../errors.js';
+import type { FlowState } from '../security/flow.js';
+import type { ToolHints } from '../security/types.js';
+import type { ToolCallResult } from '../tools/normalize.js';
+import type { ToolCallOptions } from '../tools/tool-wrapper.js';
+
+/** A target's labels (issue 42, CONTRACT 2): what its results carry in, and what it is as a destination. */
+export interface FlowTargetLabels {
+  /** Recorded into the session with what the target returns (`private`, `untrusted`). */
+  readonly content: readonly string[];
+  /** What the target is as a destination (`egress`, `write`, `destructive`); never recorded. */
+  readonly sink: readonly string[];
+}
+
+/**
+ * Resolves the labels of a target (a resource name such as `mcp:mail:send_email`, `mcp-resource:docs:file:///a`,
+ * `mcp-prompt:x:y`, `tool:name`) from its annotations and what the operator declared. Called on every call: cache
+ * the answer per resource and annotations, and return the same object for the same answer (the union the
+ * conditions see is kept per answer object).
+ */
+export interface FlowLabelResolver {
+  labelsFor(resource: string, annotations?: ToolHints): FlowTargetLabels;
+}
+
+/** Options of a tool call through the manager, a view or a session: {@link ToolCallOptions} and the flow state. */
+export interface McpCallOptions extends ToolCallOptions {
+  /**
+   * The flow state the call is decided in and its result recorded into (an agent's, a sub-agent's).
+   * @default the flow state of the manager or view the call goes through
+   */
+  flow?: FlowState | undefined;
+}
+
+/** What the pipeline knows of a call's flow. */
+export interface CallFlow {
+  /** The session's state: `context.flow`, and where the result is recorded. */
+  readonly flow: FlowState;
+  /** Content and sink labels: `context.labels`. Undefined without a resolver (unknown: a `target` condition fails closed). */
+  readonly labels: readonly string[] | undefined;
+  /** The content labels the result is recorded with; empty: nothing is recorded. */
+  readonly content: readonly string[];
+}
+
+const NONE: readonly string[] = Object.freeze([]);
+const unions = new WeakMap<FlowTargetLabels, readonly string[]>();
+
+/** The flow of one call of `resource` in `flow`, its labels from `resolver` (none: labels unknown). */
+export function callFlow(
+  flow: FlowState,
+  resolver: FlowLabelResolver | undefined,
+  resource: string,
+  annotations?: ToolHints,
+): CallFlow {
+  if (resolver === undefined) return { flow, labels: undefined, content: NONE };
+  const target = resolver.labelsFor(resource, annotations);
+  return { flow, labels: allLabels(target), content: target.content };
+}
+
+/** Content ∪ sink, built once per answer of the resolver. */
+function allLabels(target: FlowTargetLabels): readonly string[] {
+  let all = unions.get(target);
+  if (all === undefined) {
+    all = Object.freeze([...new Set([...target.content, ...target.sink])]);
+    unions.set(target, all);
+  }
+  return all;
+}
+
+/**
+ * Records what came back from `source` (`result`, as the model reads it: `textOf(result)`) into the call's flow,
+ * when its target has content labels. Nothing is built otherwise.
+ */
+export function recordFlow<R>(
+  call: CallFlow,
+  source: string,
+  result: R,
+  textOf: (result: R) => string,
+): void {
+  if (call.content.length > 0) call.flow.record(source, call.content, textOf(result));
+}
+
+/**
+ * After a failed attempt: the JSON-RPC error a server answered with reaches the model as the error's message (its
+ * text is the server's), so it enters the flow as a result would. Other failures (timeouts, lost connections, our
+ * own checks) carry nothing from the server.
+ */
+export function recordServerError(call: CallFlow, source: string, error: unknown): void {
+  if (error instanceof ServerRequestError) recordFlow(call, source, error, messageOf);
+}
+
+function messageOf(error: Error): string {
+  return error.message;
+}
+
+/** What the model reads of a tool result: its text, then every string of its structured content. */
+export function toolResultText(result: ToolCallResult): string {
+  if (result.structuredContent === undefined) return result.text;
+  return [result.text, ...stringsIn(result.structuredContent)].join('\n');
+}
+
+/** The text of a resource read: each content's text (blobs are binary and carry no text). */
+export function resourceText(result: ReadResourceResult): string {
+  const out: string[] = [];
+  for (const c of result.contents) if ('text' in c && typeof c.text === 'string') out.push(c.text);
+  return out.join('\n');
+}
+
+/** The text of a prompt: its description and its messages' text parts and embedded resources' text. */
+export function promptText(result: GetPromptResult): string {
+  const out: string[] = typeof result.description === 'string' ? [result.description] : [];
+  for (const message of result.messages) {
+    const parts: unknown[] = Array.isArray(message.content) ? message.content : [message.content];
+    for (const part of parts) {
+      const text = partText(part);
+      if (text !== undefined) out.push(text);
+    }
+  }
+  return out.join('\n');
+}
+
+/** The text of a content part: a text part's, an embedded resource's; none for media (binary). */
+function partText(part: unknown): string | undefined {
+  if (typeof part !== 'object' || part === null) return undefined;
+  const p = part as { type?: unknown; text?: unknown; resource?: { text?: unknown } };
+  if (p.type === 'text' && typeof p.text === 'string') return p.text;
+  if (p.type === 'resource' && typeof p.resource?.text === 'string') return p.resource.text;
+  return undefined;
+}
+
+/** Every string value in a JSON value, depth first (bounded, as FlowState bounds its own search). */
+function* stringsIn(value: unknown, depth = 0): Generator<string> {
+  if (depth > 64) return;
+  if (typeof value === 'string') yield value;
+  else if (Array.isArray(value)) for (const v of value) yield* stringsIn(v, depth + 1);
+  else if (value !== null && typeof value === 'object')
+    for (const v of Object.values(value)) yield* stringsIn(v, depth + 1);
+}
