@@ -30,6 +30,7 @@ import {
 import { callToolAnswering } from '../protocol/input-rounds.js';
 import { taskCallParams, taskHandleOf } from '../protocol/task-handles.js';
 import type { SecretRedactor } from '../redact.js';
+import type { FlowState } from '../security/flow.js';
 import type { CapabilityGate } from '../security/gate.js';
 import { resourceFor } from '../security/pattern.js';
 import { type ArgumentLimits, argumentLimitIssue } from '../tools/limits.js';
@@ -115,6 +116,8 @@ export function runToolCall(
         agent: options.agent ?? deps.agent,
         principal: options.principal ?? deps.principal,
         annotations,
+        // Issue 42, until the flow wiring lands: the caller's flow state (the gateway passes one per caller).
+        flow: (options as { flow?: FlowState | undefined }).flow,
       },
       server,
       tool,

@@ -12,6 +12,7 @@ import { type HttpClient, httpClientFrom } from '../net/http.js';
 import { type Tracer, trace } from '../otel.js';
 import type { ClientIdentity } from '../protocol/transport.js';
 import { CapabilitySet } from '../security/capability-set.js';
+import type { FlowState } from '../security/flow.js';
 import { CapabilityGate } from '../security/gate.js';
 import { resourceFor } from '../security/pattern.js';
 import { PinStore } from '../security/pinning.js';
@@ -49,6 +50,8 @@ export interface ResourceRequestOptions {
   agent?: string;
   /** Who the agent acts for (audit, shared quotas). @default the manager's principal */
   principal?: string;
+  /** The flow state the request is decided in (issue 42): `context.flow` for flow conditions. */
+  flow?: FlowState | undefined;
 }
 
 /** Options of {@link MCPClientManager.withCapabilities}. */
@@ -533,6 +536,7 @@ export class MCPClientManager implements ToolInvoker {
     const context = {
       agent: options.agent ?? agent,
       principal: options.principal ?? this.#callPath.principal,
+      flow: options.flow,
     };
     return throughRequestPath((path) =>
       path.readResourceThrough(this.#requestPath, gate, context, server, uri, options),
@@ -550,6 +554,7 @@ export class MCPClientManager implements ToolInvoker {
     const context = {
       agent: options.agent ?? agent,
       principal: options.principal ?? this.#callPath.principal,
+      flow: options.flow,
     };
     return throughRequestPath((path) =>
       path.getPromptThrough(this.#requestPath, gate, context, server, name, args, options),

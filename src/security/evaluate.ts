@@ -62,6 +62,8 @@ class Scan {
           args: c?.args,
           agent: c?.agent,
           annotations: c?.annotations,
+          flow: c?.flow,
+          labels: c?.labels,
           resource: this.resource,
           action: this.action,
           now: this.now,
