@@ -7,8 +7,9 @@
  * caller's conversations errs toward refusing, never toward allowing.
  *
  * The table is bounded: a state goes after `idleTimeoutMs` without a request (checked by an unref'd timer, cleared
- * on close), or when its session ends. A state is never dropped to make room: a new caller beyond `maxStates` is
- * refused with OVERLOADED, since forgetting a live caller's labels would let a flow rule allow what it should deny.
+ * on close), and all go when the gateway closes. A state is never dropped to make room: a new caller beyond
+ * `maxStates` is refused with OVERLOADED, since forgetting a live caller's labels would let a flow rule allow what
+ * it should deny. (No HTTP session ends with a `DELETE`: the gateway hands out no `Mcp-Session-Id`.)
  */
 import type { GatewayFlowConfig } from '../config/gateway-flow.js';
 import { ClosedError, OverloadedError } from '../errors.js';
@@ -27,7 +28,7 @@ interface Entry {
 
 /** Options of {@link FlowStates}. */
 export interface FlowStatesOptions extends GatewayFlowConfig {
-  /** The options of each new state beside `maxIndexedChars` (the policy's `minFragmentLength`). */
+  /** The options of each new state beside `maxIndexedChars` (the policy's `minFragmentLength`, once it has one). */
   flow?: Omit<FlowStateOptions, 'maxIndexedChars'> | undefined;
   /** Hears when a new caller is refused because the table is full (once until a state is admitted again). */
   onFull?: ((held: number) => void) | undefined;
@@ -82,13 +83,6 @@ export class FlowStates {
   /** A scope over the state of `key`, for a server instance that serves that caller. */
   scope(key: string): FlowScope {
     return (work) => this.use(key, work);
-  }
-
-  /** Drops the state of `key` (its session ended); a request still running keeps the state it holds. */
-  drop(key: string): boolean {
-    const dropped = this.#entries.delete(key);
-    if (this.#entries.size === 0) this.#disarm();
-    return dropped;
   }
 
   /** Drops every state no request holds that has been idle for `idleTimeoutMs`; returns how many went. */
