@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { policySchemas } from '../security/policy.js';
+import { GatewayFlowOptionsSchema } from './gateway-flow.js';
 import { ServerRequestRelayOptionsSchema } from './gateway-relay.js';
 
 /** Where `interlock serve --http` listens when neither the file nor the command line says. */
@@ -266,6 +267,9 @@ export const GatewayConfigSchema = z
       .describe('The Streamable HTTP endpoint of `interlock serve --http`.'),
     serverRequests: ServerRequestRelayOptionsSchema.optional().describe(
       "Elicitation and sampling requests of upstream servers, relayed to the caller whose call made them: how long a call waits for its caller's answer, how many calls may wait at once, which servers' requests that name no call may still be routed.",
+    ),
+    flow: GatewayFlowOptionsSchema.optional().describe(
+      'Information flow per caller (issue 42): the flow state of each stdio session or authenticated HTTP caller, which flow rules decide on: how many are held at once, how long an idle one is kept, how much text each indexes.',
     ),
     drainTimeoutMs: z
       .number()

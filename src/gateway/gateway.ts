@@ -2,8 +2,9 @@
  * `Gateway` (issue 17): a manager's servers as one MCP server that any client can use, over stdio (one local
  * client) or Streamable HTTP (many clients, both protocol eras, no sticky sessions: every HTTP request gets a
  * fresh server instance from the SDK's `createMcpHandler`). Each caller is a principal; its capability set
- * picks which tools it sees and decides each call. Operations: `/healthz`, `/readyz`, `/metrics` (Prometheus
- * text), and a graceful `close()` that drains calls in flight before the listener goes.
+ * picks which tools it sees and decides each call, in that caller's flow state (issue 42, see flow-states.ts).
+ * Operations: `/healthz`, `/readyz`, `/metrics` (Prometheus text), and a graceful `close()` that drains calls in
+ * flight before the listener goes.
  */
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server as HttpServer } from 'node:http';
@@ -27,13 +28,16 @@ import {
   type GatewayTlsConfig,
   shorthandMethod,
 } from '../config/gateway.js';
+import { GatewayFlowOptionsSchema } from '../config/gateway-flow.js';
 import { ConfigError } from '../errors.js';
 import { type Logger, silentLogger } from '../interop/logger.js';
 import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
+import { tupleKey } from '../json.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { AuditSink } from '../security/types.js';
 import { toConfigIssues } from '../zod-issues.js';
 import { PrincipalPolicies } from './bindings.js';
+import { type FlowScope, FlowStates } from './flow-states.js';
 import { FrontDoor, LOOPBACK_HOSTS } from './front-door.js';
 import { GatewayMetrics } from './metrics.js';
 import { createPrincipalVerifier, type Principal, principalOf } from './principals.js';
@@ -91,6 +95,8 @@ export class Gateway {
   /** The instance serving the stdio client, for list-changed notices. */
   #stdioServer: Server | undefined;
   readonly #offToolsChanged: () => void;
+  /** The flow state of each HTTP caller (issue 42); stdio's one session has its own. */
+  readonly #flows: FlowStates;
 
   constructor(options: GatewayOptions) {
     const parsed = GatewayConfigSchema.safeParse(options.config ?? {});
@@ -113,7 +119,15 @@ export class Gateway {
       this.config.principals,
       shorthandMethod(this.config),
     );
-    this.metrics = new GatewayMetrics(options.manager);
+    const flow = GatewayFlowOptionsSchema.parse(this.config.flow ?? {});
+    this.#flows = new FlowStates({
+      ...flow,
+      onFull: (held) =>
+        this.#logger.warn(
+          `The gateway holds ${held} callers' flow states, its limit, none idle for gateway.flow.idleTimeoutMs (${flow.idleTimeoutMs} ms): new callers are refused with OVERLOADED. Raise gateway.flow.maxStates or lower gateway.flow.idleTimeoutMs.`,
+        ),
+    });
+    this.metrics = new GatewayMetrics(options.manager, { flowStates: () => this.#flows.size });
     const announce = () => {
       this.#http?.handler.notify.toolsChanged();
       this.#stdioServer?.sendToolListChanged().catch(() => {});
@@ -137,9 +151,12 @@ export class Gateway {
       scopes: [],
       via: 'stdio',
     };
+    // One client, one session for the life of the connection: one flow state, outside the bounded table.
+    const flow = this.#flows.create();
+    const scope: FlowScope = (work) => work(flow);
     this.#stdio = serveStdio(
       () => {
-        const server = this.#serverFor(principal);
+        const server = this.#serverFor(principal, scope);
         this.#stdioServer = server;
         return server;
       },
@@ -160,9 +177,15 @@ export class Gateway {
         `The gateway has no gateway.auth section, so it may listen only on loopback, not on '${http.host}'. Add gateway.auth (jwt, or apiKeys for development), require client certificates (gateway.http.tls), or listen on 127.0.0.1.`,
       );
     }
-    const handler = createMcpHandler((ctx) => this.#serverFor(this.#principal(ctx.authInfo)), {
-      onerror: () => {},
-    });
+    // HTTP requests name no session (2026-07-28 has none; 2025-era clients are served statelessly): each
+    // authenticated principal has one flow state, whatever connection or replica its requests come on.
+    const handler = createMcpHandler(
+      (ctx) => {
+        const principal = this.#principal(ctx.authInfo);
+        return this.#serverFor(principal, this.#flows.scope(tupleKey(principal.via, principal.subject)));
+      },
+      { onerror: () => {} },
+    );
     const tls = http.tls === undefined ? undefined : await readTls(http.tls);
     const server = tls === undefined ? createServer() : createHttpsServer(tls);
     await new Promise<void>((resolve, reject) => {
@@ -257,6 +280,7 @@ export class Gateway {
     }
     // Calls still waiting for a client's answer between rounds are cancelled: that answer cannot come now.
     this.#relay?.close();
+    this.#flows.close();
     const http = this.#http;
     await Promise.allSettled([
       http === undefined
@@ -276,7 +300,7 @@ export class Gateway {
     return principalOf(authInfo) ?? { subject: 'anonymous', groups: [], scopes: [], via: 'none' };
   }
 
-  #serverFor(principal: Principal) {
+  #serverFor(principal: Principal, flow: FlowScope) {
     const capabilities = this.#policies.capabilitiesFor(principal);
     let view = this.#views.get(capabilities);
     if (view === undefined) {
@@ -305,6 +329,7 @@ export class Gateway {
         );
       },
       track: (work) => this.#track(work),
+      flow,
     });
   }
 

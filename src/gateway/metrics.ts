@@ -1,7 +1,8 @@
 /**
  * The gateway's metrics in Prometheus text format (issue 17), on a registry of its own (prom-client's global
  * registry is never touched, so importing the package registers nothing). Calls by server, tool and outcome,
- * denials, latency, requests refused before any MCP message (401/403), and upstream health read at scrape time.
+ * denials, latency, requests refused before any MCP message (401/403), and upstream health and the callers' flow
+ * states held (issue 42), read at scrape time.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { MCPClientManager } from '../interop/manager.js';
@@ -17,7 +18,8 @@ export class GatewayMetrics implements GatewayCallObserver {
   readonly #latency: Histogram<'server' | 'outcome'>;
   readonly #rejected: Counter<'status'>;
 
-  constructor(manager: MCPClientManager) {
+  /** `flowStates` reads how many callers' flow states the gateway holds (issue 42). */
+  constructor(manager: MCPClientManager, options: { flowStates?: (() => number) | undefined } = {}) {
     const registers = [this.#registry];
     this.#calls = new Counter({
       name: 'interlock_gateway_calls_total',
@@ -55,6 +57,17 @@ export class GatewayMetrics implements GatewayCallObserver {
         }
       },
     });
+    const flowStates = options.flowStates;
+    if (flowStates !== undefined) {
+      new Gauge({
+        name: 'interlock_gateway_flow_states',
+        help: "Callers' flow states the gateway holds (one per authenticated HTTP principal), of gateway.flow.maxStates.",
+        registers,
+        collect() {
+          this.set(flowStates());
+        },
+      });
+    }
   }
 
   /** The `content-type` of {@link render}'s output. */

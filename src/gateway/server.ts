@@ -19,8 +19,10 @@ import {
 import { InterlockError } from '../errors.js';
 import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
 import { tupleKey } from '../json.js';
+import type { FlowState } from '../security/flow.js';
 import { resourceFor } from '../security/pattern.js';
-import type { ToolWrapper } from '../tools/tool-wrapper.js';
+import type { ToolCallOptions, ToolWrapper } from '../tools/tool-wrapper.js';
+import type { FlowScope } from './flow-states.js';
 import type { Principal } from './principals.js';
 import type { DownstreamNeed, ServerRequestRelay } from './relay.js';
 import {
@@ -61,6 +63,11 @@ export interface GatewayServerOptions {
   onRenamed?: ((tool: ToolWrapper) => void) | undefined;
   /** Counts calls in flight, for a graceful drain. */
   track?: (<T>(work: Promise<T>) => Promise<T>) | undefined;
+  /**
+   * The caller's flow state (issue 42): every call, read and prompt of this instance is decided in it (and what
+   * comes back is recorded into it), so a flow rule sees what the caller's earlier requests brought in.
+   */
+  flow: FlowScope;
 }
 
 /** Error codes that mean the gate said no: the downstream client gets a tool error it can show the model. */
@@ -112,10 +119,11 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
     const started = performance.now();
     const args = request.params.arguments;
     const relay = options.relay;
-    const work =
+    const work = inFlow(options.flow, (flow) =>
       relay === undefined
-        ? callThrough(view, name, args, ctx, principal, ctx.mcpReq.signal)
-        : relayedCall(relay, server, view, name, wrapper.server, args, ctx, principal);
+        ? callThrough(view, name, args, ctx, principal, ctx.mcpReq.signal, flow)
+        : relayedCall(relay, server, view, name, wrapper.server, args, ctx, principal, flow),
+    );
     const result = await (options.track === undefined ? work : options.track(work));
     // A round that stops for the client's input is not a call yet: the round that ends it is counted.
     if (result.outcome === 'input') return result.result;
@@ -159,7 +167,13 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
       throw unknownName('resource', uri);
     }
     return guarded(() =>
-      view.readResource(route.server, uri, { signal: ctx.mcpReq.signal, principal: principal.subject }),
+      options.flow((flow) =>
+        view.readResource(route.server, uri, {
+          signal: ctx.mcpReq.signal,
+          principal: principal.subject,
+          flow,
+        }),
+      ),
     );
   });
 
@@ -178,10 +192,13 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
       throw unknownName('prompt', request.params.name);
     }
     return guarded(() =>
-      view.getPrompt(target.server, target.prompt, request.params.arguments ?? {}, {
-        signal: ctx.mcpReq.signal,
-        principal: principal.subject,
-      }),
+      options.flow((flow) =>
+        view.getPrompt(target.server, target.prompt, request.params.arguments ?? {}, {
+          signal: ctx.mcpReq.signal,
+          principal: principal.subject,
+          flow,
+        }),
+      ),
     );
   });
   return server;
@@ -205,6 +222,17 @@ type CallOutcome = {
   code?: string;
 };
 
+type RoundOutcome = CallOutcome | { result: CallToolResult; outcome: 'input' };
+
+/** Runs a call in the caller's flow state; a state the gateway cannot hold now (OVERLOADED) is the call's failure. */
+function inFlow(scope: FlowScope, work: (flow: FlowState) => Promise<RoundOutcome>): Promise<RoundOutcome> {
+  try {
+    return scope(work);
+  } catch (err) {
+    return Promise.resolve(failure(err));
+  }
+}
+
 /**
  * One round of a call whose upstream server may ask for input: the first round starts the call, a later one
  * brings the client's answers to what the call asked; either ends with the result or with more questions.
@@ -218,7 +246,8 @@ async function relayedCall(
   args: Record<string, unknown> | undefined,
   ctx: ServerContext,
   principal: Principal,
-): Promise<CallOutcome | { result: CallToolResult; outcome: 'input' }> {
+  flow: FlowState,
+): Promise<RoundOutcome> {
   const step = await relay.round(
     { principal, view, server: upstream, supports: (need) => declares(server, ctx, need) },
     {
@@ -227,7 +256,7 @@ async function relayedCall(
       signal: ctx.mcpReq.signal,
       binding: tupleKey(principal.via, principal.subject, name),
     },
-    (signal) => callThrough(view, name, args, ctx, principal, signal),
+    (signal) => callThrough(view, name, args, ctx, principal, signal, flow),
   );
   if (step.kind === 'done') return step.value;
   if (step.kind === 'failed') return failure(step.error);
@@ -264,12 +293,15 @@ async function callThrough(
   ctx: ServerContext,
   principal: Principal,
   signal: AbortSignal,
+  flow: FlowState,
 ): Promise<CallOutcome> {
   const progressToken = ctx.mcpReq._meta?.progressToken;
   try {
-    const result = await view.callTool(name, args ?? {}, {
+    // `flow` rides as a variable, not a literal: ToolCallOptions (the tools area) cannot name a FlowState.
+    const options: ToolCallOptions & { flow: FlowState } = {
       signal,
       principal: principal.subject,
+      flow,
       ...(progressToken === undefined
         ? {}
         : {
@@ -279,7 +311,8 @@ async function callThrough(
                 .catch(() => {});
             },
           }),
-    });
+    };
+    const result = await view.callTool(name, args ?? {}, options);
     return {
       result: {
         content: result.content,

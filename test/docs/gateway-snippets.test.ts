@@ -37,6 +37,11 @@ describe('gateway snippets', () => {
       maxParkedCallsPerPrincipal: 8,
       maxParkedCalls: 500,
     });
+    expect(gateway.config.flow).toEqual({
+      maxStates: 2048,
+      idleTimeoutMs: 3_600_000,
+      maxIndexedChars: 131_072,
+    });
     await manager.close();
   });
 
