@@ -24,7 +24,8 @@ export type FixtureName =
   | 'tasks-modern'
   | 'tasks-legacy'
   | 'routing'
-  | 'divergent-answers';
+  | 'divergent-answers'
+  | 'skills';
 
 /** Absolute path of a fixture server; `name` may carry the `.mjs` suffix or not. */
 export function fixture(name: FixtureName | `${FixtureName}.mjs`): string {
