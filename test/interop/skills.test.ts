@@ -244,6 +244,20 @@ describe.each(variants)('skills over $transport', ({ setup }) => {
     expect(flow.snapshot().sources).toEqual(['mcp:skills:skill:pdf-processing']);
   });
 
+  it("decides a read through a sub-agent's view by the view's narrower set", async () => {
+    const child = manager.capabilities.derive((set) => set.grant('mcp:skills:skill:acme/*', 'read'));
+    const view = manager.withCapabilities(child, { agent: 'sub-agent' });
+    const [pdf] = (await manager.listSkills('skills')).filter((s) => s.name === 'pdf-processing');
+    if (pdf === undefined) throw new Error('pdf-processing is not listed');
+    await expect(view.readSkill('skills', pdf)).rejects.toMatchObject({
+      code: 'CAPABILITY_DENIED',
+      resource: 'mcp:skills:skill:pdf-processing',
+    });
+    await expect(view.readSkill('skills', 'skill://acme/billing/refunds/SKILL.md')).resolves.toMatchObject({
+      name: 'acme/billing/refunds',
+    });
+  });
+
   it("decides a read with the session's flow state in the check context (CONTRACT 4)", async () => {
     const flow = new FlowState();
     flow.record('mcp:web:fetch', ['untrusted'], 'text from the web');
