@@ -72,6 +72,11 @@ export const ErrorCode = {
    * cross-app access grant was refused, or the server refused a newly issued token too.
    */
   AUTH_FAILED: 'AUTH_FAILED',
+  /**
+   * A skill file a server served does not match the skill's entry (its digest, size or frontmatter), is not listed
+   * in it, or cannot be verified at all (a `"dynamic"` skill): it was not used. The server's fault.
+   */
+  SKILL_VERIFICATION_FAILED: 'SKILL_VERIFICATION_FAILED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -464,6 +469,52 @@ export class PolicyReviewError extends InterlockError {
     super(ErrorCode.POLICY_NOT_REVIEWED, message, options);
     this.reason = reason;
     this.operatorHint = options.operatorHint;
+  }
+}
+
+/** Why {@link SkillIntegrityError} was thrown. */
+export type SkillIntegrityReason =
+  /** The file's SHA-256 digest differs from the one its skill entry lists. */
+  | 'digest'
+  /** The file's length differs from the size its skill entry lists. */
+  | 'size'
+  /** The `SKILL.md` frontmatter differs from the entry's, or cannot be read. */
+  | 'frontmatter'
+  /** The file is not listed in the skill's entry. */
+  | 'unlisted'
+  /** The skill lists its files as `"dynamic"`: there is no digest to verify them against. */
+  | 'unverifiable';
+
+/**
+ * A skill file failed verification against its skill entry (SEP-2640, "Integrity and verification"), so it was not
+ * used: no content of it is handed on. Code `SKILL_VERIFICATION_FAILED`. The `message` names the skill and the file
+ * only (it may reach a model); `operatorHint` holds what differs (both digests, the sizes or the frontmatter fields)
+ * and what to do.
+ */
+export class SkillIntegrityError extends InterlockError {
+  readonly reason: SkillIntegrityReason;
+  /** The skill's `SKILL.md` URI. */
+  readonly skill: string;
+  /** The file that failed. */
+  readonly uri: string;
+  /** What differs and what to do: for the operator, never in `message`. */
+  readonly operatorHint: string;
+
+  constructor(
+    reason: SkillIntegrityReason,
+    details: { skill: string; uri: string; operatorHint: string },
+    options: InterlockErrorOptions = {},
+  ) {
+    const where = options.server === undefined ? '' : ` from server '${options.server}'`;
+    super(
+      ErrorCode.SKILL_VERIFICATION_FAILED,
+      `Skill file ${details.uri}${where} failed verification against the skill's entry (${reason}) and was not used.`,
+      options,
+    );
+    this.reason = reason;
+    this.skill = details.skill;
+    this.uri = details.uri;
+    this.operatorHint = details.operatorHint;
   }
 }
 

@@ -85,20 +85,21 @@ export interface MCPManagerEvents {
   /** The gate refused the call (at authorize, or at the re-check before sending): nothing reached the server. */
   tool_call_denied: { callId: number; name: string; server: string; tool: string } & ToolCallDenial;
   /**
-   * A resource read (`resources/read`, `target` is the URI) or prompt get (`prompts/get`, `target` is the name)
-   * ended: they pass the same pipeline as tool calls (issue 15). `code` is set when it failed.
+   * A resource read (`resources/read`, `target` is the URI; also a skill's file), prompt get (`prompts/get`, `target`
+   * is the name) or skill listing (`skills/list`, `target` is the server) ended: they pass the same pipeline as tool
+   * calls (issue 15). `code` is set when it failed.
    */
   request_completed: {
     callId: number;
     server: string;
-    method: 'resources/read' | 'prompts/get';
+    method: 'resources/read' | 'prompts/get' | 'skills/list';
     target: string;
     durationMs: number;
   };
   request_failed: {
     callId: number;
     server: string;
-    method: 'resources/read' | 'prompts/get';
+    method: 'resources/read' | 'prompts/get' | 'skills/list';
     target: string;
     durationMs: number;
     code: string;

@@ -10,6 +10,7 @@ import { ClosedError, ConfigError, ToolDefinitionChangedError, ToolNotFoundError
 import { lazyModule } from '../lazy.js';
 import { type HttpClient, httpClientFrom } from '../net/http.js';
 import { type Tracer, trace } from '../otel.js';
+import type { SkillEntry } from '../protocol/skills.js';
 import type { ClientIdentity } from '../protocol/transport.js';
 import { CapabilitySet } from '../security/capability-set.js';
 import { FlowState } from '../security/flow.js';
@@ -31,7 +32,7 @@ import type { McpCallOptions } from './flow-context.js';
 import { type Logger, silentLogger } from './logger.js';
 import { checkManagerOptions, type MCPClientManagerOptions } from './manager-options.js';
 import type { ServerAuthFactory } from './open-client.js';
-import type { RequestFor, RequestPathDeps } from './request-path.js';
+import type { RequestFor, RequestPathDeps, RequestPathOptions } from './request-path.js';
 import { logAt, type ServerLogSupport } from './server-logs.js';
 import { InFlightCalls } from './server-request-trace.js';
 import {
@@ -39,6 +40,7 @@ import {
   type ServerRequestSupport,
   serverRequestSupport,
 } from './server-requests.js';
+import type { SkillFile, SkillInfo, SkillRead, SkillReadOptions } from './skills.js';
 
 // Sessions and the engine import the options type from here, where it was defined before issue 15's split.
 export type { MCPClientManagerOptions } from './manager-options.js';
@@ -88,6 +90,8 @@ export interface CapabilityView extends ToolInvoker {
   ): Promise<GetPromptResult>;
   callTool(name: string, args?: Record<string, unknown>, options?: McpCallOptions): Promise<ToolCallResult>;
   executeTool(name: string, args?: Record<string, unknown>, options?: McpCallOptions): Promise<string>;
+  /** {@link MCPClientManager.readSkill}, decided by the view's set. */
+  readSkill(server: string, skill: SkillEntry | string, options?: SkillReadOptions): Promise<SkillFile>;
   /**
    * Decides a request `server` made (`mcp:{server}:{kind}` / `request`, `args` for conditions) by the view's set,
    * audited: resolves with the decision, or throws `PermissionDeniedError`. For a gateway relaying the request on.
@@ -107,6 +111,7 @@ export const CLIENT_VERSION = '0.1.0';
 // prompt path load when a server first connects or a call is first made, not with `mcp-interlock/interop`.
 const callPath = lazyModule(() => import('./call-path.js'));
 const requestPath = lazyModule(() => import('./request-path.js'));
+const skillPath = lazyModule(() => import('./skills.js'));
 
 function throughRequestPath<T>(run: (path: typeof import('./request-path.js')) => Promise<T>): Promise<T> {
   const path = requestPath.loaded;
@@ -502,6 +507,7 @@ export class MCPClientManager implements ToolInvoker {
       readResource: (server, uri, opts) => this.#readResource(gate, agent, flow, server, uri, opts ?? {}),
       getPrompt: (server, name, args, opts) =>
         this.#getPrompt(gate, agent, flow, server, name, args ?? {}, opts ?? {}),
+      readSkill: (server, skill, opts) => this.#readSkill(gate, agent, flow, server, skill, opts ?? {}),
       callTool: (name, args, opts) => this.#call(deps, name, args, opts ?? {}),
       executeTool: async (name, args, opts) => (await this.#call(deps, name, args, opts ?? {})).text,
       authorizeServerRequest: (server, kind, args, opts) =>
@@ -583,6 +589,34 @@ export class MCPClientManager implements ToolInvoker {
       principal: options.principal ?? this.#callPath.principal,
       flow: options.flow ?? flow,
     };
+  }
+
+  /** The skills `server` serves (Skills extension, SEP-2640), each with the resource its reads are decided on. */
+  listSkills(server: string, options: RequestPathOptions = {}): Promise<SkillInfo[]> {
+    return skillPath
+      .load()
+      .then((path) => path.listSkillsThrough(this.#requestPath, this.#gate, server, options));
+  }
+
+  /**
+   * Reads a file of a skill (`SKILL.md` unless `options.file`), gated on `mcp:{server}:skill:{name}` / `read`, and
+   * verified against the skill's entry (digest, size, frontmatter) before it is returned: a mismatch throws
+   * `SKILL_VERIFICATION_FAILED`.
+   */
+  readSkill(server: string, skill: SkillEntry | string, options: SkillReadOptions = {}): Promise<SkillFile> {
+    return this.#readSkill(this.#gate, this.#agent, this.#flow, server, skill, options);
+  }
+
+  #readSkill(
+    gate: CapabilityGate,
+    agent: string | undefined,
+    flow: FlowState,
+    ...[server, skill, options]: SkillRead
+  ): Promise<SkillFile> {
+    const who = { agent, principal: this.#callPath.principal, flow: options.flow ?? flow };
+    return skillPath
+      .load()
+      .then((path) => path.readSkillThrough(this.#requestPath, gate, who, server, skill, options));
   }
 
   /** Fetches `server`'s tool list again and merges it; wrappers handed out before stay valid. */

@@ -29,7 +29,7 @@ import type { AccessRequest, AuditRecord, Decision } from '../security/types.js'
 import type { CallStats } from './stats.js';
 
 /** What passes the pipeline. */
-export type InvocationKind = 'tool' | 'native' | 'resource' | 'prompt' | 'server-request';
+export type InvocationKind = 'tool' | 'native' | 'resource' | 'prompt' | 'skill' | 'server-request';
 
 /** The span event capability decisions are recorded as (the same as the security area's audit events). */
 export const DECISION_EVENT = AUDIT_SPAN_EVENT;

@@ -2,6 +2,7 @@
  * Resource reads and prompt gets through the invocation pipeline (issue 15): the same trace, authorize, limit and
  * send stages as a tool call, so they get a span, the gate's decision on it, the server's call slot, call
  * statistics and events (`request_completed`, `request_failed`), and end in their own terminal. They are never re-sent: nothing marks them safe to repeat.
+ * Skill reads and listings (skills.ts) take the same path (issue 42).
  */
 import type { Client, GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
 import { type InterlockError, NotConnectedError } from '../errors.js';
@@ -24,6 +25,7 @@ import {
 import {
   type Authorized,
   authorizeStage,
+  direct,
   invocationPipeline,
   type Recorder,
   type Traced,
@@ -62,12 +64,16 @@ export interface RequestFor {
   flow: FlowState;
 }
 
-interface RequestInvocation<T> extends ConnectedInvocation {
-  readonly kind: 'resource' | 'prompt';
+/** The methods requests through this path send (a skill's file is read with `resources/read`). */
+export type RequestMethod = 'resources/read' | 'prompts/get' | 'skills/list';
+
+/** A request to a server through the pipeline: what a kind of request sets before it enters. */
+export interface RequestInvocation<T> extends ConnectedInvocation {
+  readonly kind: 'resource' | 'prompt' | 'skill';
   readonly deps: RequestPathDeps;
   /** `resource '{uri}'` or `prompt '{name}'`, for error messages. */
   readonly what: string;
-  readonly method: 'resources/read' | 'prompts/get';
+  readonly method: RequestMethod;
   /** The URI or the prompt name. */
   readonly target: string;
   readonly span0: { readonly name: string; readonly options: SpanOptions };
@@ -150,7 +156,13 @@ export function getPromptThrough(
   });
 }
 
-function base(deps: RequestPathDeps, gate: CapabilityGate, server: string, options: RequestPathOptions) {
+/** What every request's invocation starts with. */
+export function base(
+  deps: RequestPathDeps,
+  gate: CapabilityGate,
+  server: string,
+  options: RequestPathOptions,
+) {
   return {
     deps,
     gate,
@@ -188,15 +200,12 @@ type HeldRequest<T> = RequestInvocation<T> & Traced & Authorized & Held;
  * server's statistics once sent, as `request_completed` or `request_failed`, with what the SDK throws mapped to coded
  * errors. They are never re-sent.
  */
-function requestRecorder<T>(): Recorder<
-  RequestInvocation<T> & Traced,
-  HeldRequest<T>,
-  HeldRequest<T> & Sendable,
-  T
-> {
+function requestRecorder<T>(
+  decided: boolean,
+): Recorder<RequestInvocation<T> & Traced, HeldRequest<T>, HeldRequest<T> & Sendable, T> {
   return {
     stats: (ctx) => ctx.connection?.stats,
-    ready: readyToSend,
+    ready: decided ? readyToSend : readyUndecided,
     started: (ctx) => ctx.deps.nextCallId(),
     completed(ctx, callId, durationMs) {
       const { server, method, target } = ctx;
@@ -227,16 +236,19 @@ function requestRecorder<T>(): Recorder<
   };
 }
 
-/** A resource read's or a prompt get's path through the one invocation pipeline: no validation, never re-sent. */
-function requestPipeline<T>() {
+/**
+ * A request's path through the one invocation pipeline: no validation, never re-sent. `authorize: false` for a request
+ * the gate does not decide (a skill listing: each skill's files are decided when read).
+ */
+export function requestPipeline<T>(authorize = true) {
   return invocationPipeline({
     trace: traceStage<RequestInvocation<T>, T>({
       tracer: (ctx) => ctx.deps.tracer,
       start: (ctx) => ctx.span0,
       parent: () => otelContext.active(),
     }),
-    record: requestRecorder<T>(),
-    authorize: authorizeStage,
+    record: requestRecorder<T>(authorize),
+    authorize: authorize ? authorizeStage : undecided,
     hold: holdStage<RequestInvocation<T> & Traced & Authorized, T>(requireConnection),
     terminal: (ctx) =>
       ctx
@@ -250,6 +262,15 @@ function requestPipeline<T>() {
           return result;
         }),
   });
+}
+
+/** The authorize step of a request the gate does not decide (a listing): nothing after it reads a decision. */
+const undecided = direct as typeof authorizeStage;
+
+/** {@link readyToSend} for a request the gate did not decide: a policy change while it waited has nothing to re-decide. */
+function readyUndecided<T>(ctx: HeldRequest<T>) {
+  ctx.revision = ctx.gate.capabilities.revision;
+  return readyToSend(ctx);
 }
 
 /** Resource reads and prompt gets, each composed once. */

@@ -49,6 +49,12 @@ import { acceptTaskResults, TASKS_EXTENSION } from './task-handles.js';
 /** The key of the client capabilities in a 2026-07-28 request's `_meta` envelope (SEP-2575). */
 const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 
+/**
+ * The identifier of the Skills extension (SEP-2640; the SDK's `SKILLS_EXTENSION_ID`, which a test holds equal), here
+ * rather than imported so that a client that never reads a skill never loads the SDK's skills module (skills.ts).
+ */
+export const SKILLS_EXTENSION = 'io.modelcontextprotocol/skills';
+
 /** What `callTool` may be given; anything else (resumption tokens, headers, …) takes the SDK's path. */
 interface CallOptions {
   timeout?: number;
@@ -123,7 +129,9 @@ export class InterlockClient extends Client {
 
   /**
    * The `_meta` envelope a 2026-07-28 request or notification carries (SEP-2575), with the tasks extension
-   * (task-handles.ts) declared in its client capabilities, so a server may answer a `tools/call` with a task. Done
+   * (task-handles.ts) declared in its client capabilities, so a server may answer a `tools/call` with a task, and the
+   * Skills extension (skills.ts), which a server may look for before it serves skills; declaring it grants nothing,
+   * since every skill read is gated (`mcp:{server}:skill:{name}`, default deny). Done
    * here rather than in `initialize`'s capabilities, which on 2025-11-25 have no `extensions` field. The 2025 era has
    * no envelope (`undefined`).
    *
@@ -144,7 +152,7 @@ export class InterlockClient extends Client {
       const { extensions } = capabilities as { extensions?: Record<string, unknown> };
       const declared = Object.freeze({
         ...capabilities,
-        extensions: { ...extensions, [TASKS_EXTENSION]: {} },
+        extensions: { ...extensions, [TASKS_EXTENSION]: {}, [SKILLS_EXTENSION]: {} },
       });
       to = Object.freeze({ ...envelope, [CLIENT_CAPABILITIES_KEY]: declared });
     }

@@ -13,7 +13,8 @@ import { PolicyError } from '../errors.js';
 /** The known resource schemes and the actions each accepts (besides `*`, any action). */
 export const SCHEME_ACTIONS: Readonly<Record<string, readonly string[]>> = Object.freeze({
   // `request`: what a server asks of us, on `mcp:{server}:elicitation`, `:sampling` and `:roots` (issue 13).
-  mcp: Object.freeze(['execute', 'request']),
+  // `read`: a skill's files, on `mcp:{server}:skill:{name}` (issue 42, the Skills extension).
+  mcp: Object.freeze(['execute', 'request', 'read']),
   'mcp-resource': Object.freeze(['read']),
   'mcp-prompt': Object.freeze(['get']),
   tool: Object.freeze(['execute']),
@@ -106,6 +107,19 @@ export const resourceFor = Object.freeze({
    */
   serverRequest(server: string, kind: string): string {
     return `mcp:${checkServer(server)}:${kind}`;
+  },
+  /**
+   * `mcp:{server}:skill:{name}`: a skill a server serves through the Skills extension (action `read`, for each of its
+   * files). `name` is the skill's path (`pdf-processing`, or `acme/billing/refunds` for a nested skill): one segment,
+   * so a name with `:` or invisible characters is refused with `INVALID_POLICY`.
+   */
+  skill(server: string, name: string): string {
+    if (typeof name !== 'string' || name === '' || name.includes(':') || INVISIBLE.test(name)) {
+      throw new PolicyError(
+        `Skill name ${display(name)} cannot be used in a resource: it must be non-empty, without ':' or invisible characters.`,
+      );
+    }
+    return `mcp:${checkServer(server)}:skill:${name}`;
   },
   /** `tool:{name}`: a native (in-process) tool (action `execute`). */
   nativeTool(name: string): string {

@@ -127,7 +127,7 @@ export type RuleFinding =
     }
   | { readonly kind: 'expired'; readonly rule: RuleInfo }
   | {
-      /** An `mcp:` pattern that matches no tool or server request of the project's servers. */
+      /** An `mcp:` pattern that matches no tool, server request or skill of the project's servers. */
       readonly kind: 'dead';
       readonly rule: RuleInfo;
     };
@@ -191,9 +191,13 @@ function isDead(rule: RuleInfo, p: CompiledPattern, known: KnownServers): boolea
   const any = rule.actions.includes('*');
   const execute = any || rule.actions.includes('execute');
   const request = any || rule.actions.includes('request');
+  // A skill (`read` on `mcp:{server}:skill:{name}`, four segments): skill names are not known here, so a pattern that
+  // could have a fourth segment is never judged dead for them.
+  const skills = (any || rule.actions.includes('read')) && (p.segments.length >= 3 || p.tail !== undefined);
   // The servers the pattern could name: its literal one (none when the project has no such server), or every one.
   const servers = p.key === undefined ? [...known.servers.keys()] : known.servers.has(p.key) ? [p.key] : [];
   for (const server of servers) {
+    if (skills) return false;
     if (request && SERVER_REQUEST_KINDS.some((k) => matchPattern(p, resourceFor.serverRequest(server, k)))) {
       return false;
     }

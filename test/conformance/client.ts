@@ -3,8 +3,8 @@
 // MCP_CONFORMANCE_SCENARIO and, for scenarios that hand out credentials, a JSON object in MCP_CONFORMANCE_CONTEXT.
 // It uses only Interlock's public entry points, the way an application would: one MCPClientManager, OAuth through
 // createServerAuth, and a capability set that grants this one server. It connects (which lists the tools) and, per
-// scenario, calls each tool once, the calls the scenario's context scripts, or nothing more; the suite's server
-// judges what went over the wire. Exit code 0 when every step worked, 1 on the first failure.
+// scenario, calls each tool once, the calls the scenario's context scripts, lists and loads skills, or nothing more;
+// the suite's server judges what went over the wire. Exit code 0 when every step worked, 1 on the first failure.
 import { createServerAuth } from 'mcp-interlock/auth';
 import { MCPClientManager, type MCPServerConfigInput } from 'mcp-interlock/interop';
 import { CapabilitySet } from 'mcp-interlock/security';
@@ -32,6 +32,15 @@ interface ScenarioContext {
 
 /** Scenarios whose server judges the connect and the tool listing alone. */
 const LIST_ONLY = new Set(['initialize', 'request-metadata', 'json-schema-ref-no-deref']);
+
+/**
+ * The Skills extension (SEP-2640) scenarios. In each the client lists the server's skills; in `no-prefetch` that is
+ * all (a host retrieves no skill file ahead of need), in the `verify-*` ones it then loads the first skill: its
+ * SKILL.md, verified against the entry, then each other listed file. Their servers tamper with SKILL.md, so loading
+ * stops at the verification failure (SKILL_VERIFICATION_FAILED) and no further file is read.
+ */
+const SKILLS_LIST_ONLY = 'sep-2640-client-no-prefetch';
+const SKILLS_LOAD = /^sep-2640-client-verify-/;
 
 function readContext(): ScenarioContext {
   const raw = process.env.MCP_CONFORMANCE_CONTEXT;
@@ -145,6 +154,7 @@ async function main(): Promise<void> {
   const capabilities = new CapabilitySet();
   capabilities.grant(`mcp:${SERVER}:*`, 'execute');
   capabilities.grant(`mcp:${SERVER}:elicitation`, 'request');
+  capabilities.grant(`mcp:${SERVER}:skill:*`, 'read');
   await using manager = new MCPClientManager({
     capabilities,
     serverAuth: createServerAuth({ openUrl: approveInBrowser }),
@@ -159,6 +169,16 @@ async function main(): Promise<void> {
     ...(auth === undefined ? {} : { auth }),
   });
   if (LIST_ONLY.has(scenario)) return;
+  if (scenario === SKILLS_LIST_ONLY || SKILLS_LOAD.test(scenario)) {
+    const [skill] = await manager.listSkills(SERVER);
+    if (scenario === SKILLS_LIST_ONLY) return;
+    if (skill === undefined) throw new Error('the server lists no skill');
+    const manifest = await manager.readSkill(SERVER, skill);
+    const files = skill.resources === 'dynamic' ? [] : skill.resources;
+    for (const file of files)
+      if (file.uri !== manifest.uri) await manager.readSkill(SERVER, skill, { file: file.uri });
+    return;
+  }
   const byTool = (name: string) => {
     const tool = manager.tools.find((t) => t.tool === name);
     if (tool === undefined) throw new Error(`the server lists no tool '${name}'`);

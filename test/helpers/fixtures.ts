@@ -25,7 +25,8 @@ export type FixtureName =
   | 'tasks-legacy'
   | 'routing'
   | 'divergent-answers'
-  | 'mail';
+  | 'mail'
+  | 'skills';
 
 /** Absolute path of a fixture server; `name` may carry the `.mjs` suffix or not. */
 export function fixture(name: FixtureName | `${FixtureName}.mjs`): string {

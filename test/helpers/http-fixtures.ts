@@ -140,14 +140,14 @@ export async function startHttpFixture(options: HttpFixtureOptions): Promise<Htt
 }
 
 /**
- * Spawns a protocol 2026-07-28 fixture (`modern.mjs`, or `tasks-modern.mjs`; SDK v2 server) on Streamable HTTP and waits for its
+ * Spawns a protocol 2026-07-28 fixture (`modern.mjs`, `tasks-modern.mjs` or `skills.mjs`; SDK v2 server) on Streamable HTTP and waits for its
  * `LISTENING <port>` line. `port` 0 lets it pick; pass the old port to restart it where a client expects it.
  */
 export async function startModernHttp(
   options: {
     port?: number;
     timeoutMs?: number;
-    fixture?: 'modern' | 'tasks-modern';
+    fixture?: 'modern' | 'tasks-modern' | 'skills';
     /** Extra env vars (FIXTURE_LOG, ...), on top of this process's env. */
     env?: Record<string, string>;
   } = {},

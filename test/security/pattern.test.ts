@@ -27,6 +27,21 @@ describe('resource helpers', () => {
     expect(resourceFor.prompt('git', 'summarize')).toBe('mcp-prompt:git:summarize');
     expect(resourceFor.serverRequest('fs', 'sampling')).toBe('mcp:fs:sampling');
     expect(resourceFor.nativeTool('calc')).toBe('tool:calc');
+    expect(resourceFor.skill('docs', 'acme/billing/refunds')).toBe('mcp:docs:skill:acme/billing/refunds');
+  });
+
+  it('names a skill in one segment, so a rule on mcp:{server}:skill:* covers every skill and nothing else', () => {
+    expect(() => resourceFor.skill('docs', 'a:b')).toThrow(/without ':'/);
+    expect(() => resourceFor.skill('docs', '')).toThrow(/non-empty/);
+    expect(() => resourceFor.skill('docs', 'x\u200by')).toThrow(/invisible/);
+    const skill = resourceFor.skill('docs', 'acme/billing/refunds');
+    expect(matches('mcp:docs:skill:*', skill)).toBe(true);
+    expect(matches('mcp:docs:skill:acme/*', skill)).toBe(true);
+    expect(matches('mcp:docs:*', skill)).toBe(false);
+    const set = new CapabilitySet();
+    set.grant('mcp:docs:skill:*', 'read');
+    expect(set.check(skill, 'read').effect).toBe('allow');
+    expect(set.check(skill, 'execute').effect).toBe('default-deny');
   });
 
   it('keeps the older helper names as the same functions', () => {
@@ -42,6 +57,7 @@ describe('resource helpers', () => {
       resourceFor.resource,
       resourceFor.prompt,
       resourceFor.serverRequest,
+      resourceFor.skill,
     ]) {
       expect(() => build('fs:evil', 'x')).toThrow(/without ':'/);
       expect(() => build('', 'x')).toThrow(/non-empty/);

@@ -196,7 +196,7 @@ describe('coverage against the engine', () => {
     });
     fc.assert(
       fc.property(fc.array(rule, { maxLength: 6 }), request, (rules, req) => {
-        // Only actions the scheme has (the schema refuses the others): `get` for prompts, execute or request else.
+        // Only actions the scheme has (the schema refuses the others): `get` for prompts, execute or request else (`read` on `mcp:` is for skills, which these cases do not name).
         const valid = rules.filter(
           (r) => r.actions === '*' || r.resource.startsWith('mcp-prompt:') === (r.actions === 'get'),
         );

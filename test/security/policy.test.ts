@@ -114,8 +114,8 @@ describe('policies as data', () => {
       /rules\[0\]\.resource.*did you mean/,
     ],
     [
-      { version: 1, rules: [{ effect: 'allow', resource: 'mcp:a:b', actions: 'read' }] },
-      /rules\[0\]\.actions.*'read'/,
+      { version: 1, rules: [{ effect: 'allow', resource: 'mcp:a:b', actions: 'get' }] },
+      /rules\[0\]\.actions.*'get'/,
     ],
     [
       { version: 1, rules: [{ effect: 'deny', resource: 'mcp:a:b', actions: 'execute', maxCalls: 2 }] },

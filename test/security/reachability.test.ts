@@ -258,4 +258,15 @@ describe('ruleFindings', () => {
       ]),
     ).toEqual(['typo dead', 'no-server dead', 'kind-typo dead']);
   });
+
+  it('never calls a skill rule dead where its server is known, since skill names are not', () => {
+    expect(
+      findings([
+        { id: 'skill', effect: 'allow', resource: 'mcp:notes:skill:pdf-*', actions: 'read' },
+        { id: 'all-of-notes', effect: 'allow', resource: 'mcp:notes:**', actions: 'read' },
+        { id: 'three-segments', effect: 'allow', resource: 'mcp:notes:skill', actions: 'read' },
+        { id: 'no-server', effect: 'allow', resource: 'mcp:nowhere:skill:*', actions: 'read' },
+      ]),
+    ).toEqual(['three-segments dead', 'no-server dead']);
+  });
 });

@@ -28,6 +28,6 @@ export function main() {
   const caps = new CapabilitySet();
   assert.throws(() => caps.grant('mcp:fs', 'execute'), /did you mean 'mcp:fs:\*'/);
   assert.throws(() => caps.grant('http:fs:x', 'execute'), /unknown scheme/);
-  assert.throws(() => caps.grant('mcp:fs:*', 'read'), /not an action of 'mcp'/);
+  assert.throws(() => caps.grant('mcp:fs:*', 'get'), /not an action of 'mcp'/);
   return examples.length;
 }
