@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { isInterlockError, PermissionDeniedError } from '../../src/errors.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
+import type { MCPClientManagerOptions } from '../../src/interop/manager-options.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import type { AuditRecord } from '../../src/security/types.js';
 import { makeToolName } from '../../src/tools/names.js';
@@ -44,6 +45,16 @@ export interface CallOutcome {
    * and the arguments that carried labeled content (`argument<-label`). Names only, never data.
    */
   readonly flow?: { readonly labels: readonly string[]; readonly carried: readonly string[] } | undefined;
+}
+
+/**
+ * The labels of the policy's `labels` section (issue 42) for the manager's `flowLabels` option, when the set has them
+ * (`CapabilitySet.flowLabels`); read without depending on the type, so the replay runs on builds with and without
+ * labels.
+ */
+function flowLabelsOption(capabilities: CapabilitySet): Partial<MCPClientManagerOptions> {
+  const flowLabels = (capabilities as { flowLabels?: unknown }).flowLabels;
+  return flowLabels === undefined ? {} : ({ flowLabels } as Partial<MCPClientManagerOptions>);
 }
 
 /** The `flow` part of an audit record (issue 42), read without depending on its type. */
@@ -157,8 +168,10 @@ async function runCase(options: RunOptions): Promise<{
   let phase: 'user' | 'injection' = 'user';
   let asked: string | undefined;
   let audited: AuditRecord | undefined;
+  const capabilities = policy.capabilities();
   const manager = new MCPClientManager({
-    capabilities: policy.capabilities(),
+    capabilities,
+    ...flowLabelsOption(capabilities),
     audit: {
       write: (record) => {
         audited = record;
