@@ -104,9 +104,13 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
       '--from <file>',
       'the mcp.json to take the servers from (default: .mcp.json, mcp.json, .vscode/ or .cursor/)',
     )
+    .option(
+      '--template <name>',
+      'start the policy from an information-flow template: assistant, coding-agent or payments',
+    )
     .option('--force', 'replace an existing project file')
     .action(
-      run(async (ctx, options: { from?: string; force?: boolean }) =>
+      run(async (ctx, options: { from?: string; force?: boolean; template?: string }) =>
         (await import('./commands/init.js')).initCommand(ctx, options),
       ),
     );

@@ -3,10 +3,10 @@
  * own loader, takes its servers from the folder's mcp.json, allows nothing, and is never written over unless
  * asked to.
  */
-import { copyFileSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadInterlockConfig } from '../../src/config/load.js';
+import { loadInterlockConfig, loadPolicyFile } from '../../src/config/load.js';
 import { fixture } from '../helpers/fixtures.js';
 import { allGone, type CliResult, json, ROOT, runCli, type TempProject, tempProject } from './helpers.js';
 
@@ -136,6 +136,30 @@ describe('interlock init', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('No project file in');
     expect(result.stderr).toContain("hint: 'interlock init' writes one here");
+  });
+
+  it.each(['assistant', 'coding-agent', 'payments'])(
+    '--template %s starts the policy from that template, comments and all, and the file loads',
+    async (name) => {
+      const init = await cli(['init', '--template', name]);
+      expect(init.stderr).toBe('');
+      expect(init.code).toBe(0);
+      expect(init.stdout).toContain(`Its policy is the ${name} template.`);
+      const config = await loadInterlockConfig({ cwd: project.dir, env: {} });
+      const template = await loadPolicyFile(join(ROOT, 'policies/templates', `${name}.yaml`), { env: {} });
+      expect(config.policy).toEqual(template);
+      expect(config.policy?.rules.length).toBeGreaterThan(5);
+      expect(written()).toContain('  # Interlock policy template:');
+    },
+    120_000,
+  );
+
+  it('names the templates when --template names none of them (exit 2), and writes nothing', async () => {
+    const refused = await cli(['init', '--template', 'banking']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("There is no policy template 'banking'");
+    expect(refused.stderr).toContain('assistant, coding-agent, payments');
+    expect(existsSync(join(project.dir, 'interlock.config.yaml'))).toBe(false);
   });
 
   it('names the file when --from is not an mcp.json (exit 2)', async () => {

@@ -134,10 +134,12 @@ afterAll(() => {
 }, STEP_TIMEOUT_MS);
 
 describe('the newcomer path, on the packed tarball', () => {
-  it('packs the build, the example servers and the JSON Schema, and nothing else', () => {
-    const allowed = /^(dist\/|examples\/servers\/|schema\/|package\.json$|README\.md$|SECURITY\.md$|LICENSE)/;
+  it('packs the build, the example servers, the policy templates and the JSON Schema, and nothing else', () => {
+    const allowed =
+      /^(dist\/|examples\/servers\/|policies\/templates\/|schema\/|package\.json$|README\.md$|SECURITY\.md$|LICENSE)/;
     expect(packedFiles).toContain('dist/cli/main.js');
     expect(packedFiles).toContain('examples/servers/notes-server.mjs');
+    expect(packedFiles).toContain('policies/templates/assistant.yaml');
     expect(packedFiles.filter((f) => !allowed.test(f))).toEqual([]);
   });
 

@@ -1,8 +1,9 @@
 /**
- * `interlock init [--from FILE] [--force]` (issue 39, "Missing that users expect"): writes a commented project
- * file. Servers come from the project's own `mcp.json` when it has one (referenced with `mcpConfig`, so the
- * desktop client and Interlock read the same list), and the policy starts with no rules: nothing is allowed
- * until a rule says so, and the comments show how to write one.
+ * `interlock init [--from FILE] [--template NAME] [--force]` (issue 39, "Missing that users expect"): writes a
+ * commented project file. Servers come from the project's own `mcp.json` when it has one (referenced with
+ * `mcpConfig`, so the desktop client and Interlock read the same list), and the policy starts with no rules: nothing
+ * is allowed until a rule says so, and the comments show how to write one. With `--template`, the policy is one of
+ * the information-flow templates instead (issue 42).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
@@ -12,12 +13,15 @@ import { DEFAULT_CONFIG_FILES } from '../../config/schema.js';
 import { isJsonObject } from '../../json.js';
 import { HintedError, UsageError } from '../exit.js';
 import type { CommandContext } from '../project.js';
+import { templatePolicy } from './init-templates.js';
 
 export interface InitOptions {
   /** `--from`: the mcp.json to take the servers from. @default the first of {@link MCP_JSON_PLACES} found */
   from?: string | undefined;
   /** `--force`: replace an existing project file. */
   force?: boolean | undefined;
+  /** `--template`: start the policy from this template (one of `POLICY_TEMPLATES`). @default no rules */
+  template?: string | undefined;
 }
 
 /** Where projects keep an mcp.json, looked for in this order: Claude Code, plain, VS Code, Cursor. */
@@ -54,8 +58,9 @@ export async function initCommand(ctx: CommandContext, options: InitOptions): Pr
       );
     }
   }
+  const template = options.template === undefined ? undefined : await templatePolicy(options.template);
   const source = await findMcpJson(io.cwd, target, options.from);
-  const text = projectFileText(source);
+  const text = projectFileText(source, template);
   await writeFile(target, text, { encoding: 'utf8', flag: options.force === true ? 'w' : 'wx' }).catch(
     (err: NodeJS.ErrnoException) => {
       if (err.code === 'EEXIST') {
@@ -72,6 +77,7 @@ export async function initCommand(ctx: CommandContext, options: InitOptions): Pr
       file: target,
       mcpConfig: source?.path ?? null,
       servers: source?.names.map((name) => ({ name, as: safeName(name) })) ?? [],
+      template: options.template ?? null,
     });
     return 0;
   }
@@ -80,6 +86,12 @@ export async function initCommand(ctx: CommandContext, options: InitOptions): Pr
       ? `Wrote ${file}: no mcp.json here, so add your servers under mcpServers.`
       : `Wrote ${file} with the servers of ${source.path}: ${source.names.map(safeName).join(', ') || '(none)'}.`,
   );
+  if (options.template !== undefined) {
+    printer.line(`Its policy is the ${options.template} template. Next:`);
+    printer.line('  fill in the placeholders its comments name (your addresses, trusted contacts or payees)');
+    printer.line('  interlock check <tool>     shows which of its rules decides a call, and why');
+    return 0;
+  }
   printer.line('Its policy allows nothing yet. Next:');
   printer.line(
     "  interlock tools            every tool, all denied; 'interlock tools <name>' shows the rule to add",
@@ -168,8 +180,8 @@ function exampleRules(server: string): string[] {
   );
 }
 
-/** The project file `init` writes. */
-export function projectFileText(source: McpJson | undefined): string {
+/** The project file `init` writes; `policy` replaces the empty policy (a template's `policy:` section). */
+export function projectFileText(source: McpJson | undefined, policy?: readonly string[]): string {
   const renamed = (source?.names ?? []).filter((name) => safeName(name) !== name);
   const servers = source?.names.map(safeName) ?? [];
   const example = servers[0] ?? 'notes';
@@ -214,13 +226,15 @@ export function projectFileText(source: McpJson | undefined): string {
   }
   lines.push(
     '',
-    '# The policy: a call no rule allows is denied. There are no rules yet, so nothing is allowed:',
-    '# `interlock tools` shows every tool denied, and `interlock tools <name>` the exact rule to add.',
-    '# To allow, replace `rules: []` with a list of rules, e.g.',
-    ...exampleRules(example),
-    'policy:',
-    '  version: 1',
-    '  rules: []',
+    ...(policy ?? [
+      '# The policy: a call no rule allows is denied. There are no rules yet, so nothing is allowed:',
+      '# `interlock tools` shows every tool denied, and `interlock tools <name>` the exact rule to add.',
+      '# To allow, replace `rules: []` with a list of rules, e.g.',
+      ...exampleRules(example),
+      'policy:',
+      '  version: 1',
+      '  rules: []',
+    ]),
     '',
     '# Tool definitions are pinned on first sight; a changed definition is blocked until approved.',
     'pins:',
