@@ -48,11 +48,7 @@ export {
   type CapabilityGateOptions,
 } from './gate.js';
 export {
-  nativeToolResource,
-  promptResource,
   resourceFor,
-  resourceResource,
-  toolResource,
 } from './pattern.js';
 export {
   type PinChange,

@@ -127,15 +127,6 @@ export const resourceFor = Object.freeze({
   },
 });
 
-/** @deprecated Use {@link resourceFor}`.tool`. */
-export const toolResource = resourceFor.tool;
-/** @deprecated Use {@link resourceFor}`.resource`. */
-export const resourceResource = resourceFor.resource;
-/** @deprecated Use {@link resourceFor}`.prompt`. */
-export const promptResource = resourceFor.prompt;
-/** @deprecated Use {@link resourceFor}`.nativeTool`. */
-export const nativeToolResource = resourceFor.nativeTool;
-
 function checkServer(server: string): string {
   // A colon in a server name would shift every later segment: `mcp:a:b:c` must mean one thing.
   if (typeof server !== 'string' || server === '' || server.includes(':') || INVISIBLE.test(server)) {

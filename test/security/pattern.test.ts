@@ -7,13 +7,9 @@ import {
   compilePattern,
   matchGlob,
   matchPattern,
-  nativeToolResource,
   patternCovers,
-  promptResource,
   resourceFor,
   resourceProblem,
-  resourceResource,
-  toolResource,
 } from '../../src/security/pattern.js';
 
 function matches(pattern: string, resource: string): boolean {
@@ -42,13 +38,6 @@ describe('resource helpers', () => {
     set.grant('mcp:docs:skill:*', 'read');
     expect(set.check(skill, 'read').effect).toBe('allow');
     expect(set.check(skill, 'execute').effect).toBe('default-deny');
-  });
-
-  it('keeps the older helper names as the same functions', () => {
-    expect(toolResource).toBe(resourceFor.tool);
-    expect(resourceResource).toBe(resourceFor.resource);
-    expect(promptResource).toBe(resourceFor.prompt);
-    expect(nativeToolResource).toBe(resourceFor.nativeTool);
   });
 
   it('refuses a server name with a colon, which would shift the segments after it', () => {
