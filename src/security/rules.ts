@@ -8,6 +8,7 @@ import {
   compileCondition,
   conditionSchemas,
   type Evaluator,
+  type FlowCondition,
   type RuleCondition,
   wrapConditionFunction,
 } from './conditions.js';
@@ -72,6 +73,8 @@ export interface CompiledRule {
   used: number;
   window: number;
   readonly condition: Evaluator | undefined;
+  /** The flow part of a declarative condition (issue 42): its decisions carry the flow they were made on. */
+  readonly flow: FlowCondition | undefined;
   readonly info: RuleInfo;
   readonly deciding: DecidingRule;
   /** The decision when this rule decides normally. */
@@ -283,6 +286,7 @@ export function compileRule(
     used: 0,
     window: 0,
     condition,
+    flow: when?.flow,
     info,
     deciding,
     decision,
