@@ -13,17 +13,25 @@ export interface Source {
   readonly labels: readonly string[];
 }
 
-// Two polynomial hashes modulo the prime 2^31 - 1, rolled over the fragment: every product stays below 2^53, so
-// plain float arithmetic is exact. The first (31 bits) orders fingerprints and picks each window's smallest; 16 bits
-// of the second complete the 47-bit fingerprint.
-const P = 2147483647;
-const B1 = 40503;
-const B2 = 53201;
+// Two polynomial hashes modulo 2^32 with odd bases, rolled over the fragment in 32-bit integer arithmetic
+// (Math.imul), each mixed by MurmurHash3's finalizer so every bit depends on every character. The first (32 bits)
+// orders fingerprints and picks each window's smallest; 16 bits of the second complete the 48-bit fingerprint.
+const B1 = 0x01000193;
+const B2 = 0x5bd1e995;
 
 function power(base: number, exp: number): number {
   let r = 1;
-  for (let i = 0; i < exp; i++) r = (r * base) % P;
+  for (let i = 0; i < exp; i++) r = Math.imul(r, base);
   return r;
+}
+
+/** MurmurHash3's 32-bit finalizer. */
+function mix(h: number): number {
+  let x = h ^ (h >>> 16);
+  x = Math.imul(x, 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  return (x ^ (x >>> 16)) >>> 0;
 }
 
 /**
@@ -45,20 +53,20 @@ function winnow(
   let h2 = 0;
   for (let i = 0; i < k; i++) {
     const c = text.charCodeAt(i);
-    h1 = (h1 * B1 + c) % P;
-    h2 = (h2 * B2 + c) % P;
+    h1 = (Math.imul(h1, B1) + c) | 0;
+    h2 = (Math.imul(h2, B2) + c) | 0;
   }
-  his[0] = h1;
-  los[0] = h2 & 0xffff;
+  his[0] = mix(h1);
+  los[0] = mix(h2) >>> 16;
   const top1 = scratch.top1;
   const top2 = scratch.top2;
   for (let i = 1; i < count; i++) {
     const out = text.charCodeAt(i - 1);
     const inc = text.charCodeAt(i + k - 1);
-    h1 = (((h1 - ((out * top1) % P) + P) % P) * B1 + inc) % P;
-    h2 = (((h2 - ((out * top2) % P) + P) % P) * B2 + inc) % P;
-    his[i] = h1;
-    los[i] = h2 & 0xffff;
+    h1 = (Math.imul((h1 - Math.imul(out, top1)) | 0, B1) + inc) | 0;
+    h2 = (Math.imul((h2 - Math.imul(out, top2)) | 0, B2) + inc) | 0;
+    his[i] = mix(h1);
+    los[i] = mix(h2) >>> 16;
   }
   // Robust winnowing: in each window keep the smallest hash, the rightmost one on a tie; a monotonic queue of
   // positions gives every window's smallest in one pass. A text shorter than one window is one window.
@@ -124,7 +132,7 @@ function grow(n: number): number {
 }
 
 /**
- * The fingerprints of one session tree, sorted for binary search: `hi` (31 bits) and `lo` (16 bits of the second
+ * The fingerprints of one session tree, sorted for binary search: `hi` (32 bits) and `lo` (16 bits of the second
  * hash above the source id's 16 bits) in two typed arrays, 8 bytes a fingerprint. New fingerprints go to a small
  * sorted run merged into the main one when it grows past an eighth of it, so recording costs amortized
  * O(n log n), and the arrays hold exactly the fingerprints (a merge briefly holds both copies).
@@ -187,7 +195,7 @@ export class ProvenanceIndex {
       return;
     }
     this.indexed += text.length;
-    // One source per call: sort the 47-bit fingerprints packed in one number, then split them again.
+    // One source per call: sort the 48-bit fingerprints packed in one number, then split them again.
     const keys: number[] = [];
     winnow(text, this.k, this.w, (h, l) => keys.push(h * 0x10000 + l), this.scratch);
     const sorted = Float64Array.from(keys).sort();

@@ -14,7 +14,7 @@
  *   (after normalization), found anywhere in a string argument, is reported: the window of fragments that lies inside
  *   it is the same window on both sides, so both keep its smallest hash. A shared fragment shorter than
  *   `minFragmentLength` is never reported (no whole fragment to share); one in between may be. A false report needs
- *   two different fragments with equal 47-bit fingerprints.
+ *   two different fragments with equal 48-bit fingerprints.
  * - **Derived sessions** ({@link FlowState.derive}) start with every label of their parent, and what they record is
  *   recorded in the parent too: a sub-agent can never drop a label, and what it read reaches its parent. A session
  *   and all the sessions derived from it share one provenance index (its root's), so a derived session's search
