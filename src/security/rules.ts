@@ -264,7 +264,10 @@ export function compileRule(
     allowed: false,
     effect: 'deny',
     ...base,
-    reason: `Denied: the condition of ${named} failed (it threw, returned a non-boolean, or met a value of the wrong type), and a failed condition fails closed.`,
+    reason:
+      when?.flow === undefined
+        ? `Denied: the condition of ${named} failed (it threw, returned a non-boolean, or met a value of the wrong type), and a failed condition fails closed.`
+        : `Denied: the condition of ${named} failed (a value of the wrong type, or an information flow it could not check: no flow state, no target labels, or a full provenance index), and a failed condition fails closed.`,
   });
   const approvedDecision: Decision = Object.freeze({
     allowed: true,

@@ -129,7 +129,7 @@ describe('flow rules', () => {
     const labels = set.flowLabels.labelsFor('mcp:mail:send_email', READ_ONLY).all;
     const d = set.check('mcp:mail:send_email', 'execute', { args: { to: 'a@b.example' }, labels });
     expect(d).toMatchObject({ allowed: false, effect: 'deny', ruleId: 'lethal-trifecta' });
-    expect(d.reason).toMatch(/condition of rule 'lethal-trifecta'.*failed.*fails closed/);
+    expect(d.reason).toMatch(/condition of rule 'lethal-trifecta'.*failed.*no flow state.*fails closed/);
 
     const allowOnly = CapabilitySet.fromPolicy({
       version: 1,
