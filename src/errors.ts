@@ -260,6 +260,25 @@ export interface DecidingRule {
   description?: string | undefined;
 }
 
+/**
+ * The information flow a decision was made on (issue 42), when a flow condition of the deciding rule took part:
+ * names only, never data.
+ */
+export interface DecisionFlow {
+  /** The session labels the condition named that the session had, sorted. */
+  readonly labels: readonly string[];
+  /** What the arguments carried of the labels the condition named: argument name, label, source resource. */
+  readonly carried: readonly {
+    readonly argument: string;
+    readonly label: string;
+    readonly source: string;
+  }[];
+  /** The target labels the condition named that the target had (when it named any). */
+  readonly target?: readonly string[] | undefined;
+  /** True when the session's provenance index was full, so a carried fragment may have gone unfound. */
+  readonly truncated?: boolean | undefined;
+}
+
 /** The effect of a decision; `default-deny` when no rule matched. */
 export type DecisionEffect = 'allow' | 'deny' | 'ask' | 'default-deny';
 
@@ -284,6 +303,8 @@ export interface Decision {
    * (the CLI, logs, the audit trail), never for a model or a remote caller. Absent when there is no such fix.
    */
   readonly operatorHint?: string | undefined;
+  /** The information flow the decision was made on, when a flow condition of the deciding rule took part. */
+  readonly flow?: DecisionFlow | undefined;
 }
 
 /**

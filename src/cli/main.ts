@@ -202,9 +202,14 @@ export async function main(argv: readonly string[], io: CliIO = processIO()): Pr
     .addOption(new Option('--args <json>', 'arguments to evaluate conditions with').conflicts('argsFile'))
     .option('--args-file <file>', 'read the arguments from a JSON file (- for stdin)')
     .option('--action <action>', 'action, for a resource (default: execute, read or get by scheme)')
+    .option('--seen <labels>', 'labels the session has seen, for information-flow rules (comma-separated)')
     .action(
-      run(async (ctx, tool: string, options: { args?: string; argsFile?: string; action?: string }) =>
-        (await import('./commands/check.js')).checkCommand(ctx, tool, options),
+      run(
+        async (
+          ctx,
+          tool: string,
+          options: { args?: string; argsFile?: string; action?: string; seen?: string },
+        ) => (await import('./commands/check.js')).checkCommand(ctx, tool, options),
       ),
     );
 

@@ -18,6 +18,7 @@ import { type Logger, silentLogger } from '../interop/logger.js';
 import { MCPClientManager } from '../interop/manager.js';
 import type { ServerRequestOptions } from '../interop/server-requests.js';
 import { CapabilitySet } from '../security/capability-set.js';
+import { serverLabelsOf } from '../security/flow-labels.js';
 import { PinStore } from '../security/pinning.js';
 import type { Approver, AuditSink } from '../security/types.js';
 import { FleetQuotaCounter } from '../state/quota-counter.js';
@@ -121,7 +122,12 @@ export class Project {
     this.#state = state?.store;
     // With a `state` section, maxCalls quotas count in Redis and hold across every process and host; while Redis
     // is away they fail closed or give a local share, as the section says. Pins and OAuth tokens live there too.
-    const setOptions = { onWarning: warn, quotaCounter: state?.quotaCounter };
+    const setOptions = {
+      onWarning: warn,
+      quotaCounter: state?.quotaCounter,
+      // Issue 42: the servers' labels and sinks from the project file, added to the policy's.
+      serverLabels: serverLabelsOf(config.servers),
+    };
     this.tokens =
       state === undefined ? new FileTokenStore(tokensFile(config)) : new StateTokenStore(state.store);
     this.sharedPolicy = state?.policy;

@@ -3,7 +3,7 @@
  * or `conditional` when a rule allows it for some arguments only. Uses only side-effect-free checks
  * (`check`, `couldAllow`): listing tools never consumes a `maxCalls` quota.
  */
-import type { DecidingRule } from '../errors.js';
+import type { DecidingRule, DecisionFlow } from '../errors.js';
 
 export { describeCondition };
 
@@ -18,6 +18,8 @@ export interface ToolVerdict {
   effect: DecisionEffect;
   rule: DecidingRule | undefined;
   reason: string;
+  /** The information flow the decision was made on, when a flow condition took part (issue 42). */
+  flow?: DecisionFlow | undefined;
 }
 
 /** Verdicts of one capability set; caches a probe per conditional rule. */
@@ -38,6 +40,9 @@ export class VerdictExplainer {
   explain(resource: string, action: string, context: Omit<CheckContext, 'args'>): ToolVerdict {
     const decision = this.#caps.check(resource, action, context);
     if (decision.allowed || decision.effect === 'ask') return fromDecision(decision);
+    // A deny a flow condition took part in was decided on the session given (issue 42), not on arguments: without
+    // arguments a constraint on one does not hold, so it could not have applied.
+    if (decision.effect === 'deny' && decision.flow !== undefined) return fromDecision(decision);
     if (!this.#caps.couldAllow(resource, action, context)) return fromDecision(decision);
     const rule = this.#conditionalRule(resource, action);
     return {
@@ -105,5 +110,11 @@ export class VerdictExplainer {
 
 function fromDecision(decision: Decision): ToolVerdict {
   const verdict = decision.allowed ? 'allowed' : decision.effect === 'ask' ? 'ask' : 'denied';
-  return { verdict, effect: decision.effect, rule: decision.rule, reason: decision.reason };
+  return {
+    verdict,
+    effect: decision.effect,
+    rule: decision.rule,
+    reason: decision.reason,
+    ...(decision.flow !== undefined ? { flow: decision.flow } : {}),
+  };
 }

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { lazySchema, once } from '../lazy.js';
+import { flowLabelSchemas } from '../security/flow-labels.js';
 import { matchGlob } from '../security/pattern.js';
 import { describeIssues, toConfigIssues } from '../zod-issues.js';
 import { buildRemoteSchemas } from './remote-schemas.js';
@@ -152,6 +153,8 @@ function buildSchemas() {
       .min(0)
       .default(100)
       .describe('Calls that may wait for a slot; beyond it calls fail fast with OVERLOADED.'),
+    // Issue 42: what this server's results carry into a session, and what its tools are as destinations.
+    ...flowLabelSchemas().serverShape,
   };
 
   const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid environment variable name');

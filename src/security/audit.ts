@@ -305,6 +305,16 @@ export function decisionAttributes(facts: DecisionFacts): Attributes {
   if (facts.approved !== undefined) a['interlock.approved'] = facts.approved;
   if (facts.principal !== undefined) a['interlock.principal'] = facts.principal;
   if (facts.policyRevision !== undefined) a['interlock.policy_revision'] = facts.policyRevision;
+  const flow = facts.flow;
+  if (flow !== undefined) {
+    // Issue 42: names only. The carried entries as three parallel lists (attribute values are flat arrays).
+    a['interlock.flow.labels'] = [...flow.labels];
+    a['interlock.flow.carried.arguments'] = flow.carried.map((c) => c.argument);
+    a['interlock.flow.carried.labels'] = flow.carried.map((c) => c.label);
+    a['interlock.flow.carried.sources'] = flow.carried.map((c) => c.source);
+    if (flow.target !== undefined) a['interlock.flow.target'] = [...flow.target];
+    if (flow.truncated === true) a['interlock.flow.truncated'] = true;
+  }
   return a;
 }
 

@@ -8,9 +8,11 @@ import { PermissionDeniedError, PolicyError } from '../errors.js';
 import { tupleKey } from '../json.js';
 import { CedarPolicy } from './cedar/engine.js';
 import { applies, evaluate } from './evaluate.js';
+import { FlowLabels, type ServerLabels } from './flow-labels.js';
 import { parseWith } from './parse.js';
 import { display, patternCovers, SCHEME_ACTIONS } from './pattern.js';
 import { POLICY_VERSION, type Policy, type PolicyRule, parsePolicy, policySchemas } from './policy.js';
+import { sharedCharges } from './quota-charges.js';
 import { DEFAULT_MATCH_CACHE_SIZE, type Match, RuleIndex } from './rule-index.js';
 import {
   type CompiledRule,
@@ -47,6 +49,11 @@ export interface CapabilitySetOptions {
    * call is denied (fails closed). Derived sets use their parent's. @default quotas count in this process
    */
   quotaCounter?: QuotaCounter | undefined;
+  /**
+   * The project file's per-server labels (`mcpServers.{name}.labels` and `sink`, issue 42), added to the policy's
+   * in {@link CapabilitySet.flowLabels}. Kept across `replaceRules`; derived sets use their parent's. @default none
+   */
+  serverLabels?: Readonly<Record<string, ServerLabels | undefined>> | undefined;
 }
 
 /** The default clock. */
@@ -62,12 +69,6 @@ type ApprovedEntry = (
   action: string,
   context?: CheckContext,
 ) => Decision;
-/** Quota units a decision still has to take from a shared counter (keyed by the decision object). */
-interface SharedCharges {
-  counter: QuotaCounter;
-  charges: readonly { rule: CompiledRule; key: string; limit: number; windowMs: number | undefined }[];
-}
-const sharedCharges = new WeakMap<Decision, SharedCharges>();
 
 // Set by a static block of the class: reachable from this module (the gate), never from the public API.
 let approvedEntry: ApprovedEntry;
@@ -84,6 +85,10 @@ export class CapabilitySet {
   #cedar: CedarPolicy | undefined;
   readonly #matchCacheSize: number;
   readonly #quotaCounter: QuotaCounter | undefined;
+  readonly #serverLabels: CapabilitySetOptions['serverLabels'];
+  /** The policy's `labels` and `flow` sections; the resolver is built from them when first asked for. */
+  #flowPolicy: Pick<Policy, 'labels' | 'flow'> = {};
+  #flowLabels: FlowLabels | undefined;
   #seq = 0;
   #revision = 0;
 
@@ -92,6 +97,7 @@ export class CapabilitySet {
     this.#warn = options.onWarning ?? DEFAULT_ON_WARNING;
     this.#matchCacheSize = options.matchCacheSize ?? DEFAULT_MATCH_CACHE_SIZE;
     this.#quotaCounter = options.quotaCounter;
+    this.#serverLabels = options.serverLabels;
     this.#index = new RuleIndex(this.#matchCacheSize);
   }
 
@@ -113,6 +119,7 @@ export class CapabilitySet {
     const parsed = parsePolicy(policy);
     const set = new CapabilitySet(options);
     set.#addPolicyRules(parsed.rules, 'rules');
+    set.#flowPolicy = flowPolicyOf(parsed);
     return set;
   }
 
@@ -125,6 +132,18 @@ export class CapabilitySet {
     const set = new CapabilitySet(options);
     set.#cedar = new CedarPolicy(text);
     return set;
+  }
+
+  /**
+   * Where the labels of targets come from (issue 42): the policy's `labels` and `flow` sections and the
+   * `serverLabels` option. The invocation pipeline puts `labelsFor(resource, annotations).all` into the check
+   * context (`context.labels`) and records results with `.content`; `createFlowState()` makes a session's state. A
+   * derived set has its parent's; `replaceRules` makes a new one.
+   */
+  get flowLabels(): FlowLabels {
+    if (this.#parent !== undefined) return this.#parent.flowLabels;
+    this.#flowLabels ??= new FlowLabels({ ...this.#flowPolicy, servers: this.#serverLabels });
+    return this.#flowLabels;
   }
 
   /** The Cedar policy text when this set was made with {@link fromCedar}, else `undefined`. */
@@ -151,6 +170,9 @@ export class CapabilitySet {
         : this.#parent.derive([], { onWarning: this.#warn });
     fresh.#addPolicyRules(parsed.rules, 'rules');
     this.#cedar = undefined;
+    // A derived set keeps its parent's labels: its own policy's labels would be unseen (and could only remove).
+    this.#flowPolicy = flowPolicyOf(parsed);
+    this.#flowLabels = undefined;
     this.#index = fresh.#index;
     this.#seq = fresh.#seq;
     this.#policyRevision = options.policyRevision;
@@ -241,11 +263,6 @@ export class CapabilitySet {
     }
   }
 
-  /**
-   * Whether some allow or ask rule might apply and no unconditional deny does: for listing only the
-   * tools a model could ever call. Without `context.args`, conditions count as possibly true. The check
-   * at call time still decides.
-   */
   /** True when this set is `ancestor` or was derived from it (at any depth): it can never exceed it. */
   derivesFrom(ancestor: CapabilitySet): boolean {
     for (let set: CapabilitySet | undefined = this; set !== undefined; set = set.#parent) {
@@ -254,12 +271,21 @@ export class CapabilitySet {
     return false;
   }
 
+  /**
+   * Whether some allow or ask rule might apply and no unconditional deny does: for listing only the
+   * tools a model could ever call. Without `context.args`, conditions count as possibly true. The check
+   * at call time still decides.
+   */
   couldAllow(resource: string, action: string, context?: CheckContext): boolean {
-    if (context?.args !== undefined) {
+    const match = this.#index.match(resource);
+    // A flow condition may hold: what the session sees next is not known, so it never makes a target "never".
+    if (
+      context?.args !== undefined &&
+      (match.problem !== undefined || !match.rules.some((r) => r.flow !== undefined))
+    ) {
       const d = this.check(resource, action, context);
       return d.allowed || d.effect === 'ask';
     }
-    const match = this.#index.match(resource);
     if (match.problem !== undefined || typeof action !== 'string') return false;
     const now = context?.now ?? this.#clock();
     if (this.#cedar !== undefined) return this.#cedar.couldAllow(resource, action, context, now);
@@ -331,7 +357,7 @@ export class CapabilitySet {
         ...(info.when !== undefined ? { when: structuredClone(info.when) } : {}),
       };
     });
-    return { version: POLICY_VERSION, rules };
+    return { version: POLICY_VERSION, ...structuredClone(this.#flowPolicy), rules };
   }
 
   static {
@@ -452,6 +478,7 @@ export class CapabilitySet {
         ruleId: up.ruleId,
         rule: up.rule,
         reason: `Denied by the parent set: ${up.reason}`,
+        ...(up.flow !== undefined ? { flow: up.flow } : {}),
       });
     }
     // Both allow (or ask): an ask on either side still needs the approver.
@@ -523,6 +550,14 @@ export class CapabilitySet {
 
 const ACTION_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 
+/** The information-flow sections of a parsed policy, without keys it does not have (so `toJSON` adds none). */
+function flowPolicyOf(policy: Policy): Pick<Policy, 'labels' | 'flow'> {
+  return {
+    ...(policy.labels !== undefined ? { labels: policy.labels } : {}),
+    ...(policy.flow !== undefined ? { flow: policy.flow } : {}),
+  };
+}
+
 /**
  * For the gate only (not exported from the area's index): `authorize` after the approver allowed an
  * ask, so asks count as approved. Re-decides from scratch, so a revoke during the wait still wins.
@@ -547,51 +582,4 @@ export function recheckAuthorized(
   context?: CheckContext,
 ): Decision {
   return recheckEntry(set, resource, action, context);
-}
-
-/**
- * For the gate only: takes the shared quota units an allowing decision still owes. Returns the decision when
- * every counter granted its unit, or a default deny naming the quota (used up across processes, or not
- * checkable because the counter failed: fails closed).
- */
-export function chargeSharedQuotas(
-  decision: Decision,
-  resource: string,
-  action: string,
-): Decision | Promise<Decision> {
-  const owed = sharedCharges.get(decision);
-  if (owed === undefined) return decision; // no promise, no extra turn, for every call without a shared quota
-  sharedCharges.delete(decision);
-  return charge(decision, owed, resource, action);
-}
-
-async function charge(
-  decision: Decision,
-  owed: SharedCharges,
-  resource: string,
-  action: string,
-): Promise<Decision> {
-  const what = `'${display(action)}' on '${display(resource)}'`;
-  for (const charge of owed.charges) {
-    const per = charge.rule.info.per === undefined ? '' : ` per ${charge.rule.info.per}`;
-    let granted: boolean;
-    try {
-      granted = (await owed.counter.consume(charge.key, charge.limit, charge.windowMs)).allowed;
-    } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
-      return Object.freeze({
-        allowed: false,
-        effect: 'default-deny',
-        reason: `Rule '${charge.rule.id}' allows ${what} within a shared quota of ${charge.limit} calls${per}, but the quota could not be checked (${why}), so the call is denied (default deny, fails closed).`,
-      });
-    }
-    if (!granted) {
-      return Object.freeze({
-        allowed: false,
-        effect: 'default-deny',
-        reason: `Rule '${charge.rule.id}' allowed ${what} but its quota of ${charge.limit} calls${per}, shared by every process, is used up (default deny).`,
-      });
-    }
-  }
-  return decision;
 }

@@ -8,6 +8,9 @@
 import { posix } from 'node:path';
 import { z } from 'zod';
 import { once } from '../lazy.js';
+import { type ConditionResult, ERRORED, FAILS_TO_HOLD, HOLDS } from './condition-result.js';
+import { compileFlow, describeFlow, explainFlow } from './flow-conditions.js';
+import { flowLabelSchemas, MAX_LABELS } from './flow-labels.js';
 import { plainData } from './parse.js';
 import { trimStop } from './pattern.js';
 import { compileSafeRegex, MAX_REGEX_INPUT_LENGTH, MAX_REGEX_SOURCE_LENGTH } from './safe-regex.js';
@@ -24,11 +27,7 @@ export interface ConditionInput extends CheckContext {
 /** A programmatic condition. Must be synchronous and return a boolean; anything else fails closed. */
 export type ConditionFunction = (input: ConditionInput) => boolean;
 
-/** Result of evaluating a condition. */
-export const HOLDS = 1;
-export const FAILS_TO_HOLD = 0;
-export const ERRORED = -1;
-export type ConditionResult = typeof HOLDS | typeof FAILS_TO_HOLD | typeof ERRORED;
+export { type ConditionResult, ERRORED, FAILS_TO_HOLD, HOLDS } from './condition-result.js';
 
 /** A compiled condition. */
 export type Evaluator = (input: ConditionInput) => ConditionResult;
@@ -58,6 +57,14 @@ function buildConditionSchemas() {
   const ValueConstraintShape = {
     equals: Scalar.optional().describe('The value equals this JSON scalar (same type).'),
     oneOf: z.array(Scalar).min(1).max(1000).optional().describe('The value is one of these JSON scalars.'),
+    noneOf: z
+      .array(Scalar)
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe(
+        'The value is none of these JSON scalars (a value of a type none of them has fails the condition, as for oneOf).',
+      ),
     startsWith: z
       .string()
       .min(1)
@@ -122,6 +129,24 @@ function buildConditionSchemas() {
     .refine((c) => Object.keys(c).length > 0, { message: 'an annotations constraint needs at least one key' })
     .describe('Tool annotation values to match. Untrusted server hints: deny and ask rules only.');
 
+  /** What the session has seen and what the target is (issue 42): every key given must hold. */
+  const labels = (what: string) => z.array(flowLabelSchemas().label).min(1).max(MAX_LABELS).describe(what);
+  const flowCondition = z
+    .strictObject({
+      target: labels(
+        'The called or read target has all these labels (content or sink: the policy, the project file, annotation defaults).',
+      ).optional(),
+      seen: labels('All these labels have entered the session.').optional(),
+      seenAny: labels('At least one of these labels has entered the session.').optional(),
+      carries: labels(
+        'Some string argument carries a recorded fragment of content with any of these labels (argument provenance).',
+      ).optional(),
+    })
+    .refine((c) => Object.keys(c).length > 0, { message: 'a flow condition needs at least one key' })
+    .describe(
+      "A condition on the information flow: the target's labels, the labels the session has seen, and what the arguments carry. Without a flow state it fails (a deny applies, an allow does not).",
+    );
+
   /** A declarative condition: every part given must hold. */
   const ruleCondition = z
     .strictObject({
@@ -131,6 +156,7 @@ function buildConditionSchemas() {
         .describe('Constraints on the arguments, by argument name.'),
       agent: agentConstraint.optional(),
       annotations: annotationConstraint.optional(),
+      flow: flowCondition.optional(),
     })
     .describe('A condition on the call; every part given must hold.');
 
@@ -138,6 +164,7 @@ function buildConditionSchemas() {
     argConstraint,
     agentConstraint,
     annotationConstraint,
+    flowCondition,
     ruleCondition,
     /** A condition written in code (`grant(..., { when })`): refused whole when it is not plain data. */
     plainRuleCondition: plainData(ruleCondition),
@@ -147,6 +174,8 @@ function buildConditionSchemas() {
 type ConditionSchemas = ReturnType<typeof buildConditionSchemas>;
 export type ArgConstraint = z.infer<ConditionSchemas['argConstraint']>;
 export type RuleCondition = z.infer<ConditionSchemas['ruleCondition']>;
+/** The `flow` part of a {@link RuleCondition}. */
+export type FlowCondition = z.infer<ConditionSchemas['flowCondition']>;
 
 // MCP 2025-11-25 ToolAnnotations: defaults when a hint is absent.
 const HINT_DEFAULTS: Readonly<Record<keyof ToolHints, boolean>> = {
@@ -201,6 +230,11 @@ function constraintChecks(c: ArgConstraint | NonNullable<ArgConstraint['each']>)
     const options = c.oneOf;
     const types = new Set(options.map(typeOf));
     checks.push((v) => (!types.has(typeOf(v)) ? ERRORED : bool(options.includes(v as never))));
+  }
+  if (c.noneOf !== undefined) {
+    const options = c.noneOf;
+    const types = new Set(options.map(typeOf));
+    checks.push((v) => (!types.has(typeOf(v)) ? ERRORED : bool(!options.includes(v as never))));
   }
   if (c.startsWith !== undefined) {
     const prefix = c.startsWith;
@@ -274,6 +308,8 @@ export function compileCondition(cond: RuleCondition): Evaluator {
     });
     parts.push((input) => allOf(checks, input.annotations));
   }
+  // Last: the other parts are cheaper, and one that does not hold spares the provenance search.
+  if (cond.flow !== undefined) parts.push(compileFlow(cond.flow));
   return (input) => allOf(parts, input);
 }
 
@@ -284,6 +320,7 @@ export function describeCondition(when: RuleCondition): string {
     const q = (v: unknown) => JSON.stringify(v);
     if (c.equals !== undefined) parts.push(`${subject} is ${q(c.equals)}`);
     if (Array.isArray(c.oneOf)) parts.push(`${subject} is one of ${c.oneOf.map(q).join(', ')}`);
+    if (Array.isArray(c.noneOf)) parts.push(`${subject} is none of ${c.noneOf.map(q).join(', ')}`);
     if (c.startsWith !== undefined) parts.push(`${subject} starts with ${q(c.startsWith)}`);
     if (c.pattern !== undefined) parts.push(`${subject} matches /${String(c.pattern)}/`);
     if (c.maxLength !== undefined) parts.push(`${subject} has at most ${String(c.maxLength)} characters`);
@@ -294,6 +331,7 @@ export function describeCondition(when: RuleCondition): string {
   if (when.agent !== undefined) describe('the agent', when.agent as Record<string, unknown>);
   for (const [hint, value] of Object.entries(when.annotations ?? {}))
     parts.push(`${hint} is ${String(value)}`);
+  if (when.flow !== undefined) parts.push(...describeFlow(when.flow));
   return parts.length === 0 ? 'its condition holds' : parts.join(' and ');
 }
 
@@ -321,6 +359,10 @@ function whyConstraintFails(
         : `${subject} is not ${q(c.equals)}`;
     case 'oneOf':
       return `${subject} is not one of ${(c.oneOf ?? []).map(q).join(', ')}`;
+    case 'noneOf':
+      return !(c.noneOf ?? []).some((o) => typeOf(o) === typeOf(value))
+        ? `${subject} is ${kindOf(value)}, and the rule wants a value of the kinds of ${(c.noneOf ?? []).map(q).join(', ')}`
+        : `${subject} is one of ${(c.noneOf ?? []).map(q).join(', ')}`;
     case 'startsWith': {
       const prefix = c.startsWith as string;
       if (typeof value !== 'string')
@@ -395,6 +437,7 @@ export function explainCondition(when: RuleCondition, input: ConditionInput): st
         return `the tool's ${key} is ${String(value)}${got === undefined ? ' (the default)' : ''}`;
     }
   }
+  if (when.flow !== undefined) return explainFlow(when.flow, input);
   return undefined;
 }
 

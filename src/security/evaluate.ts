@@ -10,6 +10,7 @@ import {
   FAILS_TO_HOLD,
   HOLDS,
 } from './conditions.js';
+import { flowFacts } from './flow-conditions.js';
 import { display, trimStop } from './pattern.js';
 import { type CompiledRule, quotaUsed } from './rules.js';
 import type { CheckContext, Decision } from './types.js';
@@ -111,16 +112,28 @@ export function evaluate(
 ): Decision {
   const scan = new Scan(resource, action, context, now);
   scan.rules(matched);
-  if (scan.deny !== undefined) return scan.denyFailed ? scan.deny.failedDecision : scan.deny.decision;
-  if (scan.ask !== undefined) return approved ? scan.ask.approvedDecision : scan.ask.decision;
-  if (scan.allow !== undefined) return scan.allow.decision;
+  const input = scan.input;
+  if (scan.deny !== undefined)
+    return withFlow(scan.deny, scan.denyFailed ? scan.deny.failedDecision : scan.deny.decision, input);
+  if (scan.ask !== undefined)
+    return withFlow(scan.ask, approved ? scan.ask.approvedDecision : scan.ask.decision, input);
+  if (scan.allow !== undefined) return withFlow(scan.allow, scan.allow.decision, input);
   if (scan.quota !== undefined) {
     quotas?.push(scan.quota);
-    return scan.quota.decision;
+    return withFlow(scan.quota, scan.quota.decision, input);
   }
   // A re-check of a call already charged to this rule: its own unit may have been the last one.
-  if (spentAllows && scan.spent !== undefined) return scan.spent.decision;
-  return defaultDeny(resource, action, scan.spent, scan.unmet, scan.input);
+  if (spentAllows && scan.spent !== undefined) return withFlow(scan.spent, scan.spent.decision, input);
+  return defaultDeny(resource, action, scan.spent, scan.unmet, input);
+}
+
+/**
+ * The rule's decision, with the flow it was made on when a flow condition of the rule took part (issue 42): a fresh
+ * object then, since the rule's own decisions are shared by every call.
+ */
+function withFlow(rule: CompiledRule, decision: Decision, input: ConditionInput | undefined): Decision {
+  if (rule.flow === undefined || input === undefined) return decision;
+  return Object.freeze({ ...decision, flow: flowFacts(rule.flow, input) });
 }
 
 /** A default deny. Its reason is built when first read: `has()` and `couldAllow()` never pay for it. */
@@ -135,6 +148,8 @@ function defaultDeny(
   return Object.freeze({
     allowed: false,
     effect: 'default-deny',
+    // An allow whose flow condition did not hold explains the deny: the flow it saw is audited with it.
+    ...(unmet?.flow !== undefined && input !== undefined ? { flow: flowFacts(unmet.flow, input) } : {}),
     // The fix is the operator's (issue 39): a model or a remote caller reads `reason`, which never says it.
     get operatorHint(): string | undefined {
       return spent === undefined && unmet === undefined ? grantHint(resource, action) : undefined;

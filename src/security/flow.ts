@@ -5,21 +5,45 @@
  *
  * - **Labels** are names (`private`, `untrusted`, `egress`, or the user's own). Content that enters the session is
  *   {@link FlowState.record | recorded} with its source's labels; the session's labels only grow.
- * - **Provenance**: recorded text is indexed as fingerprints of its normalized fragments, so a call can be asked
- *   which labels its string arguments {@link FlowState.carried | carry} (a verbatim fragment of at least
- *   `minFragmentLength` characters after normalization). Only fingerprints are kept, never the text.
- * - **Derived sessions** ({@link FlowState.derive}) start with every label and fingerprint of their parent, and what
- *   they record is recorded in the parent too: a sub-agent can never drop a label, and its answer carries to the
- *   parent what it read.
+ * - **Provenance**: recorded text is normalized ({@link normalizeForFlow}) and fingerprinted by winnowing (Schleimer,
+ *   Wilkerson and Aiken, "Winnowing: local algorithms for document fingerprinting", SIGMOD 2003): of every window of
+ *   `windowSize` consecutive `minFragmentLength`-character fragments, the one with the smallest hash is kept. An
+ *   argument is fingerprinted the same way and its fingerprints looked up. Only fingerprints are kept, never text:
+ *   about `2 / (windowSize + 1)` fingerprints per character, 8 bytes each.
+ * - **The guarantee**: every fragment of recorded text at least `minFragmentLength + windowSize - 1` characters long
+ *   (after normalization), found anywhere in a string argument, is reported: the window of fragments that lies inside
+ *   it is the same window on both sides, so both keep its smallest hash. A shared fragment shorter than
+ *   `minFragmentLength` is never reported (no whole fragment to share); one in between may be. A false report needs
+ *   two different fragments with equal 48-bit fingerprints.
+ * - **Derived sessions** ({@link FlowState.derive}) start with every label of their parent, and what they record is
+ *   recorded in the parent too: a sub-agent can never drop a label, and what it read reaches its parent. A session
+ *   and all the sessions derived from it share one provenance index (its root's), so a derived session's search
+ *   also finds what its parent or siblings recorded later: it may find more, never less.
  */
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { once } from '../lazy.js';
+import { describeIssues, toConfigIssues } from '../zod-issues.js';
+import { ProvenanceIndex } from './flow-index.js';
 
 /** Options of a {@link FlowState}. */
 export interface FlowStateOptions {
-  /** Fewest characters (after normalization) a fragment must have to count as carried. @default 20 */
+  /**
+   * Characters (after normalization) of the fragments fingerprinted: a shorter shared fragment is never reported.
+   * @default DEFAULT_MIN_FRAGMENT_LENGTH (20)
+   */
   minFragmentLength?: number | undefined;
   /**
-   * Most characters of recorded text indexed per session; past it the oldest fingerprints are dropped, and every
-   * later `carried` answer says `truncated`, so a condition on it fails closed. @default 4_194_304
+   * Fragments per winnowing window: one fingerprint is kept per window, so memory is about
+   * `2 / (windowSize + 1)` fingerprints per character, and every shared fragment of at least
+   * `minFragmentLength + windowSize - 1` characters is reported. 1 keeps every fragment.
+   * @default DEFAULT_FLOW_WINDOW_SIZE (16)
+   */
+  windowSize?: number | undefined;
+  /**
+   * Most characters of recorded text indexed per session (the root and every session derived from it); past it
+   * later text is no longer indexed (its labels still are), and every `carried` answer says `truncated`, so a
+   * condition on it fails closed. @default DEFAULT_MAX_INDEXED_CHARS (4 194 304)
    */
   maxIndexedChars?: number | undefined;
 }
@@ -42,14 +66,52 @@ export interface FlowSnapshot {
 /** The answer of {@link FlowState.carried}. */
 export interface CarriedAnswer {
   readonly carried: readonly CarriedLabel[];
-  /** True when fingerprints were dropped (the index is full): a fragment may be carried and not found. */
+  /** True when recorded text was left unindexed (the index is full): a fragment may be carried and not found. */
   readonly truncated: boolean;
 }
 
 /** Default {@link FlowStateOptions.minFragmentLength}. */
 export const DEFAULT_MIN_FRAGMENT_LENGTH = 20;
+/** Default {@link FlowStateOptions.windowSize}. */
+export const DEFAULT_FLOW_WINDOW_SIZE = 16;
 /** Default {@link FlowStateOptions.maxIndexedChars}. */
 export const DEFAULT_MAX_INDEXED_CHARS = 4 * 1024 * 1024;
+
+/**
+ * The fields of {@link FlowStateOptions} as zod schemas, built on first use: the options and the policy's `flow`
+ * section (flow-labels.ts) share them.
+ */
+export const flowStateOptionShape = once(() => ({
+  minFragmentLength: z
+    .number()
+    .int()
+    .min(8)
+    .max(4096)
+    .optional()
+    .describe(
+      'Characters (after normalization) a recorded fragment must share with an argument to count as carried. Default 20.',
+    ),
+  windowSize: z
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe(
+      'Fragments per winnowing window: every shared fragment of at least minFragmentLength + windowSize - 1 characters is found; larger windows keep fewer fingerprints. Default 16.',
+    ),
+  maxIndexedChars: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 32)
+    .optional()
+    .describe(
+      'Most characters of recorded text indexed per session; past it carries conditions fail closed. Default 4194304.',
+    ),
+}));
+
+const optionsSchema = once(() => z.strictObject(flowStateOptionShape()));
 
 // Invisible and formatting characters (zero-width, bidi controls, soft hyphen) vanish in normalization, so they cannot
 // hide a carried fragment.
@@ -61,55 +123,36 @@ export function normalizeForFlow(text: string): string {
   return text.normalize('NFKC').toLowerCase().replace(INVISIBLE, '').replace(SPACES, ' ').trim();
 }
 
-interface Source {
-  readonly resource: string;
-  readonly labels: readonly string[];
-}
-
-/**
- * A 53-bit fingerprint of `s.slice(from, from + n)`: FNV-1a (32 bits) beside a second multiplicative hash (21 bits),
- * so a session of millions of fingerprints does not report a fragment it never saw (32 bits alone would).
- */
-function hashAt(s: string, from: number, n: number): number {
-  let a = 0x811c9dc5;
-  let b = 0x9e3779b9;
-  for (let i = from; i < from + n; i++) {
-    const c = s.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-    b ^= b >>> 15;
-  }
-  return (a >>> 0) * 0x200000 + (b & 0x1fffff);
-}
-
 /** The labels and provenance of one session. */
 export class FlowState {
-  readonly #parent: FlowState | undefined;
+  #parent: FlowState | undefined;
+  #index: ProvenanceIndex;
   readonly #labels = new Set<string>();
-  readonly #sources: Source[] = [];
-  readonly #sourceIndex = new Map<string, number>();
-  /** Fingerprint → the sources it came from (indexes into #sources). */
-  #fingerprints = new Map<number, number[]>();
-  #indexed = 0;
-  #truncated = false;
+  readonly #sources: string[] = [];
+  readonly #sourceNames = new Set<string>();
+  /** Characters (after normalization) of the fragments fingerprinted. */
   readonly minFragmentLength: number;
+  /** Fragments per winnowing window. */
+  readonly windowSize: number;
+  /** Most characters of recorded text indexed per session tree. */
   readonly maxIndexedChars: number;
 
-  constructor(options: FlowStateOptions = {}, parent?: FlowState) {
-    this.minFragmentLength = options.minFragmentLength ?? DEFAULT_MIN_FRAGMENT_LENGTH;
-    this.maxIndexedChars = options.maxIndexedChars ?? DEFAULT_MAX_INDEXED_CHARS;
-    if (!Number.isInteger(this.minFragmentLength) || this.minFragmentLength < 4)
-      throw new RangeError(
-        `minFragmentLength must be an integer of at least 4, got ${this.minFragmentLength}`,
-      );
-    if (!Number.isInteger(this.maxIndexedChars) || this.maxIndexedChars < 0)
-      throw new RangeError(`maxIndexedChars must be a non-negative integer, got ${this.maxIndexedChars}`);
-    this.#parent = parent;
+  /** Throws `ConfigError` (`INVALID_CONFIG`) naming each bad option. */
+  constructor(options: FlowStateOptions = {}) {
+    const parsed = optionsSchema().safeParse(options);
+    if (!parsed.success) {
+      const issues = toConfigIssues(parsed.error);
+      throw new ConfigError(`Invalid FlowState options: ${describeIssues(issues)}`, { issues });
+    }
+    this.minFragmentLength = parsed.data.minFragmentLength ?? DEFAULT_MIN_FRAGMENT_LENGTH;
+    this.windowSize = parsed.data.windowSize ?? DEFAULT_FLOW_WINDOW_SIZE;
+    this.maxIndexedChars = parsed.data.maxIndexedChars ?? DEFAULT_MAX_INDEXED_CHARS;
+    this.#index = new ProvenanceIndex(this.minFragmentLength, this.windowSize, this.maxIndexedChars);
   }
 
-  /** Every label the session has seen. */
+  /** Every label the session has seen: a copy (labels only grow, through {@link record}). */
   get labels(): ReadonlySet<string> {
-    return this.#labels;
+    return new Set(this.#labels);
   }
 
   /** Whether `label` has entered the session. */
@@ -118,108 +161,103 @@ export class FlowState {
   }
 
   /**
-   * Records content that entered the session from `source` (a resource name, `mcp:mail:read_inbox`) with its
-   * labels. `content` is indexed for provenance when given; a label is recorded even without content.
+   * The shortest shared fragment every `carried` answer is sure to find: `minFragmentLength + windowSize - 1`
+   * characters after normalization.
    */
-  record(source: string, labels: readonly string[], content?: string): void {
-    let index = this.#sourceIndex.get(source);
-    if (index === undefined || !sameLabels(this.#sources[index]!.labels, labels)) {
-      index = this.#sources.length;
-      this.#sources.push({ resource: source, labels: [...labels] });
-      this.#sourceIndex.set(source, index);
-    }
-    for (const label of labels) this.#labels.add(label);
-    if (content !== undefined && labels.length > 0) this.#index(normalizeForFlow(content), index);
-    this.#parent?.record(source, labels, content);
+  get guaranteedFragmentLength(): number {
+    return this.minFragmentLength + this.windowSize - 1;
   }
 
   /**
-   * The labels whose recorded fragments `args` carries: every string in `args` (nested too; object keys included),
-   * normalized, is searched for fragments of at least `minFragmentLength` characters. `only` limits the answer to
-   * those labels.
+   * Records content that entered the session from `source` (a resource name, `mcp:mail:read_inbox`) with its
+   * labels. `content` is indexed for provenance when given and some label is; a label is recorded even without
+   * content. A derived session records into its parent too.
    */
-  carried(args: Readonly<Record<string, unknown>> | undefined, only?: readonly string[]): CarriedAnswer {
-    const out: CarriedLabel[] = [];
-    if (args !== undefined && this.#fingerprints.size > 0) {
-      const seen = new Set<string>();
-      for (const name of Object.keys(args)) {
-        for (const text of stringsIn(args[name])) this.#search(name, normalizeForFlow(text), only, seen, out);
-      }
-    }
-    return { carried: out, truncated: this.#truncated };
+  record(source: string, labels: readonly string[], content?: string): void {
+    this.#note(source, labels);
+    if (content === undefined || labels.length === 0) return;
+    const index = this.#index;
+    const id = index.sourceId(source, [...new Set(labels)].sort());
+    if (id === undefined) index.truncated = true;
+    else index.add(normalizeForFlow(content), id);
   }
 
-  /** A session derived from this one (a sub-agent): it starts with every label and fingerprint recorded here. */
-  derive(options?: FlowStateOptions): FlowState {
-    const child = new FlowState(
-      {
-        minFragmentLength: options?.minFragmentLength ?? this.minFragmentLength,
-        maxIndexedChars: options?.maxIndexedChars ?? this.maxIndexedChars,
-      },
-      this,
-    );
+  /**
+   * The labels whose recorded fragments `args` carries: every string in `args` (nested too; names and keys included),
+   * normalized, is searched for recorded fragments (see the guarantee above). `only` limits the answer to those
+   * labels.
+   */
+  carried(args: Readonly<Record<string, unknown>> | undefined, only?: readonly string[]): CarriedAnswer {
+    const index = this.#index;
+    const out: CarriedLabel[] = [];
+    if (args !== undefined && args !== null && index.size > 0) {
+      const seen = new Set<string>();
+      for (const name of Object.keys(args)) {
+        const hits = new Set<number>();
+        const found = (s: number) => hits.add(s);
+        // The argument's name too: a model writes the names as well as the values.
+        index.search(normalizeForFlow(name), found);
+        for (const text of stringsIn(args[name])) index.search(normalizeForFlow(text), found);
+        for (const s of hits) {
+          const source = index.sources[s]!;
+          for (const label of source.labels) {
+            if (only !== undefined && !only.includes(label)) continue;
+            const key = `${name}\u0000${label}\u0000${source.resource}`;
+            if (seen.has(key)) continue;
+            seen.add(key);
+            out.push({ argument: name, label, source: source.resource });
+          }
+        }
+      }
+    }
+    return { carried: out, truncated: index.truncated };
+  }
+
+  /**
+   * A session derived from this one (a sub-agent): it starts with every label and source recorded here, shares this
+   * session's provenance index, and what it records is recorded here too.
+   */
+  derive(): FlowState {
+    const child = new FlowState({
+      minFragmentLength: this.minFragmentLength,
+      windowSize: this.windowSize,
+      maxIndexedChars: this.maxIndexedChars,
+    });
+    child.#parent = this;
+    child.#index = this.#index;
     for (const label of this.#labels) child.#labels.add(label);
     for (const s of this.#sources) {
-      child.#sourceIndex.set(s.resource, child.#sources.length);
       child.#sources.push(s);
+      child.#sourceNames.add(s);
     }
-    child.#fingerprints = new Map([...this.#fingerprints].map(([k, v]) => [k, [...v]]));
-    child.#indexed = this.#indexed;
-    child.#truncated = this.#truncated;
     return child;
   }
 
   /** The labels and sources, for audit records and spans. */
   snapshot(): FlowSnapshot {
-    return {
-      labels: [...this.#labels].sort(),
-      sources: [...new Set(this.#sources.map((s) => s.resource))],
-    };
+    return { labels: [...this.#labels].sort(), sources: [...this.#sources] };
   }
 
-  #index(text: string, source: number): void {
-    const n = this.minFragmentLength;
-    if (text.length < n) return;
-    for (let i = 0; i + n <= text.length; i++) {
-      if (this.#indexed >= this.maxIndexedChars) {
-        this.#truncated = true;
-        return;
-      }
-      const h = hashAt(text, i, n);
-      const at = this.#fingerprints.get(h);
-      if (at === undefined) this.#fingerprints.set(h, [source]);
-      else if (!at.includes(source)) at.push(source);
-      this.#indexed++;
+  /** What the provenance index holds: fingerprints, the bytes they take, and characters indexed. */
+  get indexStats(): {
+    readonly fingerprints: number;
+    readonly bytes: number;
+    readonly indexedChars: number;
+    readonly truncated: boolean;
+  } {
+    const i = this.#index;
+    return { fingerprints: i.size, bytes: i.bytes, indexedChars: i.indexed, truncated: i.truncated };
+  }
+
+  #note(source: string, labels: readonly string[]): void {
+    for (const label of labels) this.#labels.add(label);
+    if (!this.#sourceNames.has(source)) {
+      this.#sourceNames.add(source);
+      this.#sources.push(source);
     }
+    const parent = this.#parent;
+    if (parent !== undefined) parent.#note(source, labels);
   }
-
-  #search(
-    argument: string,
-    text: string,
-    only: readonly string[] | undefined,
-    seen: Set<string>,
-    out: CarriedLabel[],
-  ): void {
-    const n = this.minFragmentLength;
-    for (let i = 0; i + n <= text.length; i++) {
-      const at = this.#fingerprints.get(hashAt(text, i, n));
-      if (at === undefined) continue;
-      for (const s of at) {
-        const source = this.#sources[s]!;
-        for (const label of source.labels) {
-          if (only !== undefined && !only.includes(label)) continue;
-          const key = `${argument}\u0000${label}\u0000${source.resource}`;
-          if (seen.has(key)) continue;
-          seen.add(key);
-          out.push({ argument, label, source: source.resource });
-        }
-      }
-    }
-  }
-}
-
-function sameLabels(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((l, i) => l === b[i]);
 }
 
 /** Every string in a JSON value (object keys included), depth first. */

@@ -4,12 +4,8 @@
  * means deny), writes one audit record per decision, and throws when the call may not proceed.
  */
 import { AuditError, PermissionDeniedError } from '../errors.js';
-import {
-  authorizeApproved,
-  type CapabilitySet,
-  chargeSharedQuotas,
-  recheckAuthorized,
-} from './capability-set.js';
+import { authorizeApproved, type CapabilitySet, recheckAuthorized } from './capability-set.js';
+import { chargeSharedQuotas } from './quota-charges.js';
 import type { AccessRequest, Approver, AuditRecord, AuditSink, Decision } from './types.js';
 
 /** What to do when the audit sink fails. */
@@ -229,7 +225,14 @@ export class CapabilityGate {
   async #approve(request: AccessRequest, decision: Decision): Promise<[Decision, boolean | undefined]> {
     const approver = this.#approver;
     const deny = (reason: string): Decision =>
-      Object.freeze({ allowed: false, effect: 'ask', ruleId: decision.ruleId, rule: decision.rule, reason });
+      Object.freeze({
+        allowed: false,
+        effect: 'ask',
+        ruleId: decision.ruleId,
+        rule: decision.rule,
+        reason,
+        ...(decision.flow !== undefined ? { flow: decision.flow } : {}),
+      });
     if (approver === undefined) {
       return [deny(`${decision.reason} No approver is configured, so ask is deny.`), undefined];
     }
@@ -279,6 +282,8 @@ export class CapabilityGate {
         arguments: this.#redact !== undefined && args !== undefined ? this.#redact(args) : undefined,
         definitionHash: request.definitionHash,
         approved,
+        // Issue 42: the labels and carried arguments a flow condition decided on (names, never data).
+        flow: decision.flow,
       });
       const pending = this.#audit?.write(record, request);
       if (!isPromise(pending)) {

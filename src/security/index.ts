@@ -42,14 +42,16 @@ export type {
   ConditionFunction,
   RuleCondition,
 } from './conditions.js';
+// Issue 42. The rest of the flow types are reachable structurally (`Decision['flow']`, `FlowLabels['labelsFor']`):
+// the public surface has a budget (test/public-api.test.ts, issue 43).
+export { FlowState, type FlowStateOptions } from './flow.js';
+export { FlowLabels, type TargetLabels } from './flow-labels.js';
 export {
   type AuditFailureMode,
   CapabilityGate,
   type CapabilityGateOptions,
 } from './gate.js';
-export {
-  resourceFor,
-} from './pattern.js';
+export { resourceFor } from './pattern.js';
 export {
   type PinChange,
   type PinStatus,

@@ -4,16 +4,18 @@
  * every call goes through, no quota consumed, nothing audited). Coverage says which rules no case exercised.
  *
  * The file: `{ version: 1, cases: [{ name, tool | resource, action?, arguments?, annotations?, agent?, principal?,
- * at?, expect, rule? }] }`. One zod schema checks it, each problem at the case and field to fix.
+ * flow?, at?, expect, rule? }] }`. One zod schema checks it, each problem at the case and field to fix.
  */
 import { z } from 'zod';
 import { once } from '../lazy.js';
 import { CapabilitySet } from './capability-set.js';
+import { type CarriedAnswer, FlowState } from './flow.js';
+import { flowLabelSchemas, MAX_LABELS, type ServerLabels } from './flow-labels.js';
 import { plainData } from './parse.js';
 import { compilePattern, MAX_RESOURCE_LENGTH, matchPattern, resourceFor, schemeActions } from './pattern.js';
 import type { Policy } from './policy.js';
 import { RULE_ID_MESSAGE, RULE_ID_RE, type RuleInfo } from './rules.js';
-import type { CheckContext, DecisionEffect } from './types.js';
+import type { CheckContext, DecisionEffect, DecisionFlow } from './types.js';
 
 /** The policy tests format version this code reads. */
 export const POLICY_TESTS_VERSION = 1;
@@ -81,6 +83,41 @@ function buildPolicyTestSchemas() {
           'A caller of the gateway: the case is decided as `interlock serve` decides it, with the rules of the `gateway.principals` bindings the caller matches.',
         ),
       principal: z.string().min(1).max(256).optional().describe('Who the agent acts for.'),
+      flow: z
+        .strictObject({
+          seen: z
+            .array(flowLabelSchemas().label)
+            .max(MAX_LABELS)
+            .optional()
+            .describe('Labels that have entered the session before this request.'),
+          carries: z
+            .array(
+              z.strictObject({
+                argument: z.string().min(1).max(256).describe('The argument (one of `arguments`).'),
+                label: flowLabelSchemas().label.describe('The label of the content it carries.'),
+                source: z
+                  .string()
+                  .min(1)
+                  .max(MAX_RESOURCE_LENGTH)
+                  .optional()
+                  .describe('Where that content came from (a resource name); default `(policy test)`.'),
+              }),
+            )
+            .max(1000)
+            .optional()
+            .describe('Arguments that carry recorded content with a label (its label counts as seen too).'),
+          target: z
+            .array(flowLabelSchemas().label)
+            .max(MAX_LABELS)
+            .optional()
+            .describe(
+              "Labels of the target besides those the policy's `labels` section and annotation defaults give it (the project file's server labels are added by `interlock policy test`).",
+            ),
+        })
+        .optional()
+        .describe(
+          'The information flow of the session the request is made in (issue 42). Without it the session has seen nothing.',
+        ),
       at: z.iso
         .datetime({ offset: true })
         .optional()
@@ -116,6 +153,15 @@ function buildPolicyTestSchemas() {
             });
         }
       }
+      (c.flow?.carries ?? []).forEach((carried, i) => {
+        if (c.arguments === undefined || !Object.hasOwn(c.arguments, carried.argument)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['flow', 'carries', i, 'argument'],
+            message: `the case has no argument '${carried.argument}'; name one of its arguments`,
+          });
+        }
+      });
       if (c.expect === 'default-deny' && c.rule !== undefined) {
         ctx.addIssue({
           code: 'custom',
@@ -179,6 +225,8 @@ export interface PolicyTestResult {
     readonly effect: DecisionEffect;
     readonly rule: string | undefined;
     readonly reason: string;
+    /** The flow the decision was made on, when a flow condition of the deciding rule took part (issue 42). */
+    readonly flow?: DecisionFlow | undefined;
   };
 }
 
@@ -209,6 +257,8 @@ export interface RunPolicyTestsOptions {
   agent?: string | undefined;
   /** The time of cases without `at`, ms since the epoch. @default Date.now() */
   now?: number | undefined;
+  /** The project file's per-server labels, added to every case's target labels (issue 42). @default none */
+  serverLabels?: Readonly<Record<string, ServerLabels | undefined>> | undefined;
   /**
    * The set and context a case with a `caller` is decided with (the gateway's bindings, derived from `root`).
    * Without it such a case is decided against the policy itself, as for a gateway without bindings.
@@ -242,7 +292,11 @@ export function runPolicyTests(
   options: RunPolicyTestsOptions = {},
 ): PolicyTestReport {
   const now = options.now ?? Date.now();
-  const set = CapabilitySet.fromPolicy(policy, { clock: () => now, onWarning: () => {} });
+  const set = CapabilitySet.fromPolicy(policy, {
+    clock: () => now,
+    onWarning: () => {},
+    serverLabels: options.serverLabels,
+  });
   const rules = set.rules;
   const matchers = rules.map((r) => ({ info: r, pattern: compilePattern(r.pattern) }));
   const decided = new Map<string, number>();
@@ -254,6 +308,7 @@ export function runPolicyTests(
       c.caller === undefined || options.forCaller === undefined
         ? undefined
         : options.forCaller(c.caller, set);
+    const target = set.flowLabels.labelsFor(resource, c.annotations).all;
     const context: CheckContext = {
       args: c.arguments,
       agent: c.agent ?? options.agent,
@@ -261,6 +316,8 @@ export function runPolicyTests(
       ...viaGateway?.context,
       annotations: c.annotations,
       now: at,
+      labels: c.flow?.target === undefined ? target : [...new Set([...target, ...c.flow.target])],
+      flow: caseFlow(c.flow),
     };
     const decision = (viaGateway?.set ?? set).check(resource, action, context);
     // A binding's rule may share an id with one of the policy: only the policy's own decisions count as decided.
@@ -282,7 +339,12 @@ export function runPolicyTests(
       passed,
       viaGateway: viaGateway !== undefined,
       expected: { effect: c.expect, rule: c.rule },
-      actual: { effect: decision.effect, rule: decision.ruleId, reason: decision.reason },
+      actual: {
+        effect: decision.effect,
+        rule: decision.ruleId,
+        reason: decision.reason,
+        ...(decision.flow !== undefined ? { flow: decision.flow } : {}),
+      },
     };
   });
   const coverage = rules.map(
@@ -302,4 +364,37 @@ export function runPolicyTests(
     coverage,
     unexercised: coverage.filter((r) => r.decided === 0 && r.matched === 0),
   };
+}
+
+/**
+ * The session a case is decided in: its `seen` labels, and a provenance that answers what the case says its
+ * arguments carry (a case states provenance, it does not reproduce the text).
+ */
+function caseFlow(flow: PolicyTestCase['flow']): FlowState {
+  const carries = flow?.carries ?? [];
+  const state = carries.length === 0 ? new FlowState() : new DeclaredFlow(carries);
+  state.record('(policy test)', flow?.seen ?? []);
+  for (const c of carries) state.record(c.source ?? '(policy test)', [c.label]);
+  return state;
+}
+
+/** A flow state whose `carried` answers are a case's declared ones. */
+class DeclaredFlow extends FlowState {
+  readonly #carries: NonNullable<NonNullable<PolicyTestCase['flow']>['carries']>;
+
+  constructor(carries: NonNullable<NonNullable<PolicyTestCase['flow']>['carries']>) {
+    super();
+    this.#carries = carries;
+  }
+
+  override carried(
+    args: Readonly<Record<string, unknown>> | undefined,
+    only?: readonly string[],
+  ): CarriedAnswer {
+    const carried = this.#carries
+      .filter((c) => args !== undefined && Object.hasOwn(args, c.argument))
+      .filter((c) => only === undefined || only.includes(c.label))
+      .map((c) => ({ argument: c.argument, label: c.label, source: c.source ?? '(policy test)' }));
+    return { carried, truncated: false };
+  }
 }

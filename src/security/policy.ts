@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { once } from '../lazy.js';
 import { conditionSchemas } from './conditions.js';
+import { flowLabelSchemas } from './flow-labels.js';
 import { parseWith, plainData } from './parse.js';
 import { MAX_PATTERN_LENGTH, trimStop } from './pattern.js';
 import { compileRule, isProblem, RULE_ID_MESSAGE, RULE_ID_RE } from './rules.js';
@@ -127,11 +128,13 @@ function buildPolicySchemas() {
     .max(MAX_POLICY_RULES)
     .describe('The rules. A call no rule allows is denied; deny beats ask, ask beats allow.');
 
-  /** A whole policy: `{ version: 1, rules: [...] }`. */
+  /** A whole policy: `{ version: 1, labels?, flow?, rules: [...] }`. */
   const policy = plainData(
     z
       .strictObject({
         version: z.literal(POLICY_VERSION).describe('The policy format version: 1.'),
+        labels: flowLabelSchemas().entries.optional(),
+        flow: flowLabelSchemas().settings.optional(),
         rules,
       })
       .superRefine((p, ctx) => uniqueIds(p.rules, ctx, ['rules']))

@@ -1,7 +1,8 @@
 /**
  * The decision recording (issue 40, "replay before rollout"): an opt-in audit sink that keeps each decision's
- * inputs — principal, agent, resource, action, server, tool, definition hash, annotations, time and arguments —
- * and the decision made, one JSON line each, so `interlock policy diff` can decide them again under a new policy.
+ * inputs — principal, agent, resource, action, server, tool, definition hash, annotations, time, arguments, and the
+ * labels of the target and of the session (issue 42, names only) — and the decision made, one JSON line each, so
+ * `interlock policy diff` can decide them again under a new policy.
  *
  * Argument values are kept only where the operator allows it (`keep`: argument names per resource pattern); every
  * other value is recorded as its JSON type and a keyed digest, HMAC-SHA-256 under a key that is never written to
@@ -103,6 +104,8 @@ function buildRecordingSchemas() {
     tool: z.string().optional(),
     definitionHash: z.string().optional(),
     annotations: hints.optional(),
+    labels: z.array(z.string()).optional(),
+    flow: z.object({ labels: z.array(z.string()) }).optional(),
     args: z.record(z.string(), value).optional(),
     keyId: z.string(),
     decision: z.object({
@@ -139,6 +142,14 @@ export interface RecordedDecision {
   readonly tool?: string | undefined;
   readonly definitionHash?: string | undefined;
   readonly annotations?: ToolHints | undefined;
+  /** The target's labels (issue 42), when the call's context had them. */
+  readonly labels?: readonly string[] | undefined;
+  /**
+   * The labels the session had seen (issue 42), when the call had a flow state: names only. What the arguments
+   * carried is not recorded (it would need the session's fingerprints), so a replayed `carries` condition is decided
+   * only when the session had none of its labels.
+   */
+  readonly flow?: { readonly labels: readonly string[] } | undefined;
   /** Absent when the call had no arguments object. */
   readonly args?: Readonly<Record<string, RecordedValue>> | undefined;
   /** Names the digest key (an HMAC of a fixed text): equal digests compare only under the same `keyId`. */
@@ -215,6 +226,8 @@ export class DecisionRecorder implements AuditSink, AsyncDisposable {
       tool: record.tool,
       definitionHash: record.definitionHash,
       annotations: context?.annotations,
+      labels: context?.labels === undefined ? undefined : [...context.labels],
+      flow: context?.flow === undefined ? undefined : { labels: context.flow.snapshot().labels },
       args: this.#args(record.resource, context?.args),
       keyId: this.keyId,
       decision: {

@@ -6,7 +6,8 @@
  * Nothing is assumed about a value the recording holds only as a digest: a request whose decision under the new
  * policy reads such an argument (any rule's condition on it, an allow's as well as a deny's) is "undecidable from the
  * recording" and counted apart, never as unchanged (fail closed). Quotas are not replayed: no counter holds last
- * week's counts, so each request is decided as if every quota had room.
+ * week's counts, so each request is decided as if every quota had room. Flow conditions (issue 42) are decided from
+ * the labels the recording kept (the target's and the session's); one that needs what it did not keep is undecidable.
  *
  * The review hash binds what a reviewer saw: SHA-256 of the canonical JSON of the new policy, the recording's
  * SHA-256 and the list of flips and undecidable requests (line, kind, rules). `interlock policy publish --reviewed`
@@ -16,6 +17,8 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { CapabilitySet } from './capability-set.js';
+import { FlowState } from './flow.js';
+import { type CompiledPattern, compilePattern, matchPattern } from './pattern.js';
 import type { Policy } from './policy.js';
 import {
   canonicalJson,
@@ -23,6 +26,7 @@ import {
   type RecordedDecision,
   type RecordedValue,
 } from './recording.js';
+import type { RuleInfo } from './rules.js';
 import type { Decision, DecisionEffect } from './types.js';
 
 /** Examples kept per group of a {@link ReplayReport}. */
@@ -114,7 +118,11 @@ export interface ReplayExample {
   readonly to?: (ReplayOutcome & { readonly reason: string }) | undefined;
   /** The flip; absent for an undecidable request. */
   readonly kind?: FlipKind | undefined;
-  /** For an undecidable request: the arguments recorded only as digests that the new policy reads. */
+  /**
+   * For an undecidable request: the arguments recorded only as digests that the new policy reads, and
+   * `(target labels)`, `(session labels)` or `(argument provenance)` when a flow condition of the new policy needs
+   * what the recording does not hold.
+   */
   readonly needs?: readonly string[] | undefined;
 }
 
@@ -157,11 +165,14 @@ export function replayRecording(
 ): ReplayReport {
   const examples = options.examples ?? DEFAULT_REPLAY_EXAMPLES;
   const set = CapabilitySet.fromPolicy(policy, { onWarning: () => {} });
+  const flowRules = set.rules
+    .filter((r) => r.when?.flow !== undefined)
+    .map((info) => ({ info, pattern: compilePattern(info.pattern) }));
   const flips: ReplayExample[] = [];
   const undecidable: ReplayExample[] = [];
   let unchanged = 0;
   for (const { line, record } of recording.records) {
-    const { decision, needs } = decideAgain(set, record);
+    const { decision, needs } = decideAgain(set, record, flowRules);
     const d = record.decision;
     const from: ReplayOutcome = { effect: d.approved === undefined ? d.effect : 'ask', ruleId: d.ruleId };
     const base = {
@@ -228,8 +239,12 @@ export function replayRecording(
  * The new decision for a recorded request, and the digested arguments it read. The arguments are a proxy over the
  * recorded ones: reading one recorded only as a digest marks the request undecidable, whatever the decision was.
  */
-function decideAgain(set: CapabilitySet, record: RecordedDecision): { decision: Decision; needs: string[] } {
-  const needs = new Set<string>();
+function decideAgain(
+  set: CapabilitySet,
+  record: RecordedDecision,
+  flowRules: readonly FlowRule[],
+): { decision: Decision; needs: string[] } {
+  const needs = new Set<string>(flowNeeds(record, flowRules));
   let args: Record<string, unknown> | undefined;
   if (record.args !== undefined) {
     const target: Record<string, unknown> = {};
@@ -244,14 +259,60 @@ function decideAgain(set: CapabilitySet, record: RecordedDecision): { decision: 
       },
     });
   }
+  let flow: FlowState | undefined;
+  if (record.flow !== undefined) {
+    flow = new FlowState();
+    flow.record('(recording)', record.flow.labels);
+  }
+  // The target's labels as recorded, and those the new policy adds (labels only add: a label the new policy no longer
+  // declares stays, which errs toward refusing).
+  const labels =
+    record.labels === undefined
+      ? undefined
+      : [
+          ...new Set([
+            ...record.labels,
+            ...set.flowLabels.labelsFor(record.resource, record.annotations).all,
+          ]),
+        ];
   const decision = set.check(record.resource, record.action, {
     args,
     agent: record.agent,
     principal: record.principal,
     annotations: record.annotations,
     now: Date.parse(record.time),
+    labels,
+    flow,
   });
   return { decision, needs: [...needs].sort() };
+}
+
+interface FlowRule {
+  readonly info: RuleInfo;
+  readonly pattern: CompiledPattern;
+}
+
+/**
+ * What the flow conditions of the new policy that could apply to `record` need and the recording does not hold
+ * (judged from the rules, not from what one decision read: fail closed). A recorded flow state holds labels only,
+ * so `carries` is decided only when the session had none of its labels (then nothing could carry them).
+ */
+function flowNeeds(record: RecordedDecision, rules: readonly FlowRule[]): string[] {
+  const out: string[] = [];
+  const at = Date.parse(record.time);
+  for (const { info, pattern } of rules) {
+    const f = info.when?.flow;
+    if (f === undefined || (info.expiresAt !== undefined && at >= info.expiresAt)) continue;
+    if (!info.actions.includes('*') && !info.actions.includes(record.action)) continue;
+    if (!matchPattern(pattern, record.resource)) continue;
+    if (f.target !== undefined && record.labels === undefined) out.push('(target labels)');
+    const session = record.flow?.labels;
+    if ((f.seen ?? f.seenAny ?? f.carries) !== undefined && session === undefined)
+      out.push('(session labels)');
+    if (f.carries !== undefined && session !== undefined && f.carries.some((l) => session.includes(l)))
+      out.push('(argument provenance)');
+  }
+  return out;
 }
 
 function group(

@@ -8,6 +8,7 @@ import {
   compileCondition,
   conditionSchemas,
   type Evaluator,
+  type FlowCondition,
   type RuleCondition,
   wrapConditionFunction,
 } from './conditions.js';
@@ -72,6 +73,8 @@ export interface CompiledRule {
   used: number;
   window: number;
   readonly condition: Evaluator | undefined;
+  /** The flow part of a declarative condition (issue 42): its decisions carry the flow they were made on. */
+  readonly flow: FlowCondition | undefined;
   readonly info: RuleInfo;
   readonly deciding: DecidingRule;
   /** The decision when this rule decides normally. */
@@ -261,7 +264,10 @@ export function compileRule(
     allowed: false,
     effect: 'deny',
     ...base,
-    reason: `Denied: the condition of ${named} failed (it threw, returned a non-boolean, or met a value of the wrong type), and a failed condition fails closed.`,
+    reason:
+      when?.flow === undefined
+        ? `Denied: the condition of ${named} failed (it threw, returned a non-boolean, or met a value of the wrong type), and a failed condition fails closed.`
+        : `Denied: the condition of ${named} failed (a value of the wrong type, or an information flow it could not check: no flow state, no target labels, or a full provenance index), and a failed condition fails closed.`,
   });
   const approvedDecision: Decision = Object.freeze({
     allowed: true,
@@ -283,6 +289,7 @@ export function compileRule(
     used: 0,
     window: 0,
     condition,
+    flow: when?.flow,
     info,
     deciding,
     decision,

@@ -2,10 +2,10 @@
  * The contract between the capability model and whatever enforces it (the interop manager, the engine).
  * Depends on nothing of ours but the shared errors.
  */
-import type { Decision, DecisionEffect } from '../errors.js';
+import type { Decision, DecisionEffect, DecisionFlow } from '../errors.js';
 import type { FlowState } from './flow.js';
 
-export type { Decision, DecisionEffect };
+export type { Decision, DecisionEffect, DecisionFlow };
 
 /** The three rule effects. */
 export type RuleEffect = 'allow' | 'deny' | 'ask';
@@ -91,6 +91,11 @@ export interface AuditRecord {
   readonly definitionHash?: string | undefined;
   /** True when an `ask` rule was decided by the approver. */
   readonly approved?: boolean | undefined;
+  /**
+   * When a flow condition of the deciding rule took part (issue 42): the session labels it named that the session
+   * had, and which argument carried which label from which source. Names only, never data.
+   */
+  readonly flow?: DecisionFlow | undefined;
 }
 
 /** Where audit records go. `write` may be sync or async; a throw or rejection is a sink failure. */

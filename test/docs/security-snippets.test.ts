@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import * as conditions from '../../docs/snippets/security/conditions.js';
 import * as derive from '../../docs/snippets/security/derive.js';
+import * as flow from '../../docs/snippets/security/flow.js';
 import * as gate from '../../docs/snippets/security/gate.js';
 import * as patterns from '../../docs/snippets/security/patterns.js';
 import * as pinning from '../../docs/snippets/security/pinning.js';
@@ -33,6 +34,15 @@ describe('security guide snippets', () => {
 
   it('policy: loads, round-trips and names the bad field', () => {
     expect(policy.main()).toMatch(/did you mean 'mcp:github:\*'/);
+  });
+
+  it('flow: the private memo goes to the user only, and nothing leaves after untrusted content', () => {
+    expect(flow.main()).toMatchObject({
+      allowed: false,
+      effect: 'deny',
+      ruleId: 'lethal-trifecta',
+      flow: { labels: ['private', 'untrusted'], target: ['egress'] },
+    });
   });
 
   it("derive: the parent's revoke reaches the grandchild", () => {

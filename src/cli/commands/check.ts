@@ -1,13 +1,15 @@
 /**
- * `interlock check <tool> [--args JSON]`: what the gate would decide for a call, and why, without calling
- * anything. Side-effect free: `CapabilitySet.check` only, no quota used, no audit record written. Also says
+ * `interlock check <tool> [--args JSON] [--seen LABELS]`: what the gate would decide for a call, and why, without
+ * calling anything. Side-effect free: `CapabilitySet.check` only, no quota used, no audit record written. Also says
  * whether the arguments fit the tool's schema and whether a changed definition blocks the tool.
  * A resource (`mcp:notes:write_note`) is checked against the policy alone, without connecting.
  */
+import type { FlowState } from '../../security/flow.js';
+import { type FlowLabels, LABEL_NAME_MESSAGE, LABEL_NAME_RE } from '../../security/flow-labels.js';
 import { resourceFor, SCHEME_ACTIONS } from '../../security/pattern.js';
 import { compileInputValidator } from '../../tools/validate.js';
 import { indent } from '../advice.js';
-import { ExitCode } from '../exit.js';
+import { ExitCode, UsageError } from '../exit.js';
 import { oneLine } from '../format.js';
 import { visible } from '../io.js';
 import { type CommandContext, Project } from '../project.js';
@@ -18,6 +20,26 @@ import { type ArgsOptions, connectFor, readArgs } from './shared.js';
 export interface CheckOptions extends ArgsOptions {
   /** The action, for a resource; tools are always `execute`. */
   action?: string | undefined;
+  /** `--seen`: labels the session has seen (issue 42), comma-separated. @default none */
+  seen?: string | undefined;
+}
+
+/**
+ * The session a check is made in (issue 42): a fresh flow state with the policy's settings that has seen the labels
+ * of `--seen`. A bad label is a usage error naming it.
+ */
+function sessionFor(labels: FlowLabels, seen: string | undefined): FlowState {
+  const flow = labels.createFlowState();
+  const names = (seen ?? '')
+    .split(',')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  const bad = names.find((l) => !LABEL_NAME_RE.test(l));
+  if (bad !== undefined) {
+    throw new UsageError(`--seen: '${visible(bad)}' is not a label: ${LABEL_NAME_MESSAGE}.`);
+  }
+  flow.record('(interlock check --seen)', names);
+  return flow;
 }
 
 export async function checkCommand(
@@ -34,6 +56,8 @@ export async function checkCommand(
   try {
     const explainer = new VerdictExplainer(project.capabilities);
     const agent = project.config.agent;
+    const labels = project.capabilities.flowLabels;
+    const flow = sessionFor(labels, options.seen);
     const isResource = /^[a-z][a-z-]*:/.test(name) && !name.startsWith('mcp__');
     let report: Record<string, unknown>;
     let verdict: ToolVerdict;
@@ -43,16 +67,22 @@ export async function checkCommand(
     if (isResource) {
       const scheme = name.slice(0, name.indexOf(':'));
       const action = options.action ?? SCHEME_ACTIONS[scheme]?.[0] ?? 'execute';
+      const context = { agent, flow, labels: labels.labelsFor(name).all };
       verdict =
         args === undefined
-          ? explainer.explain(name, action, { agent })
-          : explainer.decide(name, action, { agent, args });
+          ? explainer.explain(name, action, context)
+          : explainer.decide(name, action, { ...context, args });
       report = { resource: name, action };
     } else {
       const tool = await connectFor(project, name);
       await project.savePins();
       const resource = resourceFor.tool(tool.server, tool.tool);
-      const context = { agent, annotations: tool.annotations };
+      const context = {
+        agent,
+        annotations: tool.annotations,
+        flow,
+        labels: labels.labelsFor(resource, tool.annotations).all,
+      };
       verdict =
         args === undefined
           ? explainer.explain(resource, 'execute', context)
@@ -102,6 +132,7 @@ export async function checkCommand(
         reason,
         hint: hint ?? null,
         ...(advice?.rule === undefined ? {} : { suggestedRule: advice.rule }),
+        ...(verdict.flow !== undefined ? { flow: verdict.flow } : {}),
         argumentsChecked: args !== undefined,
         inputIssues,
         blocked,
@@ -120,6 +151,13 @@ export async function checkCommand(
     );
     printer.line(`${label('rule')}${verdict.rule === undefined ? '-' : describeRule(verdict.rule)}`);
     printer.line(`${label('reason')}${visible(reason)}`);
+    if (verdict.flow !== undefined) {
+      const f = verdict.flow;
+      const carried = f.carried.map((c) => `argument '${c.argument}' carries ${c.label} from ${c.source}`);
+      const seenText = f.labels.length === 0 ? 'no named label seen' : `seen ${f.labels.join(', ')}`;
+      const targetText = f.target === undefined ? [] : [`target ${f.target.join(', ')}`];
+      printer.line(`${label('flow')}${visible([seenText, ...targetText, ...carried].join('; '))}`);
+    }
     if (hint !== undefined) printer.line(`${label('hint')}${indent(visible(hint), 10).trimStart()}`);
     if (args === undefined) {
       printer.line(

@@ -10,7 +10,8 @@ import { withoutConsequences as dedupe, explainIssue, fileError } from '../../co
 import { keysAt } from '../../config/keys.js';
 import { type InterlockConfig, loadInterlockConfig } from '../../config/load.js';
 import { createMasker } from '../../config/secrets.js';
-import { ConfigError } from '../../errors.js';
+import { ConfigError, type DecisionFlow } from '../../errors.js';
+import { serverLabelsOf } from '../../security/flow-labels.js';
 import { display } from '../../security/pattern.js';
 import { POLICY_VERSION } from '../../security/policy.js';
 import {
@@ -53,7 +54,11 @@ export async function runProjectPolicyTests(
 ): Promise<PolicyTestReport> {
   const policy = config.policy ?? { version: POLICY_VERSION, rules: [] };
   const gateway = tests.cases.some((c) => c.caller !== undefined) ? await gatewayCallers(config) : undefined;
-  return runPolicyTests(policy, tests, { agent: config.agent, forCaller: gateway });
+  return runPolicyTests(policy, tests, {
+    agent: config.agent,
+    forCaller: gateway,
+    serverLabels: serverLabelsOf(config.servers),
+  });
 }
 
 /** Reads and validates a tests file: a `ConfigError` names the case and field of each problem, with its line. */
@@ -96,7 +101,12 @@ export async function policyTestCommand(ctx: CommandContext, options: PolicyTest
         action: r.action,
         passed: r.passed,
         expected: { effect: r.expected.effect, rule: r.expected.rule ?? null },
-        actual: { effect: r.actual.effect, rule: r.actual.rule ?? null, reason: r.actual.reason },
+        actual: {
+          effect: r.actual.effect,
+          rule: r.actual.rule ?? null,
+          reason: r.actual.reason,
+          ...(r.actual.flow !== undefined ? { flow: r.actual.flow } : {}),
+        },
       })),
       coverage: {
         rules: report.coverage.length,
@@ -140,7 +150,18 @@ function failureLines(result: PolicyTestResult, report: PolicyTestReport): strin
     `expected  ${wanted}`,
     `actual    ${got}`,
     `reason    ${visible(actual.reason)}`,
+    ...(actual.flow === undefined ? [] : [`flow      ${visible(flowText(actual.flow))}`]),
   ];
+}
+
+/** The flow a decision was made on, in one line: the labels seen, the target's, and what the arguments carried. */
+function flowText(flow: DecisionFlow): string {
+  const parts: string[] = [];
+  parts.push(flow.labels.length === 0 ? 'no named label seen' : `seen ${flow.labels.join(', ')}`);
+  if (flow.target !== undefined) parts.push(`target ${flow.target.join(', ') || '(none of the named)'}`);
+  for (const c of flow.carried) parts.push(`argument '${c.argument}' carries ${c.label} from ${c.source}`);
+  if (flow.truncated === true) parts.push('provenance index full');
+  return parts.join('; ');
 }
 
 /**

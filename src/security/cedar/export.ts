@@ -110,6 +110,16 @@ function valueChecks(v: string, c: ArgConstraint, subject: string): Check[] {
       holdsOrUnknown: `(${parts.map((p) => `(${p.typed} && ${p.holdsOrUnknown})`).join(' || ')})`,
     });
   }
+  if (c.noneOf !== undefined) {
+    // None of them: "equal" must hold or be unknown for an allow to be refused, and hold for a deny to be spared.
+    const parts = c.noneOf.map((w) => scalarEquals(v, w));
+    const kinds = [...new Set(c.noneOf.map(kindOf))].map(str).join(', ');
+    checks.push({
+      typed: `[${kinds}].contains(${v}.kind)`,
+      holds: `!(${parts.map((p) => `(${p.typed} && ${p.holdsOrUnknown})`).join(' || ')})`,
+      holdsOrUnknown: `!(${parts.map((p) => `(${p.typed} && ${p.holds})`).join(' || ')})`,
+    });
+  }
   if (c.startsWith !== undefined) {
     if (c.startsWith.startsWith('/')) {
       refuse(
@@ -137,6 +147,9 @@ function valueChecks(v: string, c: ArgConstraint, subject: string): Check[] {
 
 /** The condition as Cedar: `allow` when it holds; `deny` when it holds or fails (a failed condition fails closed). */
 function conditionOf(when: RuleCondition, form: 'allow' | 'deny'): string[] {
+  // Issue 42: a Cedar policy sees the request only, never what the session has seen or what an argument carries.
+  if (when.flow !== undefined)
+    refuse('its condition reads the information flow (flow), which a Cedar policy cannot see');
   const parts: string[] = [];
   for (const [name, c] of Object.entries(when.args ?? {})) {
     const v = `context.args.getTag(${str(name)})`;
@@ -202,7 +215,8 @@ function ruleToCedar(rule: PolicyRule, index: number): string[] {
 
 /**
  * The Cedar text of a valid native policy (`parsePolicy` output). Throws `PolicyError` naming the first rule with
- * no Cedar form (a quota, a regular expression, a path prefix, `each`, a glob Cedar cannot keep in its segment).
+ * no Cedar form (a quota, a regular expression, a path prefix, `each`, a flow condition, a glob Cedar cannot keep in
+ * its segment).
  */
 export function policyToCedar(policy: Policy): string {
   const out: string[] = [
