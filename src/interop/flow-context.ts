@@ -10,7 +10,9 @@
  */
 import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
 import { ServerRequestError } from '../errors.js';
+import type { CapabilitySet } from '../security/capability-set.js';
 import type { FlowState } from '../security/flow.js';
+import type { FlowLabels, ServerLabels } from '../security/flow-labels.js';
 import type { ToolHints } from '../security/types.js';
 import type { ToolCallResult } from '../tools/normalize.js';
 import type { ToolCallOptions } from '../tools/tool-wrapper.js';
@@ -31,6 +33,51 @@ export interface FlowTargetLabels {
  */
 export interface FlowLabelResolver {
   labelsFor(resource: string, annotations?: ToolHints): FlowTargetLabels;
+}
+
+const NO_TARGET: FlowTargetLabels = Object.freeze({ content: Object.freeze([]), sink: Object.freeze([]) });
+
+/** The labels the project file gives the servers a manager connected (`mcpServers.{name}.labels` and `sink`). */
+export class ServerLabelBook {
+  readonly #labels: Record<string, ServerLabels> = {};
+  /** Moves whenever a server's labels are added. */
+  version = 0;
+
+  /** Notes a connected server's labels, if it has any. */
+  add(server: { readonly name: string } & ServerLabels): void {
+    if (server.labels === undefined && server.sink === undefined) return;
+    this.#labels[server.name] = { labels: server.labels, sink: server.sink };
+    this.version++;
+  }
+
+  get labels(): Readonly<Record<string, ServerLabels>> {
+    return this.#labels;
+  }
+}
+
+/**
+ * The default resolver of a manager or view: the labels of `set`'s policy (its `labels` and `flow` sections, tool
+ * annotations) and of the servers in `book`, while the set tracks flow ({@link CapabilitySet.tracksFlow}) or a server
+ * is labeled; none otherwise, so calls under a policy without flow record nothing. A policy replaced later is followed.
+ */
+export function labelsOfSet(set: CapabilitySet, book?: ServerLabelBook): FlowLabelResolver {
+  let base: FlowLabels | undefined;
+  let version = -1;
+  let withServers: FlowLabels | undefined;
+  return {
+    labelsFor(resource, annotations) {
+      const labeled = book !== undefined && book.version > 0;
+      if (!labeled && !set.tracksFlow) return NO_TARGET;
+      const current = set.flowLabels;
+      if (!labeled) return current.labelsFor(resource, annotations);
+      if (current !== base || book.version !== version) {
+        base = current;
+        version = book.version;
+        withServers = current.withServers(book.labels);
+      }
+      return (withServers as FlowLabels).labelsFor(resource, annotations);
+    },
+  };
 }
 
 /** Options of a tool call through the manager, a view or a session: {@link ToolCallOptions} and the flow state. */
@@ -64,6 +111,8 @@ export function callFlow(
 ): CallFlow {
   if (resolver === undefined) return { flow, labels: undefined, content: NONE };
   const target = resolver.labelsFor(resource, annotations);
+  // Not tracked (no flow in the policy): the labels are unknown, so a rule on them fails closed.
+  if (target === NO_TARGET) return { flow, labels: undefined, content: NONE };
   return { flow, labels: allLabels(target), content: target.content };
 }
 

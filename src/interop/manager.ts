@@ -13,96 +13,35 @@ import { type Tracer, trace } from '../otel.js';
 import type { SkillEntry } from '../protocol/skills.js';
 import type { ClientIdentity } from '../protocol/transport.js';
 import { CapabilitySet } from '../security/capability-set.js';
-import { FlowState } from '../security/flow.js';
+import type { FlowState } from '../security/flow.js';
 import { CapabilityGate } from '../security/gate.js';
 import { resourceFor } from '../security/pattern.js';
 import { PinStore } from '../security/pinning.js';
-import type { Approver, AuditSink, CheckContext, Decision } from '../security/types.js';
+import type { CheckContext } from '../security/types.js';
 import { DEFAULT_MAX_TOOL_NAME_LENGTH } from '../tools/names.js';
 import { DEFAULT_MAX_RESULT_CHARS, type ToolCallResult } from '../tools/normalize.js';
 import { parseToolSchemas } from '../tools/schema.js';
 import type { ToolInvoker, ToolWrapper } from '../tools/tool-wrapper.js';
 import type { CallPathDeps } from './call-path.js';
+import type { CapabilityView, CapabilityViewOptions, ResourceRequestOptions } from './capability-view.js';
 import { ToolCatalog } from './catalog.js';
 import { type BlockedToolChange, CatalogReporter } from './catalog-reporter.js';
 import type { ServerConnectionInfo } from './connection.js';
 import { ConnectionRegistry, type ServerHealth } from './connection-registry.js';
 import { type MCPManagerEvents, TypedEvents } from './events.js';
-import type { McpCallOptions } from './flow-context.js';
+import { type FlowLabelResolver, labelsOfSet, type McpCallOptions, ServerLabelBook } from './flow-context.js';
 import { type Logger, silentLogger } from './logger.js';
 import { checkManagerOptions, type MCPClientManagerOptions } from './manager-options.js';
 import type { ServerAuthFactory } from './open-client.js';
 import type { RequestFor, RequestPathDeps, RequestPathOptions } from './request-path.js';
 import { logAt, type ServerLogSupport } from './server-logs.js';
 import { InFlightCalls } from './server-request-trace.js';
-import {
-  type ServerRequestKind,
-  type ServerRequestSupport,
-  serverRequestSupport,
-} from './server-requests.js';
+import { type ServerRequestSupport, serverRequestSupport } from './server-requests.js';
 import type { SkillFile, SkillInfo, SkillRead, SkillReadOptions } from './skills.js';
 
+export type { CapabilityView, CapabilityViewOptions, ResourceRequestOptions } from './capability-view.js';
 // Sessions and the engine import the options type from here, where it was defined before issue 15's split.
 export type { MCPClientManagerOptions } from './manager-options.js';
-
-/** Options of a resource read or prompt request. */
-export interface ResourceRequestOptions {
-  signal?: AbortSignal;
-  timeoutMs?: number;
-  /** The agent on whose behalf it is made (conditions, audit). @default the manager's or view's agent */
-  agent?: string;
-  /** Who the agent acts for (audit, shared quotas). @default the manager's principal */
-  principal?: string;
-  /** The flow state it is decided in and its content recorded into (issue 42). @default the manager's or view's */
-  flow?: FlowState;
-}
-
-/** Options of {@link MCPClientManager.withCapabilities}. */
-export interface CapabilityViewOptions {
-  approver?: Approver | undefined;
-  audit?: AuditSink | undefined;
-  auditFailure?: 'block' | 'continue' | undefined;
-  agent?: string | undefined;
-  /** The gate's clock (for audit times). */
-  clock?: (() => number) | undefined;
-  /** The flow state of calls through the view that name none (a sub-agent's). @default the manager's `flow` */
-  flow?: FlowState | undefined;
-}
-
-/**
- * Calls through a manager's live connections, checked against a derived capability set (see
- * {@link MCPClientManager.withCapabilities}). Wrappers for a model must call through the view, not the manager.
- */
-export interface CapabilityView extends ToolInvoker {
-  readonly capabilities: CapabilitySet;
-  /** The flow state of calls through the view that name none. */
-  readonly flow: FlowState;
-  /** The tools the view's set could allow (as {@link MCPClientManager.visibleTools} for the manager's set). */
-  visibleTools(context?: CheckContext): ToolWrapper[];
-  /** {@link MCPClientManager.readResource}, decided by the view's set. */
-  readResource(server: string, uri: string, options?: ResourceRequestOptions): Promise<ReadResourceResult>;
-  /** {@link MCPClientManager.getPrompt}, decided by the view's set. */
-  getPrompt(
-    server: string,
-    name: string,
-    args?: Record<string, string>,
-    options?: ResourceRequestOptions,
-  ): Promise<GetPromptResult>;
-  callTool(name: string, args?: Record<string, unknown>, options?: McpCallOptions): Promise<ToolCallResult>;
-  executeTool(name: string, args?: Record<string, unknown>, options?: McpCallOptions): Promise<string>;
-  /** {@link MCPClientManager.readSkill}, decided by the view's set. */
-  readSkill(server: string, skill: SkillEntry | string, options?: SkillReadOptions): Promise<SkillFile>;
-  /**
-   * Decides a request `server` made (`mcp:{server}:{kind}` / `request`, `args` for conditions) by the view's set,
-   * audited: resolves with the decision, or throws `PermissionDeniedError`. For a gateway relaying the request on.
-   */
-  authorizeServerRequest(
-    server: string,
-    kind: ServerRequestKind,
-    args: Record<string, unknown>,
-    options?: { principal?: string | undefined },
-  ): Promise<Decision>;
-}
 
 /** The package version reported to servers. */
 export const CLIENT_VERSION = '0.1.0';
@@ -133,6 +72,8 @@ export class MCPClientManager implements ToolInvoker {
   readonly #maxResultChars: number;
   readonly #agent: string | undefined;
   readonly #flow: FlowState;
+  readonly #flowLabels: FlowLabelResolver | undefined;
+  readonly #serverLabels = new ServerLabelBook();
   readonly #pins: PinStore;
   readonly #tracer: Tracer;
   readonly #serverAuth: ServerAuthFactory | undefined;
@@ -162,7 +103,10 @@ export class MCPClientManager implements ToolInvoker {
     this.#serverAuth = options.serverAuth;
     this.#maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
     this.#agent = options.agent;
-    this.#flow = options.flow ?? new FlowState();
+    // Issue 42: without a resolver of its own, the manager labels by its set's policy (while it tracks flow).
+    this.#flowLabels = options.flowLabels;
+    const flowLabels = options.flowLabels ?? labelsOfSet(this.#capabilities, this.#serverLabels);
+    this.#flow = options.flow ?? this.#capabilities.flowLabels.createFlowState();
     this.#pins = options.pins ?? new PinStore();
     // Issue 16: a pin another process wrote (an approval, a first sighting) re-checks this manager's tools.
     this.#unwatchPins = this.#pins.onChange((change) => {
@@ -208,7 +152,7 @@ export class MCPClientManager implements ToolInvoker {
       agent: this.#agent,
       principal: options.principal,
       flow: this.#flow,
-      flowLabels: options.flowLabels,
+      flowLabels,
       argumentLimits: options.argumentLimits,
       redactor: this.#http.redactor,
       answerServerRequest: this.#serverRequests?.answer,
@@ -250,7 +194,7 @@ export class MCPClientManager implements ToolInvoker {
       tracer: this.#tracer,
       redactor: this.#http.redactor,
       events: this.#events,
-      flowLabels: options.flowLabels,
+      flowLabels,
       connection: (server) => this.#connections.get(server),
       nextCallId: () => ++this.#callIds,
     };
@@ -309,6 +253,7 @@ export class MCPClientManager implements ToolInvoker {
     this.#assertOpen();
     const parsed = parseServerConfigs(configs);
     callPath.preload();
+    for (const config of parsed) this.#serverLabels.add(config);
     return this.#connections.connectAll(parsed);
   }
 
@@ -323,6 +268,7 @@ export class MCPClientManager implements ToolInvoker {
       });
     }
     callPath.preload();
+    this.#serverLabels.add(parsed);
     return this.#connections.connect(parsed);
   }
 
@@ -499,7 +445,8 @@ export class MCPClientManager implements ToolInvoker {
     });
     const agent = options.agent ?? this.#agent;
     const flow = options.flow ?? this.#flow;
-    const deps: CallPathDeps = { ...this.#callPath, gate, agent, flow };
+    const flowLabels = this.#flowLabels ?? labelsOfSet(capabilities, this.#serverLabels);
+    const deps: CallPathDeps = { ...this.#callPath, gate, agent, flow, flowLabels };
     return {
       capabilities,
       flow,

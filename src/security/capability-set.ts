@@ -89,6 +89,8 @@ export class CapabilitySet {
   /** The policy's `labels` and `flow` sections; the resolver is built from them when first asked for. */
   #flowPolicy: Pick<Policy, 'labels' | 'flow'> = {};
   #flowLabels: FlowLabels | undefined;
+  /** Rules with a flow condition ever added (a revoke leaves tracking on). */
+  #flowRules = 0;
   #seq = 0;
   #revision = 0;
 
@@ -146,6 +148,15 @@ export class CapabilitySet {
     return this.#flowLabels;
   }
 
+  /** Whether calls decided here track flow (issue 42): the policy labels something, or a rule has a flow condition. */
+  get tracksFlow(): boolean {
+    if (this.#parent?.tracksFlow === true || this.#flowRules > 0) return true;
+    const { labels, flow } = this.#flowPolicy;
+    return (
+      (labels?.length ?? 0) > 0 || flow !== undefined || Object.keys(this.#serverLabels ?? {}).length > 0
+    );
+  }
+
   /** The Cedar policy text when this set was made with {@link fromCedar}, else `undefined`. */
   get cedarPolicy(): string | undefined {
     return this.#cedar?.text;
@@ -174,6 +185,7 @@ export class CapabilitySet {
     this.#flowPolicy = flowPolicyOf(parsed);
     this.#flowLabels = undefined;
     this.#index = fresh.#index;
+    this.#flowRules += fresh.#flowRules;
     this.#seq = fresh.#seq;
     this.#policyRevision = options.policyRevision;
     this.#revision++;
@@ -527,6 +539,7 @@ export class CapabilitySet {
       );
     }
     this.#index.insert(rule);
+    if (rule.flow !== undefined) this.#flowRules++;
     this.#revision++;
     return id;
   }

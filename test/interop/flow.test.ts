@@ -88,8 +88,11 @@ describe('information flow through the manager', () => {
     expect(await manager.executeTool(SEND_EMAIL, send(USER_ADDRESS, carrying))).toBe(
       `Sent to ${USER_ADDRESS}.`,
     );
-    // The attacker's address itself was read from the injection: any mail to it carries the inbox.
-    await refusal(manager.callTool(SEND_EMAIL, send(ATTACKER, 'hello')));
+    // The attacker's address (22 characters) itself was read from the injection: with a window of 1, every fragment of
+    // 20 characters is found, so any mail to it carries the inbox (the default window finds those of 35 or more).
+    const exact = new FlowState({ windowSize: 1 });
+    await manager.callTool(READ_INBOX, {}, { flow: exact });
+    await refusal(manager.callTool(SEND_EMAIL, send(ATTACKER, 'hello'), { flow: exact }));
   });
 
   it('decides and records a call in the flow state it names, leaving the manager’s own alone', async () => {
