@@ -28,8 +28,11 @@ interface Entry {
 
 /** Options of {@link FlowStates}. */
 export interface FlowStatesOptions extends GatewayFlowConfig {
-  /** The options of each new state beside `maxIndexedChars` (the policy's `minFragmentLength`, once it has one). */
-  flow?: Omit<FlowStateOptions, 'maxIndexedChars'> | undefined;
+  /**
+   * The policy's flow settings (`minFragmentLength`, `windowSize`), read for each new state so a replaced policy
+   * applies to callers that come after it; the gateway's `maxIndexedChars` bounds every state. @default FlowState's
+   */
+  settings?: (() => Readonly<FlowStateOptions>) | undefined;
   /** Hears when a new caller is refused because the table is full (once until a state is admitted again). */
   onFull?: ((held: number) => void) | undefined;
   /** @default Date.now */
@@ -57,7 +60,7 @@ export class FlowStates {
 
   /** A state that belongs to no table (the stdio session's, which lives as long as the gateway serves it). */
   create(): FlowState {
-    return new FlowState({ ...this.#options.flow, maxIndexedChars: this.#options.maxIndexedChars });
+    return new FlowState({ ...this.#options.settings?.(), maxIndexedChars: this.#options.maxIndexedChars });
   }
 
   /**

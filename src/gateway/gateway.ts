@@ -122,6 +122,7 @@ export class Gateway {
     const flow = GatewayFlowOptionsSchema.parse(this.config.flow ?? {});
     this.#flows = new FlowStates({
       ...flow,
+      settings: () => options.manager.capabilities.flowLabels.flowOptions,
       onFull: (held) =>
         this.#logger.warn(
           `The gateway holds ${held} callers' flow states, its limit, none idle for gateway.flow.idleTimeoutMs (${flow.idleTimeoutMs} ms): new callers are refused with OVERLOADED. Raise gateway.flow.maxStates or lower gateway.flow.idleTimeoutMs.`,

@@ -31,6 +31,23 @@ function table(
 const stateOf = (states: FlowStates, key: string) => states.use(key, async (flow) => flow);
 
 describe('a table of flow states', () => {
+  it("makes each new state with the policy's settings as they are then, bounded by the gateway's own limit", async () => {
+    let settings = { minFragmentLength: 20, windowSize: 1, maxIndexedChars: 1_000_000 };
+    const states = new FlowStates({
+      maxStates: 8,
+      idleTimeoutMs: IDLE_MS,
+      maxIndexedChars: 4_096,
+      settings: () => settings,
+    });
+    const alice = await stateOf(states, 'alice');
+    expect([alice.minFragmentLength, alice.windowSize, alice.maxIndexedChars]).toEqual([20, 1, 4_096]);
+    settings = { minFragmentLength: 32, windowSize: 4, maxIndexedChars: 1_000_000 };
+    const bob = await stateOf(states, 'bob');
+    expect([bob.minFragmentLength, bob.windowSize, bob.maxIndexedChars]).toEqual([32, 4, 4_096]);
+    expect(states.create().windowSize).toBe(4);
+    states.close();
+  });
+
   it('gives each key its own state and the same key the same state on every use', async () => {
     const { states } = table();
     const alice = await stateOf(states, 'alice');
