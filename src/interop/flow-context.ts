@@ -11,7 +11,7 @@
 import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
 import { ServerRequestError } from '../errors.js';
 import type { CapabilitySet } from '../security/capability-set.js';
-import type { FlowState } from '../security/flow.js';
+import { type FlowState, stringsIn } from '../security/flow.js';
 import type { FlowLabels, ServerLabels } from '../security/flow-labels.js';
 import type { ToolHints } from '../security/types.js';
 import type { ToolCallResult } from '../tools/normalize.js';
@@ -152,7 +152,7 @@ function messageOf(error: Error): string {
   return error.message;
 }
 
-/** What the model reads of a tool result: its text, then every string of its structured content. */
+/** What the model reads of a tool result: its text, then every string (keys too) of its structured content. */
 export function toolResultText(result: ToolCallResult): string {
   if (result.structuredContent === undefined) return result.text;
   return [result.text, ...stringsIn(result.structuredContent)].join('\n');
@@ -185,13 +185,4 @@ function partText(part: unknown): string | undefined {
   if (p.type === 'text' && typeof p.text === 'string') return p.text;
   if (p.type === 'resource' && typeof p.resource?.text === 'string') return p.resource.text;
   return undefined;
-}
-
-/** Every string value in a JSON value, depth first (bounded, as FlowState bounds its own search). */
-function* stringsIn(value: unknown, depth = 0): Generator<string> {
-  if (depth > 64) return;
-  if (typeof value === 'string') yield value;
-  else if (Array.isArray(value)) for (const v of value) yield* stringsIn(v, depth + 1);
-  else if (value !== null && typeof value === 'object')
-    for (const v of Object.values(value)) yield* stringsIn(v, depth + 1);
 }

@@ -86,6 +86,8 @@ export class CapabilitySet {
   readonly #matchCacheSize: number;
   readonly #quotaCounter: QuotaCounter | undefined;
   readonly #serverLabels: CapabilitySetOptions['serverLabels'];
+  /** Whether `serverLabels` names any server (read on every call while flow is off: computed once). */
+  readonly #labelsServers: boolean;
   /** The policy's `labels` and `flow` sections; the resolver is built from them when first asked for. */
   #flowPolicy: Pick<Policy, 'labels' | 'flow'> = {};
   #flowLabels: FlowLabels | undefined;
@@ -100,6 +102,7 @@ export class CapabilitySet {
     this.#matchCacheSize = options.matchCacheSize ?? DEFAULT_MATCH_CACHE_SIZE;
     this.#quotaCounter = options.quotaCounter;
     this.#serverLabels = options.serverLabels;
+    this.#labelsServers = Object.keys(options.serverLabels ?? {}).length > 0;
     this.#index = new RuleIndex(this.#matchCacheSize);
   }
 
@@ -152,9 +155,7 @@ export class CapabilitySet {
   get tracksFlow(): boolean {
     if (this.#parent?.tracksFlow === true || this.#flowRules > 0) return true;
     const { labels, flow } = this.#flowPolicy;
-    return (
-      (labels?.length ?? 0) > 0 || flow !== undefined || Object.keys(this.#serverLabels ?? {}).length > 0
-    );
+    return (labels?.length ?? 0) > 0 || flow !== undefined || this.#labelsServers;
   }
 
   /** The Cedar policy text when this set was made with {@link fromCedar}, else `undefined`. */

@@ -260,8 +260,8 @@ export class FlowState {
   }
 }
 
-/** Every string in a JSON value (object keys included), depth first. */
-function* stringsIn(value: unknown, depth = 0): Generator<string> {
+/** Every string in a JSON value (object keys included), depth first, 64 levels at most. */
+export function* stringsIn(value: unknown, depth = 0): Generator<string> {
   if (depth > 64) return;
   if (typeof value === 'string') yield value;
   else if (Array.isArray(value)) for (const v of value) yield* stringsIn(v, depth + 1);
