@@ -5,6 +5,7 @@
  */
 import { type Tracer, trace } from '@opentelemetry/api';
 import { ConfigError } from '../errors.js';
+import { labelsOfSet } from '../interop/flow-context.js';
 import type { Logger } from '../interop/logger.js';
 import type { MCPClientManagerOptions } from '../interop/manager.js';
 import type { ModelProvider, ModelToolDefinition } from '../providers/types.js';
@@ -173,7 +174,8 @@ export class AgentSession extends AgentSessionBase {
       agent: options.name,
       mcp: interop.access,
       flow: interop.flow,
-      flowLabels: prepared.interop.managerOptions?.flowLabels,
+      // Native tools are labeled as the manager labels MCP tools: its resolver, else the agent's policy.
+      flowLabels: prepared.interop.managerOptions?.flowLabels ?? labelsOfSet(prepared.capabilities),
       native: options.tools ?? [],
       capabilities: prepared.capabilities,
       gate,

@@ -128,4 +128,41 @@ describe('information flow in agents', () => {
     expect(flowsSeen.length).toBeGreaterThanOrEqual(2);
     expect(flowsSeen.every((seen) => seen)).toBe(true);
   });
+
+  it('labels native tools by the agent’s own policy when no resolver is given, as its MCP tools are', async () => {
+    const fetchPage = defineTool({
+      name: 'fetch_page',
+      description: 'Fetches a web page.',
+      execute: () => `Welcome! ${INJECTION}`,
+    });
+    const note = defineTool({ name: 'note', description: 'Takes a note.', execute: () => 'noted' });
+    await using engine = new Engine({ defaultModel: scriptedModel(['ok']) });
+    const agent = await engine.createAgent({
+      name: 'browser',
+      tools: [fetchPage, note],
+      capabilities: {
+        version: 1,
+        // Only what the policy says: no labels derived from the (absent) annotations of either tool.
+        flow: { hints: false },
+        labels: [{ resource: 'tool:fetch_page', labels: ['untrusted'] }],
+        rules: [
+          { effect: 'allow', resource: 'tool:*', actions: 'execute' },
+          {
+            id: 'no-notes-after-the-web',
+            effect: 'deny',
+            resource: 'tool:note',
+            actions: 'execute',
+            when: { flow: { seen: ['untrusted'] } },
+          },
+        ],
+      },
+    });
+    expect((await agent.callTool('note')).text).toBe('noted');
+    await agent.callTool('fetch_page');
+    expect(agent.flow.snapshot()).toEqual({ labels: ['untrusted'], sources: ['tool:fetch_page'] });
+    await expect(agent.callTool('note')).rejects.toMatchObject({
+      code: 'CAPABILITY_DENIED',
+      rule: { id: 'no-notes-after-the-web' },
+    });
+  });
 });
