@@ -59,3 +59,34 @@ export const RedisStateStoreOptionsSchema = z
   .describe('Options of the Redis (or Valkey) state store.');
 
 export type RedisStateStoreOptions = z.input<typeof RedisStateStoreOptionsSchema>;
+
+/** Most units one lease asks for by default. */
+export const DEFAULT_LEASE_MAX_BLOCK = 1024;
+/** How long unspent leased units stay with a quiet process by default. */
+export const DEFAULT_LEASE_IDLE_MS = 1_000;
+
+/** Leased quota units (issue 41) of a `FleetQuotaCounter`, validated once. */
+export const QuotaLeaseSchema = z
+  .strictObject({
+    maxBlock: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(DEFAULT_LEASE_MAX_BLOCK)
+      .describe(
+        'Most units one lease takes from the store. Blocks start at 1, grow while callers wait for units, and shrink near the limit (to 1 unit) and when the process is quiet.',
+      ),
+    idleMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(600_000)
+      .default(DEFAULT_LEASE_IDLE_MS)
+      .describe(
+        'Unspent units go back to the fleet after this many milliseconds without a decision on their quota.',
+      ),
+  })
+  .describe(
+    'Leases: each process takes blocks of units from the store and decides locally, so most quota decisions need no round trip; the fleet never exceeds the quota.',
+  );

@@ -7,9 +7,16 @@
  * window. So the fleet stays within the limit as long as no process took more than its share before the outage.
  * Units given locally are charged to the store once it answers again, so a quota without a window still holds
  * over the outage.
+ *
+ * With `lease` (issue 41), units are taken from the store in blocks and spent locally (see quota-lease.ts); units
+ * of a lease count as given to this process, so a local share during an outage includes them.
  */
+import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { QuotaCounter } from '../security/types.js';
+import { toConfigIssues } from '../zod-issues.js';
+import { QuotaLeaseSchema } from './options.js';
+import { type GrantListener, LeaseBook } from './quota-lease.js';
 import { type QuotaResult, type StateStore, StateUnavailableError } from './types.js';
 
 /**
@@ -26,6 +33,13 @@ export interface FleetQuotaCounterOptions {
   clock?: (() => number) | undefined;
   /** Told each time a unit was decided locally because the store could not answer. */
   onFallback?: ((key: string, error: StateUnavailableError) => void) | undefined;
+  /**
+   * Leased units: take blocks of units from the store and decide locally, so most decisions need no round trip.
+   * The store never grants more than the window has left, so the fleet stays within the quota; unspent units go
+   * back on `close()`, after `idleMs` without a decision, or with their window. Needs a store that leases units
+   * (`RedisStateStore`). Off by default: each decision is one round trip.
+   */
+  lease?: z.input<typeof QuotaLeaseSchema> | undefined;
 }
 
 /** Most keys whose local state is kept; the oldest are dropped beyond it. */
@@ -70,12 +84,15 @@ export class FleetQuotaCounter implements QuotaCounter {
   readonly #clock: () => number;
   readonly #onFallback: ((key: string, error: StateUnavailableError) => void) | undefined;
   readonly #keys = new Map<string, KeyState>();
+  readonly #leases: LeaseBook | undefined;
 
+  /** Throws `INVALID_CONFIG` for a bad fallback or lease, or a lease over a store that cannot lease units. */
   constructor(store: StateStore, options: FleetQuotaCounterOptions = {}) {
     this.#store = store;
     this.#fallback = checkQuotaFallback(options.onUnavailable, 'onUnavailable');
     this.#clock = options.clock ?? Date.now;
     this.#onFallback = options.onFallback;
+    this.#leases = options.lease === undefined ? undefined : leaseBook(store, options.lease);
   }
 
   /** What this counter does while the store is down. */
@@ -83,10 +100,18 @@ export class FleetQuotaCounter implements QuotaCounter {
     return this.#fallback;
   }
 
-  async consume(key: string, limit: number, windowMs?: number): Promise<QuotaResult> {
+  consume(key: string, limit: number, windowMs?: number): Promise<QuotaResult> {
+    // Failing closed, a lease needs no local state: most decisions are a unit of the lease, without an extra turn.
+    if (this.#leases !== undefined && this.#fallback === 'deny')
+      return this.#leases.consume(key, limit, windowMs);
+    return this.#consume(key, limit, windowMs);
+  }
+
+  async #consume(key: string, limit: number, windowMs: number | undefined): Promise<QuotaResult> {
     const state = this.#state(key, windowMs);
     try {
       await this.#settle(key, limit, windowMs, state);
+      if (this.#leases !== undefined) return await this.#leases.consume(key, limit, windowMs, granted(state));
       const result = await this.#store.consume(key, limit, windowMs);
       if (state !== undefined) {
         state.seen = Math.max(state.seen, result.used);
@@ -110,6 +135,15 @@ export class FleetQuotaCounter implements QuotaCounter {
       this.#settleLater(key, limit, windowMs, state);
       return { allowed: true, used: used + 1, limit, resetMs: undefined };
     }
+  }
+
+  /** Gives unspent leased units back to the store (the store itself stays open). Safe to call twice. */
+  async close(): Promise<void> {
+    await this.#leases?.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 
   /** Charges the units given locally during an outage, once the store answers (same window only). */
@@ -170,4 +204,31 @@ export class FleetQuotaCounter implements QuotaCounter {
     }
     return state;
   }
+}
+
+/** Records each grant of a lease in the fallback's state: the fleet's count, and the units given to this process. */
+function granted(state: KeyState | undefined): GrantListener | undefined {
+  if (state === undefined) return undefined;
+  return (units, used) => {
+    state.seen = Math.max(state.seen, used);
+    state.own += units;
+  };
+}
+
+/** The leases of a counter, checked once: valid settings over a store that leases units. */
+function leaseBook(store: StateStore, lease: unknown): LeaseBook {
+  const parsed = QuotaLeaseSchema.safeParse(lease);
+  if (!parsed.success) {
+    const issues = toConfigIssues(parsed.error, 'lease');
+    throw new ConfigError(`Invalid lease: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}.`, {
+      issues,
+    });
+  }
+  if (store.lease === undefined || store.returnLease === undefined) {
+    throw new ConfigError(
+      'Invalid lease: this state store cannot lease quota units; leases need a RedisStateStore.',
+      { issues: [{ path: 'lease', message: 'needs a store that leases units (RedisStateStore)' }] },
+    );
+  }
+  return new LeaseBook(store as ConstructorParameters<typeof LeaseBook>[0], parsed.data);
 }

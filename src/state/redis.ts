@@ -19,6 +19,7 @@ import {
   DEFAULT_LOCK_WAIT_MS,
   DEFAULT_STREAM_MAX_LENGTH,
   type LockOptions,
+  type QuotaLease,
   type QuotaResult,
   type StateListener,
   type StateStore,
@@ -44,6 +45,43 @@ used = redis.call('INCR', key)
 if window > 0 then redis.call('PEXPIRE', key, window + 1000) end
 return {1, used, reset}
 `;
+// A block of units at once (leases): at most \`want\`, and at most 1/LEASE_SPREAD of what the window has left (at
+// least one), so that near the limit units go one at a time to whichever process asks.
+const LEASE = `
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local want = tonumber(ARGV[3])
+local spread = tonumber(ARGV[4])
+local key = KEYS[1]
+local reset = -1
+local w = 0
+if window > 0 then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  w = math.floor(now / window)
+  key = key .. ':' .. w
+  reset = (w + 1) * window - now
+end
+local used = tonumber(redis.call('GET', key) or '0')
+local left = limit - used
+if left <= 0 then return {0, used, reset, w} end
+local grant = math.min(want, math.ceil(left / spread))
+used = redis.call('INCRBY', key, grant)
+if window > 0 then redis.call('PEXPIRE', key, window + 1000) end
+return {grant, used, reset, w}
+`;
+// Unused units of a lease go back to the window they came from, if it is still counted (an ended window's key
+// expires by itself; it is never recreated here).
+const RETURN_LEASE = `
+local key = KEYS[1]
+if tonumber(ARGV[2]) > 0 then key = key .. ':' .. ARGV[3] end
+local used = tonumber(redis.call('GET', key) or '0')
+local back = math.min(tonumber(ARGV[1]), used)
+if back > 0 then redis.call('DECRBY', key, back) end
+return back
+`;
+/** A lease takes at most this share of what a window has left. */
+const LEASE_SPREAD = 8;
 const USED = `
 local window = tonumber(ARGV[1])
 local key = KEYS[1]
@@ -100,6 +138,14 @@ return 0
 type ScriptedRedis = Redis & {
   interlockConsume(key: string, limit: number, windowMs: number): Promise<[number, number, number]>;
   interlockUsed(key: string, windowMs: number): Promise<number>;
+  interlockLease(
+    key: string,
+    limit: number,
+    windowMs: number,
+    want: number,
+    spread: number,
+  ): Promise<[number, number, number, number]>;
+  interlockReturnLease(key: string, units: number, windowMs: number, window: number): Promise<number>;
   interlockRelease(key: string, token: string): Promise<number>;
   interlockCompareAndSet(
     key: string,
@@ -169,6 +215,8 @@ export class RedisStateStore implements StateStore {
     redis.on('error', () => {});
     redis.defineCommand('interlockConsume', { numberOfKeys: 1, lua: CONSUME });
     redis.defineCommand('interlockUsed', { numberOfKeys: 1, lua: USED });
+    redis.defineCommand('interlockLease', { numberOfKeys: 1, lua: LEASE });
+    redis.defineCommand('interlockReturnLease', { numberOfKeys: 1, lua: RETURN_LEASE });
     redis.defineCommand('interlockRelease', { numberOfKeys: 1, lua: RELEASE });
     redis.defineCommand('interlockCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
     redis.defineCommand('interlockPutMember', { numberOfKeys: 1, lua: PUT_MEMBER });
@@ -191,6 +239,28 @@ export class RedisStateStore implements StateStore {
       const [allowed, used, reset] = await this.#redis.interlockConsume(`quota:${key}`, limit, windowMs ?? 0);
       return { allowed: allowed === 1, used, limit, resetMs: reset < 0 ? undefined : reset };
     });
+  }
+
+  lease(key: string, limit: number, want: number, windowMs?: number): Promise<QuotaLease> {
+    checkQuotaArgs(limit, windowMs);
+    checkQuotaArgs(want, undefined);
+    return this.#run('lease quota units', async () => {
+      const [granted, used, reset, window] = await this.#redis.interlockLease(
+        `quota:${key}`,
+        limit,
+        windowMs ?? 0,
+        want,
+        LEASE_SPREAD,
+      );
+      return { granted, used, resetMs: reset < 0 ? undefined : reset, window };
+    });
+  }
+
+  returnLease(key: string, units: number, window: number, windowMs?: number): Promise<number> {
+    if (units <= 0) return Promise.resolve(0);
+    return this.#run('return quota units', () =>
+      this.#redis.interlockReturnLease(`quota:${key}`, units, windowMs ?? 0, window),
+    );
   }
 
   used(key: string, windowMs?: number): Promise<number> {

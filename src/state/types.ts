@@ -17,6 +17,18 @@ export interface QuotaResult {
   readonly resetMs: number | undefined;
 }
 
+/** The answer of {@link StateStore.lease}: a block of a quota's units for one process to spend by itself. */
+export interface QuotaLease {
+  /** Units granted (0: none were left in the window). */
+  readonly granted: number;
+  /** Units taken of the key in the window, the granted ones included. */
+  readonly used: number;
+  /** Milliseconds until the window ends (the store's clock); undefined without a window. */
+  readonly resetMs: number | undefined;
+  /** The window the units belong to (0 without a window): give unused ones back to this window. */
+  readonly window: number;
+}
+
 /** A message listener of {@link StateStore.subscribe}. */
 export type StateListener = (message: string) => void;
 
@@ -35,6 +47,18 @@ export interface StateStore extends AsyncDisposable {
    * ever), atomically across every process sharing the store, by the store's own clock.
    */
   consume(key: string, limit: number, windowMs?: number): Promise<QuotaResult>;
+  /**
+   * Takes up to `want` units of `key` at once, never more than the window has left, atomically across every
+   * process (the count is the one {@link consume} keeps). The grant shrinks as the window runs low, down to one
+   * unit, so the units left are spread over the processes that ask. Optional: a quota counter over a store
+   * without it takes one unit per call.
+   */
+  lease?(key: string, limit: number, want: number, windowMs?: number): Promise<QuotaLease>;
+  /**
+   * Gives back `units` leased and not spent in window `window` of `key`; nothing when that window is over.
+   * Resolves to the units given back.
+   */
+  returnLease?(key: string, units: number, window: number, windowMs?: number): Promise<number>;
   /** Units taken of `key` in the current window, without taking one. */
   used(key: string, windowMs?: number): Promise<number>;
   get(key: string): Promise<string | undefined>;
