@@ -89,6 +89,7 @@ export class Project {
   readonly outcomes = new Map<string, ServerOutcome>();
   readonly #audit: AuditSink | undefined;
   readonly #state: StateStore | undefined;
+  readonly #quotaCounter: FleetQuotaCounter | undefined;
   /** The policy shared through the store (`state.policy`), when the file names one. */
   readonly sharedPolicy: SharedPolicy | undefined;
   readonly #sharedPins: SharedPins | undefined;
@@ -120,6 +121,7 @@ export class Project {
     this.#pinsBefore = JSON.stringify(pins.toJSON());
     const warn = (message: string) => ctx.printer.warn(message);
     this.#state = state?.store;
+    this.#quotaCounter = state?.quotaCounter;
     // With a `state` section, maxCalls quotas count in Redis and hold across every process and host; while Redis
     // is away they fail closed or give a local share, as the section says. Pins and OAuth tokens live there too.
     const setOptions = {
@@ -246,7 +248,10 @@ export class Project {
       const audit = await projectAuditSink(config, ctx.io.env, store);
       // The pin file's pins join the fleet's where it has none; the fleet's are loaded before anything connects.
       shared = await SharedPins.open(store, { pins });
-      const quotaCounter = new FleetQuotaCounter(store, { onUnavailable: config.state?.quotaFallback });
+      const quotaCounter = new FleetQuotaCounter(store, {
+        onUnavailable: config.state?.quotaFallback,
+        lease: config.state?.quotaLease,
+      });
       const name = config.state?.policy?.name;
       // A shared policy: the file's policy is its first version; later versions (a revoke anywhere) apply here.
       const policy =
@@ -369,6 +374,8 @@ export class Project {
         .catch((err: Error) => this.#ctx.printer.warn(`pins not shared: ${err.message}`));
       await this.sharedPolicy?.close();
       await this.#sharedPins?.close();
+      // Leased quota units not spent go back to the fleet before the connection closes.
+      await this.#quotaCounter?.close();
       await this.#state?.close();
     })();
     return closeWithin(this.#ctx.io.signal, this.#closing);

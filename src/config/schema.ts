@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { policySchemas } from '../security/policy.js';
 import { recordingSchemas } from '../security/recording.js';
-import { RedisStateStoreOptionsSchema } from '../state/options.js';
+import { QuotaLeaseSchema, RedisStateStoreOptionsSchema } from '../state/options.js';
 import { GatewayConfigSchema } from './gateway.js';
 import { serverSchemas } from './servers.js';
 
@@ -137,6 +137,7 @@ export const StateConfigSchema = z
       .describe(
         "What a quota does while Redis cannot answer: 'deny' (fail closed), or { localShare: { replicas: N } } (each of N processes gives its share of what was left).",
       ),
+    quotaLease: QuotaLeaseSchema.optional(),
     policy: z
       .strictObject({
         name: z

@@ -48,6 +48,7 @@ export class FleetBinding {
     this.quotaCounter = new FleetQuotaCounter(options.store, {
       onUnavailable: checkQuotaFallback(options.quotaFallback, 'state.quotaFallback'),
       clock,
+      lease: options.quotaLease,
     });
     // Filled from the store by `open()`, before any agent's manager connects.
     this.#pins = options.pins === false ? undefined : new PinStore();
@@ -95,12 +96,13 @@ export class FleetBinding {
     };
   }
 
-  /** Stops following pins and policies. The store stays open: its owner closes it. */
+  /** Stops following pins and policies, and gives leased quota units back. The store stays open: its owner closes it. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     await this.#ready?.catch(() => undefined);
     await this.#closeShared();
+    await this.quotaCounter.close();
   }
 
   async #closeShared(): Promise<void> {

@@ -19,7 +19,7 @@ import type { CapabilitySet } from '../security/capability-set.js';
 import type { AuditFailureMode } from '../security/gate.js';
 import type { Approver, AuditSink } from '../security/types.js';
 import type { NativeTool } from '../session/native-tool.js';
-import type { QuotaFallback } from '../state/quota-counter.js';
+import type { FleetQuotaCounterOptions, QuotaFallback } from '../state/quota-counter.js';
 import type { StateStore } from '../state/types.js';
 
 /**
@@ -90,6 +90,11 @@ export interface EngineStateOptions {
    * policies. @default 'deny'
    */
   quotaFallback?: QuotaFallback | undefined;
+  /**
+   * Leased quota units (`FleetQuotaCounter`'s `lease`): each process takes blocks of units and decides locally;
+   * the fleet never exceeds a quota. Needs a `RedisStateStore`. @default off (a round trip per decision)
+   */
+  quotaLease?: FleetQuotaCounterOptions['lease'];
   /**
    * Names of shared policies (`SharedPolicy`) to follow: each becomes a capability set of that name for
    * `createAgent({ capabilities: name })`, updated on every published version. @default none

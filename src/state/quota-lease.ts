@@ -116,12 +116,15 @@ export class LeaseBook {
       // Units arrived: take one (or, if other callers took them all first, wait on the next refill).
       const taken = this.#take(key, lease, onGrant);
       if (taken !== undefined) return taken;
+      if (this.#closed) throw new StateUnavailableError('The quota counter is closed.');
     }
   }
 
   /** Gives every unspent unit back to the store; resolves once the store took them (or could not). */
   async close(): Promise<void> {
     this.#closed = true;
+    // Units still on their way are given back too.
+    await Promise.allSettled([...this.#leases.values()].map((lease) => lease.refill));
     for (const [key, lease] of this.#leases) this.#giveBack(key, lease);
     await Promise.allSettled([...this.#returning]);
   }
@@ -159,8 +162,8 @@ export class LeaseBook {
         lease.seen = grant.used;
         if (grant.granted === 0) return grant;
         onGrant?.(grant.granted, grant.used);
-        if (this.#closed || this.#leases.get(key) !== lease) {
-          // Closed or dropped meanwhile: the callers waiting take theirs, the rest goes back right after.
+        if (!this.#closed && this.#leases.get(key) !== lease) {
+          // Dropped meanwhile: the callers waiting take theirs, the rest goes back right after.
           setImmediate(() => this.#giveBack(key, lease, false));
         }
         // Measured from before the request, so the units expire no later than their window does in the store.

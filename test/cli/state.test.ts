@@ -14,13 +14,18 @@ afterEach(() => {
   for (const p of projects.splice(0)) p.close();
 });
 
-function project(options: { keyPrefix?: string; descriptionSuffix?: string } = {}): TempProject {
+function project(
+  options: { keyPrefix?: string; descriptionSuffix?: string; quotaLease?: object } = {},
+): TempProject {
   const p = tempProject();
   projects.push(p);
   const env = { FIXTURE_LOG: p.log, FIXTURE_DESCRIPTION_SUFFIX: options.descriptionSuffix ?? '' };
   p.write('interlock.config.yaml', {
     mcpServers: { echo: { command: process.execPath, args: [fixture('echo')], env } },
-    state: { redis: { url: '${REDIS_URL}', keyPrefix: options.keyPrefix ?? 'cli-test:' } },
+    state: {
+      redis: { url: '${REDIS_URL}', keyPrefix: options.keyPrefix ?? 'cli-test:' },
+      ...(options.quotaLease === undefined ? {} : { quotaLease: options.quotaLease }),
+    },
     policy: {
       version: 1,
       rules: [
@@ -54,6 +59,16 @@ describe('state: { redis } in the project file', () => {
     const records = readFileSync(`${p.dir}/audit.jsonl`, 'utf8').trim().split('\n');
     expect(records).toHaveLength(3);
   });
+
+  it('with leased units, each run gives back what it leased ahead of need: separate runs still get both calls', async () => {
+    // Idle return is off (far longer than a run): what a run leased and did not spend goes back when it exits.
+    const p = project({ keyPrefix: 'cli-lease:', quotaLease: { maxBlock: 8, idleMs: 600_000 } });
+    const env = { REDIS_URL: redisServer.current.url };
+    const args = ['call', 'mcp__echo__echo', '--args', '{"text":"hi"}'];
+    const codes: (number | null)[] = [];
+    for (let i = 0; i < 3; i++) codes.push((await runCli(args, { cwd: p.dir, env })).code);
+    expect(codes).toEqual([0, 0, 3]);
+  }, 120_000);
 
   it('shares pins between projects on two hosts: a definition pinned in one is blocked in the other until approved', async () => {
     const env = { REDIS_URL: redisServer.current.url };

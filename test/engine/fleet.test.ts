@@ -106,6 +106,60 @@ describe('Engine state option', () => {
     ).rejects.toThrow(/known: 'team'/);
   });
 
+  it('with leased quota units, two engines still get exactly the quota between them, and closing gives the rest back', async () => {
+    const prefix = 'engine-lease:';
+    const audit = new MemoryAuditSink();
+    const stores = [await connect(prefix), await connect(prefix)];
+    const engines = stores.map(
+      (store) => new Engine({ audit, state: { store, quotaLease: { maxBlock: 4, idleMs: 600_000 } } }),
+    );
+    const policy = {
+      version: 1,
+      rules: [
+        { id: 'echo-9', effect: 'allow', resource: 'mcp:echo:echo', actions: ['execute'], maxCalls: 9 },
+      ],
+    };
+    const agents = await Promise.all(
+      engines.map((engine) =>
+        engine.createAgent({
+          name: 'bot',
+          model: scriptedModel(['done']),
+          capabilities: policy,
+          mcpServers: [echo],
+        }),
+      ),
+    );
+    // Each agent calls until refused: between them they get every unit, and no more.
+    const untilRefused = async (i: number) => {
+      let ok = 0;
+      while (
+        await agents[i]!.mcp.executeTool('mcp__echo__echo', { text: 'hi' }).then(
+          () => true,
+          () => false,
+        )
+      )
+        ok++;
+      return ok;
+    };
+    const [a, b] = await Promise.all([untilRefused(0), untilRefused(1)]);
+    expect(a + b).toBe(9);
+    const key = JSON.stringify(['echo-9', 'bot', '']);
+    expect(await stores[0]!.used(key)).toBe(9);
+    // One call in a fresh key leases units ahead of need; closing the engine gives those back.
+    const other = { ...policy, rules: [{ ...policy.rules[0]!, id: 'echo-other', maxCalls: 100 }] };
+    const agent = await engines[0]!.createAgent({
+      name: 'bot',
+      model: scriptedModel(['done']),
+      capabilities: other,
+      mcpServers: [echo],
+    });
+    await expect(agent.mcp.executeTool('mcp__echo__echo', { text: 'hi' })).resolves.toBe('hi');
+    const otherKey = JSON.stringify(['echo-other', 'bot', '']);
+    await expect.poll(() => stores[0]!.used(otherKey)).toBeGreaterThan(1);
+    await Promise.all(engines.map((e) => e.close()));
+    expect(await stores[0]!.used(otherKey)).toBe(1);
+  });
+
   it('refuses a bad state option with INVALID_CONFIG naming the field', async () => {
     const store = await connect('engine-bad:');
     expect(() => new Engine({ state: { store, quotaFallback: { localShare: { replicas: 0 } } } })).toThrow(
@@ -113,6 +167,9 @@ describe('Engine state option', () => {
         code: 'INVALID_CONFIG',
         message: expect.stringContaining('state.quotaFallback'),
       }),
+    );
+    expect(() => new Engine({ state: { store, quotaLease: { maxBlock: 0 } } })).toThrow(
+      expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringContaining('lease.maxBlock') }),
     );
     expect(() => new Engine({ state: { store, principal: 'a b' } })).toThrow(
       expect.objectContaining({
