@@ -61,7 +61,7 @@ export const RedisStateStoreOptionsSchema = z
 export type RedisStateStoreOptions = z.input<typeof RedisStateStoreOptionsSchema>;
 
 /** Most units one lease asks for by default. */
-export const DEFAULT_LEASE_MAX_BLOCK = 1024;
+export const DEFAULT_LEASE_MAX_BLOCK = 8192;
 /** How long unspent leased units stay with a quiet process by default. */
 export const DEFAULT_LEASE_IDLE_MS = 1_000;
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as engineState from '../../docs/snippets/fleet/engine-state.js';
+import * as leasedQuota from '../../docs/snippets/fleet/leased-quota.js';
 import * as pinsAndTokens from '../../docs/snippets/fleet/pins-and-tokens.js';
 import * as sharedState from '../../docs/snippets/fleet/shared-state.js';
 import { redisForFile } from '../helpers/redis.js';
@@ -19,6 +20,10 @@ describe('fleet snippets', () => {
       message: 'revision 42',
       logged: 1,
     });
+  });
+
+  it('leased-quota: 120 calls under a quota of 100 with leased units: exactly 100 are allowed', async () => {
+    await expect(leasedQuota.main(redisServer.current.url)).resolves.toEqual({ allowed: 100 });
   });
 
   it('engine-state: an agent decides with the shared policy version', async () => {
