@@ -210,6 +210,31 @@ describe('leased quota units', () => {
     }
   });
 
+  it('with a local share as fallback, the units it leased count as its own: it never gives more than its share', async () => {
+    await using server = await startRedis();
+    const store = await RedisStateStore.connect({
+      url: server.url,
+      keyPrefix: 'share:',
+      commandTimeoutMs: 5_000,
+    });
+    try {
+      await using counter = new FleetQuotaCounter(store, {
+        lease: { maxBlock: 1 },
+        onUnavailable: { localShare: { replicas: 2 } },
+      });
+      for (let i = 0; i < 3; i++) expect((await counter.consume('k', 10)).allowed).toBe(true);
+      // 3 taken and 1 leased ahead: 4 of its share of 5 (10 over 2 replicas) are its own.
+      await vi.waitFor(async () => expect(await store.used('k')).toBe(4));
+      await server.stop();
+      const during: boolean[] = [];
+      for (let i = 0; i < 3; i++) during.push((await counter.consume('k', 10)).allowed);
+      // The unit it held, then 1 locally: 5 in all, its share.
+      expect(during).toEqual([true, true, false]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses bad lease options, and a lease over a store that cannot lease, with INVALID_CONFIG', async () => {
     await using store = await connect();
     expect(() => new FleetQuotaCounter(store, { lease: { maxBlock: 0 } })).toThrow(
