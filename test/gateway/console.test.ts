@@ -117,7 +117,7 @@ describe('every console page', () => {
       expect(response.status, panel).toBe(200);
       expect(response.headers.get('content-security-policy'), panel).toBe(CSP);
       expect(response.headers.get('x-content-type-options')).toBe('nosniff');
-      expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(response.headers.get('referrer-policy')).toBe('same-origin');
       expect(response.headers.get('cache-control')).toBe('no-store');
       const html = await response.text();
       expect(inlineCode(html), panel).toEqual([]);

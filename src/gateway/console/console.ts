@@ -462,7 +462,9 @@ export class OperatorConsole {
 const SECURITY_HEADERS = {
   'content-security-policy': CONSOLE_CSP,
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // Not `no-referrer`: under it a browser sends `Origin: null` with a form's POST (Fetch spec), and the Origin
+  // check could not tell the console's own forms from a foreign page's. `same-origin` sends no referrer elsewhere.
+  'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
   'cross-origin-opener-policy': 'same-origin',
 };
