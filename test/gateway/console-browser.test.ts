@@ -56,13 +56,25 @@ async function screenshot(page: Page, name: string): Promise<void> {
   expect(png.length).toBeGreaterThan(5_000);
 }
 
+/** The parts of the DOM the page check reads (the tests compile without the DOM library). */
+interface DomElement {
+  readonly tagName: string;
+  readonly outerHTML: string;
+  getAttributeNames(): string[];
+  getAttribute(name: string): string | null;
+}
+interface DomDocument {
+  querySelectorAll(selector: string): Iterable<DomElement>;
+}
+
 /** Inline code the CSP would block, as the browser's DOM has it. */
 function inlineCode(page: Page): Promise<string[]> {
   return page.evaluate(() => {
+    const doc = (globalThis as unknown as { document: DomDocument }).document;
     const found: string[] = [];
-    for (const s of document.querySelectorAll('script')) if (!s.src) found.push('inline script');
-    if (document.querySelector('style') !== null) found.push('style element');
-    for (const el of document.querySelectorAll('*')) {
+    for (const s of doc.querySelectorAll('script')) if (!s.getAttribute('src')) found.push('inline script');
+    for (const _ of doc.querySelectorAll('style')) found.push('style element');
+    for (const el of doc.querySelectorAll('*')) {
       for (const a of el.getAttributeNames()) {
         // An empty `style=""` is what a script's CSSOM write leaves (allowed by the CSP); the served markup has
         // no style attribute at all (console.test.ts checks the HTML as sent).
