@@ -2,12 +2,13 @@
 // operator signs in, sees a tool blocked by a changed definition with its diff, approves it, and the next call
 // through the gateway succeeds; a denied call appears in the live view, filtered by principal. Screenshots are
 // taken at each step and checked; the browser must report no Content-Security-Policy violation.
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../cli/helpers.js';
 import { ALICE_KEY, BOB_KEY, type ConsoleGateway, consoleGateway, OPS_KEY } from './console-helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -54,7 +55,14 @@ async function screenshot(page: Page, name: string): Promise<void> {
   expect({ width: png.readUInt32BE(16), height: png.readUInt32BE(20) }).toEqual(VIEWPORT);
   // A blank page compresses to a few hundred bytes; a page with tables and text does not.
   expect(png.length).toBeGreaterThan(5_000);
+  // The guide's pictures come from this run: INTERLOCK_WRITE_GENERATED=1 copies them into docs/assets.
+  if (process.env.INTERLOCK_WRITE_GENERATED === '1' && DOC_SHOTS.has(name)) {
+    copyFileSync(path, join(ROOT, 'docs/assets', `console-${name.replace(/^\d-/, '')}.png`));
+  }
 }
+
+/** The screenshots the console guide shows. */
+const DOC_SHOTS = new Set(['3-blocked-with-diff', '5-live-denial']);
 
 /** The parts of the DOM the page check reads (the tests compile without the DOM library). */
 interface DomElement {
