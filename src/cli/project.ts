@@ -89,6 +89,11 @@ export class Project {
   readonly outcomes = new Map<string, ServerOutcome>();
   readonly #audit: AuditSink | undefined;
   readonly #state: StateStore | undefined;
+  /** The fleet's store (`state.redis`), when the file names one (the gateway console reads its audit stream). */
+  get store(): StateStore | undefined {
+    return this.#state;
+  }
+
   /** The policy shared through the store (`state.policy`), when the file names one. */
   readonly sharedPolicy: SharedPolicy | undefined;
   readonly #sharedPins: SharedPins | undefined;

@@ -53,6 +53,14 @@ export const GatewayConsoleOptionsSchema = z
       .max(100_000)
       .default(DEFAULT_CONSOLE_RECENT_DECISIONS)
       .describe('How many recent decisions the live view keeps in memory (a bounded ring).'),
+    auditStream: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe(
+        "Show the decisions of every replica: the name of the fleet's audit stream (the `audit` section's stream sink, under state.redis.keyPrefix), read from the fleet's store. Without it the live view shows this process's decisions.",
+      ),
   })
   .refine((c) => (c.path === undefined) !== (c.listen === undefined), {
     message: 'give exactly one of path (on the gateway listener) and listen (a listener of its own)',

@@ -40,7 +40,7 @@ import type { SharedPolicy } from '../state/shared-policy.js';
 import type { StateStore } from '../state/types.js';
 import { toConfigIssues } from '../zod-issues.js';
 import { PrincipalPolicies } from './bindings.js';
-import { AuditFeed } from './console/feed.js';
+import { AuditFeed, followFleet } from './console/feed.js';
 import { type ConsoleMount, mountConsole } from './console/mount.js';
 import { type FlowScope, FlowStates } from './flow-states.js';
 import { FrontDoor, LOOPBACK_HOSTS } from './front-door.js';
@@ -238,6 +238,10 @@ export class Gateway {
       host: http.host,
       gatewayUrl: url,
       tls,
+    }).catch(async (err: unknown) => {
+      // The console's settings are refused: the gateway does not listen without it.
+      await new Promise((resolve) => server.close(resolve));
+      throw err;
     });
     const metadata = this.#resourceMetadata(resourceUrl);
     const refuse = (response: Response) => {
@@ -333,6 +337,7 @@ export class Gateway {
   ): Promise<ConsoleMount | undefined> {
     const config = this.config.console;
     if (config === undefined || this.#feed === undefined) return undefined;
+    followFleet(this.#feed, config.auditStream, this.#options.store);
     this.#console = await mountConsole({
       ...listener,
       deps: {
@@ -348,6 +353,9 @@ export class Gateway {
         sharedPolicy: this.#options.sharedPolicy,
         fleet: this.#options.store !== undefined,
       },
+    }).catch((err: unknown) => {
+      this.#feed?.close();
+      throw err;
     });
     return this.#console;
   }

@@ -43,6 +43,7 @@ export async function serveCommand(ctx: CommandContext, options: ServeOptions): 
       serverInfo: { name: 'interlock', version: packageVersion() },
       relay,
       sharedPolicy: project.sharedPolicy,
+      store: project.store,
       // The gateway's warnings to the operator (a tool listed under another name) go to stderr.
       logger: {
         debug: () => {},
