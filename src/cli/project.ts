@@ -90,6 +90,11 @@ export class Project {
   readonly #audit: AuditSink | undefined;
   readonly #state: StateStore | undefined;
   readonly #quotaCounter: FleetQuotaCounter | undefined;
+  /** The fleet's store (`state.redis`), when the file names one (the gateway console reads its audit stream). */
+  get store(): StateStore | undefined {
+    return this.#state;
+  }
+
   /** The policy shared through the store (`state.policy`), when the file names one. */
   readonly sharedPolicy: SharedPolicy | undefined;
   readonly #sharedPins: SharedPins | undefined;

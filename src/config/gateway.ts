@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { policySchemas } from '../security/policy.js';
+import { GatewayConsoleOptionsSchema } from './gateway-console.js';
 import { GatewayFlowOptionsSchema } from './gateway-flow.js';
 import { ServerRequestRelayOptionsSchema } from './gateway-relay.js';
 
@@ -271,6 +272,7 @@ export const GatewayConfigSchema = z
     flow: GatewayFlowOptionsSchema.optional().describe(
       'Information flow per caller (issue 42): the flow state of each stdio session or authenticated HTTP caller, which flow rules decide on: how many are held at once, how long an idle one is kept, how much text each indexes.',
     ),
+    console: GatewayConsoleOptionsSchema.optional(),
     drainTimeoutMs: z
       .number()
       .int()

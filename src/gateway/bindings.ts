@@ -16,6 +16,8 @@ export class PrincipalPolicies {
   readonly #root: CapabilitySet;
   readonly #bindings: readonly PrincipalBinding[] | undefined;
   readonly #sets = new Map<string, CapabilitySet>();
+  /** Whom each set of {@link #sets} was built for (the operator console's quota panel reads it). */
+  readonly #owners = new Map<CapabilitySet, string>();
   readonly #shorthand: AuthMethod | undefined;
 
   /**
@@ -59,7 +61,15 @@ export class PrincipalPolicies {
       const rules = indices.flatMap((i) => (this.#bindings as PrincipalBinding[])[i]?.rules ?? []);
       set = this.#root.derive(rules as PolicyRule[]);
       this.#sets.set(key, set);
+      const owner = `binding${indices.length === 1 ? '' : 's'} ${indices.join(', ') || 'none'}`;
+      this.#owners.set(set, quota ? `${principal.subject} (${principal.via}), ${owner}` : owner);
     }
     return set;
+  }
+
+  /** Each capability set built so far and whom it is for (without bindings: the project's own set). */
+  sets(): [string, CapabilitySet][] {
+    if (this.#bindings === undefined) return [['every caller', this.#root]];
+    return [...this.#owners].map(([set, owner]) => [owner, set]);
   }
 }

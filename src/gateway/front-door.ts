@@ -56,6 +56,11 @@ export class FrontDoor {
     return this.#options.bearer !== undefined || this.#options.certificates !== 'none';
   }
 
+  /** Whether a verified client certificate can name the caller (`http.tls.clientCertificates`). */
+  get certificatesAccepted(): boolean {
+    return this.#options.certificates !== 'none';
+  }
+
   /** Host, then Origin: a refusal for a request no route may see, or `undefined`. */
   screen(request: Request): Response | undefined {
     const rebinding = hostHeaderValidationResponse(request, [...this.#options.allowedHosts]);

@@ -22,6 +22,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server/stdio';
 import {
+  configuredMethods,
   type GatewayConfig,
   type GatewayConfigInput,
   GatewayConfigSchema,
@@ -35,8 +36,12 @@ import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
 import { tupleKey } from '../json.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { AuditSink } from '../security/types.js';
+import type { SharedPolicy } from '../state/shared-policy.js';
+import type { StateStore } from '../state/types.js';
 import { toConfigIssues } from '../zod-issues.js';
 import { PrincipalPolicies } from './bindings.js';
+import { AuditFeed, followFleet } from './console/feed.js';
+import { type ConsoleMount, mountConsole } from './console/mount.js';
 import { type FlowScope, FlowStates } from './flow-states.js';
 import { FrontDoor, LOOPBACK_HOSTS } from './front-door.js';
 import { GatewayMetrics } from './metrics.js';
@@ -63,6 +68,10 @@ export interface GatewayOptions {
   relay?: ServerRequestRelay | undefined;
   /** Where the gateway warns the operator (a tool listed under another name, ...). @default silent */
   logger?: Logger | undefined;
+  /** The fleet's shared state (the project's `state` section): ... */
+  store?: StateStore | undefined;
+  /** The fleet's shared policy: the operator console shows its revision and revokes its rules. */
+  sharedPolicy?: SharedPolicy | undefined;
 }
 
 /** What {@link Gateway.listen} resolves with. */
@@ -70,6 +79,8 @@ export interface GatewayAddress {
   /** The MCP endpoint, e.g. `http://127.0.0.1:8080/mcp`. */
   url: URL;
   port: number;
+  /** The operator console's address, when `gateway.console` turns it on. */
+  console?: URL | undefined;
 }
 
 /** The project's servers as one MCP server, gated per caller. */
@@ -97,6 +108,10 @@ export class Gateway {
   readonly #offToolsChanged: () => void;
   /** The flow state of each HTTP caller (issue 42); stdio's one session has its own. */
   readonly #flows: FlowStates;
+  /** The operator console's tap on the audit sink (`gateway.console`), and the console once listening. */
+  readonly #feed: AuditFeed | undefined;
+  #console: ConsoleMount | undefined;
+  readonly #options: GatewayOptions;
 
   constructor(options: GatewayOptions) {
     const parsed = GatewayConfigSchema.safeParse(options.config ?? {});
@@ -105,7 +120,9 @@ export class Gateway {
     }
     this.config = parsed.data;
     this.#manager = options.manager;
-    this.#audit = options.audit;
+    this.#options = options;
+    this.#feed = this.config.console && new AuditFeed(this.config.console.recentDecisions);
+    this.#audit = this.#feed?.tee(options.audit) ?? options.audit;
     this.#fetch = options.fetch;
     this.#relay = options.relay;
     if (this.config.serverRequests !== undefined) {
@@ -204,7 +221,7 @@ export class Gateway {
       resourceUrl.hostname,
       ...(LOOPBACK_HOSTS.has(http.host) ? ['localhost', '127.0.0.1', '[::1]'] : []),
     ];
-    const door = new FrontDoor({
+    const doorOptions = {
       allowedHosts,
       resourceUrl,
       loopback: LOOPBACK_HOSTS.has(http.host),
@@ -213,6 +230,18 @@ export class Gateway {
       certificates,
       operators: this.config.operators,
       shorthand: shorthandMethod(this.config),
+    };
+    const door = new FrontDoor(doorOptions);
+    const consoleMount = await this.#mountConsole({
+      door,
+      doorOptions,
+      host: http.host,
+      gatewayUrl: url,
+      tls,
+    }).catch(async (err: unknown) => {
+      // The console's settings are refused: the gateway does not listen without it.
+      await new Promise((resolve) => server.close(resolve));
+      throw err;
     });
     const metadata = this.#resourceMetadata(resourceUrl);
     const refuse = (response: Response) => {
@@ -224,6 +253,7 @@ export class Gateway {
       const screened = door.screen(request);
       if (screened !== undefined) return refuse(screened);
       const path = new URL(request.url).pathname;
+      if (consoleMount?.owns(path)) return consoleMount.handle(request, env.incoming);
       if (path === '/healthz') return text(200, 'ok\n');
       if (path === '/readyz') return this.#readiness();
       if (path === '/metrics') {
@@ -250,7 +280,7 @@ export class Gateway {
       void listener(req, res);
     });
     this.#http = { server, handler };
-    return { url, port };
+    return { url, port, ...(consoleMount === undefined ? {} : { console: consoleMount.url }) };
   }
 
   /**
@@ -294,7 +324,40 @@ export class Gateway {
             });
           })(),
       this.#stdio?.close(),
+      this.#console?.close(),
     ]);
+  }
+
+  /** The operator console (`gateway.console`), served from this listener's path or a listener of its own. */
+  async #mountConsole(
+    listener: Pick<
+      Parameters<typeof mountConsole>[0],
+      'door' | 'doorOptions' | 'host' | 'gatewayUrl' | 'tls'
+    >,
+  ): Promise<ConsoleMount | undefined> {
+    const config = this.config.console;
+    if (config === undefined || this.#feed === undefined) return undefined;
+    followFleet(this.#feed, config.auditStream, this.#options.store);
+    this.#console = await mountConsole({
+      ...listener,
+      deps: {
+        config,
+        gateway: this.config,
+        manager: this.#manager,
+        policies: this.#policies,
+        feed: this.#feed,
+        audit: this.#audit as AuditSink,
+        methods: configuredMethods(this.config),
+        shorthand: shorthandMethod(this.config),
+        logger: this.#logger,
+        sharedPolicy: this.#options.sharedPolicy,
+        fleet: this.#options.store !== undefined,
+      },
+    }).catch((err: unknown) => {
+      this.#feed?.close();
+      throw err;
+    });
+    return this.#console;
   }
 
   #principal(authInfo: AuthInfo | undefined): Principal {

@@ -421,6 +421,29 @@ export class RedisStateStore implements StateStore {
     });
   }
 
+  /**
+   * The entries of a stream after the entry `after` (oldest first, at most `count`), or without `after` its latest
+   * `count` entries: a follower's read (the operator console's live view of the fleet's audit stream).
+   */
+  tailStream(
+    stream: string,
+    after: string | undefined,
+    count = 500,
+  ): Promise<{ id: string; fields: Record<string, string> }[]> {
+    return this.#run('read the stream', async () => {
+      const key = `stream:${stream}`;
+      const page =
+        after === undefined
+          ? (await this.#redis.xrevrange(key, '+', '-', 'COUNT', count)).reverse()
+          : await this.#redis.xrange(key, `(${after}`, '+', 'COUNT', count);
+      return page.map(([id, fields]) => {
+        const out: Record<string, string> = {};
+        for (let i = 0; i + 1 < fields.length; i += 2) out[fields[i] as string] = fields[i + 1] as string;
+        return { id, fields: out };
+      });
+    });
+  }
+
   close(): Promise<void> {
     this.#closed ??= (async () => {
       this.#listeners.clear();

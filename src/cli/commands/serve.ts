@@ -42,6 +42,8 @@ export async function serveCommand(ctx: CommandContext, options: ServeOptions): 
       audit: project.audit,
       serverInfo: { name: 'interlock', version: packageVersion() },
       relay,
+      sharedPolicy: project.sharedPolicy,
+      store: project.store,
       // The gateway's warnings to the operator (a tool listed under another name) go to stderr.
       logger: {
         debug: () => {},
@@ -51,12 +53,13 @@ export async function serveCommand(ctx: CommandContext, options: ServeOptions): 
       },
     });
     if (options.http) {
-      const { url } = await gateway.listen({
+      const { url, console: consoleUrl } = await gateway.listen({
         ...(options.host === undefined ? {} : { host: options.host }),
         ...(port === undefined ? {} : { port }),
       });
       // One plain line for people and scripts; the endpoint is all a client needs.
       printer.line(`interlock gateway listening on ${url.href}`);
+      if (consoleUrl !== undefined) printer.line(`operator console on ${consoleUrl.href}`);
       await aborted(ctx.io.signal);
     } else {
       const stdin = ctx.io.stdin;

@@ -1,0 +1,530 @@
+/**
+ * The gateway's operator console (issue 41): server-rendered pages behind the gateway's own authentication.
+ * An operator (a principal `gateway.operators` matches) signs in once with a gateway credential and gets a
+ * server-side session; every request that changes something is a POST with the session's CSRF token and an
+ * Origin of the console's own; every page carries a strict Content-Security-Policy. On a loopback gateway without
+ * authentication the console asks nobody to sign in, exactly as `/metrics` does.
+ */
+import type { AuthMethod, GatewayConfig } from '../../config/gateway.js';
+import type { GatewayConsoleConfig } from '../../config/gateway-console.js';
+import { ConfigError } from '../../errors.js';
+import type { Logger } from '../../interop/logger.js';
+import type { MCPClientManager } from '../../interop/manager.js';
+import type { AuditRecord, AuditSink } from '../../security/types.js';
+import type { SharedPolicy } from '../../state/shared-policy.js';
+import type { PrincipalPolicies } from '../bindings.js';
+import { type FrontDoor, type IncomingRequest, LOOPBACK_HOSTS } from '../front-door.js';
+import { type Principal, principalMatches, principalOf } from '../principals.js';
+import { consoleAssets } from './assets.js';
+import { bindingViews, principalFromQuery, quotaViews, toolDecisions } from './data.js';
+import { type AuditFeed, type FeedFilter, matchesFilter } from './feed.js';
+import { type PageContext, SignIn } from './layout.js';
+import {
+  BlockedPanel,
+  DecisionRow,
+  LivePanel,
+  type Notice,
+  PolicyPanel,
+  QuotaPanel,
+  ServersPanel,
+  ToolsPanel,
+} from './panels.js';
+import { type ConsoleSession, ConsoleSessions, csrfMatches } from './sessions.js';
+
+/** The Content-Security-Policy of every console response: nothing inline, nothing from elsewhere. */
+export const CONSOLE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/** What the console reads and acts on: the gateway's parts. */
+export interface ConsoleDeps {
+  config: GatewayConsoleConfig;
+  gateway: GatewayConfig;
+  manager: MCPClientManager;
+  policies: PrincipalPolicies;
+  feed: AuditFeed;
+  /** Where console actions are audited (the gateway's sink, through the feed). */
+  audit: AuditSink;
+  /** The ways callers authenticate (the tools panel's choices), and the method shorthand names stand for. */
+  methods: readonly AuthMethod[];
+  shorthand: AuthMethod | undefined;
+  logger: Logger;
+  sharedPolicy?: SharedPolicy | undefined;
+  /** Whether the gateway has the fleet's store (its quota counters are then the fleet's). */
+  fleet: boolean;
+}
+
+/** A request as the console sees it, after the gateway's front door screened its Host and Origin. */
+interface ConsoleRequest {
+  request: Request;
+  incoming: IncomingRequest & { socket: unknown };
+  url: URL;
+  /** The path below the console's mount point (`/` for the mount point itself). */
+  path: string;
+}
+
+/** The operator console: routes requests below its mount point. */
+export class OperatorConsole {
+  readonly #deps: ConsoleDeps;
+  readonly #sessions: ConsoleSessions;
+  readonly #streams = new Set<() => void>();
+  /** What the last action of a session said, shown once on the panel it redirects to. */
+  readonly #flash = new Map<string, Notice>();
+
+  constructor(deps: ConsoleDeps) {
+    this.#deps = deps;
+    this.#sessions = new ConsoleSessions({ ttlMs: deps.config.sessionTtlMs, max: deps.config.maxSessions });
+  }
+
+  /**
+   * Refuses a console that would be reachable off this machine without sign-in: on a non-loopback address the
+   * gateway must authenticate callers and name its operators. Where a gateway authenticates, operators are needed
+   * anyway (nobody could sign in otherwise).
+   */
+  static checkExposure(host: string, door: FrontDoor, gateway: GatewayConfig): void {
+    const where = `gateway.console on '${host}'`;
+    if (!door.authenticates && !LOOPBACK_HOSTS.has(host)) {
+      throw new ConfigError(
+        `${where} is not on a loopback address and the gateway authenticates nobody: anyone who can reach it could approve tools. Add gateway.auth and gateway.operators, or serve the console on 127.0.0.1 (gateway.console.listen.host).`,
+        {
+          issues: [
+            { path: 'gateway.console', message: 'needs gateway.auth (or client certificates) off loopback' },
+          ],
+        },
+      );
+    }
+    if (door.authenticates && gateway.operators === undefined) {
+      throw new ConfigError(
+        `${where} needs gateway.operators: only an operator may sign in to the console. Name them, e.g. operators: { apiKey: { subjects: [ops] } }.`,
+        {
+          issues: [{ path: 'gateway.operators', message: 'required with gateway.console and gateway.auth' }],
+        },
+      );
+    }
+  }
+
+  /** Answers one request below the console's mount point `base` (`''` on a listener of its own). */
+  async handle(
+    request: Request,
+    incoming: IncomingRequest & { socket: unknown },
+    door: FrontDoor,
+    base: string,
+  ): Promise<Response> {
+    const url = new URL(request.url);
+    const path = url.pathname.slice(base.length) || '/';
+    const req: ConsoleRequest = { request, incoming, url, path };
+    if (path.startsWith('/assets/')) {
+      const asset = request.method === 'GET' ? consoleAssets().get(path.slice('/assets/'.length)) : undefined;
+      if (asset === undefined) return plain(404, 'Not found.\n');
+      return new Response(asset.body, {
+        headers: {
+          ...SECURITY_HEADERS,
+          'content-type': `${asset.type}; charset=utf-8`,
+          'cache-control': 'no-cache',
+        },
+      });
+    }
+    const open = !door.authenticates;
+    const secure = url.protocol === 'https:';
+    if (request.method === 'POST' && !sameOrigin(request, url)) {
+      return plain(403, 'Forbidden: a console form must come from the console itself (Origin).\n');
+    }
+    if (path === '/signin' && !open) {
+      if (request.method === 'GET')
+        return this.#page(SignIn({ ctx: this.#ctx(base, undefined, false), mtls: mtls(door) }));
+      if (request.method === 'POST') return this.#signIn(req, door, base, secure);
+      return plain(405, 'Method not allowed.\n');
+    }
+    let session = this.#sessions.get(cookieOf(request, cookieName(secure)));
+    let setCookie: string | undefined;
+    if (session === undefined) {
+      if (!open) {
+        if (request.method !== 'GET' || path.endsWith('/events')) return plain(401, 'Sign in first.\n');
+        return redirect(`${base}/signin`);
+      }
+      // No sign-in on a loopback gateway without auth: a session still carries the CSRF token of its forms.
+      session = this.#sessions.create({ subject: 'local', groups: [], scopes: [], via: 'none' });
+      setCookie = this.#cookie(session, base, secure);
+    }
+    const ctx = this.#ctx(base, session, open);
+    const response =
+      request.method === 'POST'
+        ? await this.#act(req, session, ctx)
+        : request.method === 'GET'
+          ? await this.#view(req, session, ctx)
+          : plain(405, 'Method not allowed.\n');
+    if (setCookie !== undefined) response.headers.append('set-cookie', setCookie);
+    return response;
+  }
+
+  /** Ends every live view and session. */
+  close(): void {
+    for (const end of this.#streams) end();
+    this.#streams.clear();
+    this.#sessions.clear();
+    this.#flash.clear();
+    this.#deps.feed.close();
+  }
+
+  async #signIn(req: ConsoleRequest, door: FrontDoor, base: string, secure: boolean): Promise<Response> {
+    const form = await formOf(req.request);
+    const credential = typeof form.credential === 'string' ? form.credential.trim() : '';
+    // The same checks as an MCP request: the credential as a bearer token (or the client certificate alone).
+    const rawHeaders = credential === '' ? [] : ['Authorization', `Bearer ${credential}`];
+    const probe = new Request(req.url, {
+      headers: credential === '' ? {} : { authorization: `Bearer ${credential}` },
+    });
+    const verdict = await door.authenticate(probe, { rawHeaders, socket: req.incoming.socket });
+    const principal = verdict instanceof Response ? undefined : principalOf(verdict);
+    const ctx = this.#ctx(base, undefined, false);
+    const from = remoteOf(req.incoming);
+    if (principal === undefined) {
+      this.#record('sign-in', 'console', {
+        allowed: false,
+        reason: `refused: the credential was not accepted, from ${from}`,
+      });
+      return this.#page(SignIn({ ctx, error: 'That credential was not accepted.', mtls: mtls(door) }), 401);
+    }
+    const operators = this.#deps.gateway.operators;
+    if (operators === undefined || !principalMatches(operators, principal, this.#deps.shorthand)) {
+      this.#record('sign-in', 'console', {
+        allowed: false,
+        principal,
+        reason: `refused: not an operator (gateway.operators), from ${from}`,
+      });
+      return this.#page(
+        SignIn({ ctx, error: 'This credential is not an operator’s.', mtls: mtls(door) }),
+        403,
+      );
+    }
+    const session = this.#sessions.create(principal);
+    this.#record('sign-in', 'console', { allowed: true, principal, reason: `signed in from ${from}` });
+    const response = redirect(`${base}/servers`);
+    response.headers.append('set-cookie', this.#cookie(session, base, secure));
+    return response;
+  }
+
+  /** A POST: the session's CSRF token first, then the action, then back to its panel. */
+  async #act(req: ConsoleRequest, session: ConsoleSession, ctx: PageContext): Promise<Response> {
+    const form = await formOf(req.request);
+    if (!csrfMatches(session, form._csrf)) {
+      return plain(403, 'Forbidden: the form has no valid CSRF token; reload the page and try again.\n');
+    }
+    const from = remoteOf(req.incoming);
+    const principal = session.principal;
+    switch (req.path) {
+      case '/signout': {
+        this.#sessions.delete(session.id);
+        this.#flash.delete(session.id);
+        this.#record('sign-out', 'console', { allowed: true, principal, reason: `signed out from ${from}` });
+        const response = redirect(`${ctx.base}${ctx.open ? '/servers' : '/signin'}`);
+        response.headers.append(
+          'set-cookie',
+          this.#cookie(undefined, ctx.base, req.url.protocol === 'https:'),
+        );
+        return response;
+      }
+      case '/blocked/approve': {
+        const name = String(form.name ?? '');
+        const hash = String(form.hash ?? '');
+        const blocked = this.#deps.manager.blockedTools.find((b) => b.name === name);
+        // The hash the operator reviewed: a definition that changed again since has another hash and stays blocked.
+        const approved = /^[0-9a-f]{12,64}$/.test(hash) && this.#deps.manager.approveToolChange(name, hash);
+        const resource = blocked === undefined ? name : `mcp:${blocked.server}:${blocked.tool}`;
+        this.#record('approve-tool-change', resource, {
+          allowed: approved,
+          principal,
+          reason: `${approved ? 'approved' : 'not approved (no such pending change)'} definition ${hash.slice(0, 12)} from ${from}`,
+        });
+        this.#flash.set(
+          session.id,
+          approved
+            ? { done: `Approved ${name} (${hash.slice(0, 12)}); calls go through again.` }
+            : {
+                error: `${name} was not approved: its definition is no longer the one reviewed (${hash.slice(0, 12)}), or it is not blocked. Review it again.`,
+              },
+        );
+        return redirect(`${ctx.base}/blocked`);
+      }
+      case '/policy/revoke': {
+        const shared = this.#deps.sharedPolicy;
+        const rule = String(form.rule ?? '');
+        if (shared === undefined) return plain(404, 'This gateway shares no policy.\n');
+        try {
+          const version = await shared.revoke(rule);
+          this.#flash.set(session.id, {
+            done: `Revoked rule ${rule}: the shared policy is at version ${version}.`,
+          });
+          this.#record('revoke-rule', `policy-rule:${rule}`, {
+            allowed: true,
+            principal,
+            reason: `revoked from ${from}, version ${version}`,
+          });
+        } catch (err) {
+          const message = err instanceof Error ? err.message : String(err);
+          this.#flash.set(session.id, { error: `Rule ${rule} was not revoked: ${message}` });
+          this.#record('revoke-rule', `policy-rule:${rule}`, {
+            allowed: false,
+            principal,
+            reason: `failed from ${from}: ${message}`,
+          });
+        }
+        return redirect(`${ctx.base}/policy`);
+      }
+      default:
+        return plain(404, 'Not found.\n');
+    }
+  }
+
+  async #view(req: ConsoleRequest, session: ConsoleSession, ctx: PageContext): Promise<Response> {
+    const { manager } = this.#deps;
+    const notice: Notice = this.#flash.get(session.id) ?? {};
+    this.#flash.delete(session.id);
+    switch (req.path) {
+      case '/':
+        return redirect(`${ctx.base}/servers`);
+      case '/servers':
+        return this.#page(
+          ServersPanel({ ctx, health: manager.health(), blocked: manager.blockedTools.length }),
+        );
+      case '/tools':
+        return this.#page(this.#tools(req, ctx));
+      case '/live':
+        return this.#page(
+          LivePanel({
+            ctx,
+            filter: filterOf(req.url),
+            entries: this.#deps.feed.recent(filterOf(req.url)).slice(0, 200),
+            eventsUrl: `${ctx.base}/live/events${req.url.search}`,
+          }),
+        );
+      case '/live/events':
+        return this.#events(filterOf(req.url));
+      case '/blocked':
+        return this.#page(BlockedPanel({ ctx, blocked: manager.blockedTools, notice }));
+      case '/policy': {
+        const shared = this.#deps.sharedPolicy;
+        return this.#page(
+          PolicyPanel({
+            ctx,
+            notice,
+            shared:
+              shared === undefined
+                ? undefined
+                : { version: shared.version, fenced: shared.fenced, policy: shared.policy },
+          }),
+        );
+      }
+      case '/quota':
+        return this.#page(
+          QuotaPanel({ ctx, quotas: quotaViews(this.#deps.policies), fleet: this.#deps.fleet }),
+        );
+      default:
+        return plain(404, 'Not found.\n');
+    }
+  }
+
+  #tools(req: ConsoleRequest, ctx: PageContext) {
+    const { deps } = { deps: this.#deps };
+    const methods = deps.methods.filter((m) => m !== 'stdio' || deps.methods.length === 1);
+    const asked = req.url.searchParams.get('method') ?? '';
+    const method = (methods as readonly string[]).includes(asked)
+      ? (asked as AuthMethod)
+      : (methods[0] ?? 'stdio');
+    const subject = (req.url.searchParams.get('subject') ?? '').trim().slice(0, 256);
+    const groups = (req.url.searchParams.get('groups') ?? '').slice(0, 1024);
+    const principal: Principal | undefined =
+      subject === '' ? undefined : principalFromQuery(method, subject, groups);
+    const bindings = deps.gateway.principals;
+    return ToolsPanel({
+      ctx,
+      methods,
+      bindings: bindingViews(bindings),
+      query: { method, subject, groups },
+      matched:
+        principal === undefined || bindings === undefined ? undefined : deps.policies.matching(principal),
+      tools: principal === undefined ? undefined : toolDecisions(deps.manager, deps.policies, principal),
+    });
+  }
+
+  /** The live view's stream: each new decision that passes the filter, as a table row (server-sent events). */
+  #events(filter: FeedFilter): Response {
+    const encoder = new TextEncoder();
+    let end: (() => void) | undefined;
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        const send = (text: string) => {
+          try {
+            controller.enqueue(encoder.encode(text));
+          } catch {
+            end?.();
+          }
+        };
+        const unsubscribe = this.#deps.feed.subscribe((entry) => {
+          if (!matchesFilter(entry.record, filter)) return;
+          void Promise.resolve(DecisionRow({ entry }).toString()).then((html) => {
+            const data = String(html)
+              .split('\n')
+              .map((line) => `data: ${line}`)
+              .join('\n');
+            send(`event: decision\nid: ${entry.seq}\n${data}\n\n`);
+          });
+        });
+        // A comment now and then keeps proxies from closing an idle stream.
+        const heartbeat = setInterval(() => send(': keep-alive\n\n'), 15_000);
+        heartbeat.unref();
+        end = () => {
+          unsubscribe();
+          clearInterval(heartbeat);
+          this.#streams.delete(stop);
+        };
+        const stop = () => {
+          end?.();
+          try {
+            controller.close();
+          } catch {
+            // Already closed by the browser.
+          }
+        };
+        this.#streams.add(stop);
+        send(': live\n\n');
+      },
+      cancel: () => end?.(),
+    });
+    return new Response(body, {
+      headers: {
+        ...SECURITY_HEADERS,
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+      },
+    });
+  }
+
+  #ctx(base: string, session: ConsoleSession | undefined, open: boolean): PageContext {
+    return { base, operator: session?.principal.subject, csrf: session?.csrf, open };
+  }
+
+  async #page(element: { toString(): unknown }, status = 200): Promise<Response> {
+    const html = `<!doctype html>${String(await element.toString())}`;
+    return new Response(html, {
+      status,
+      headers: {
+        ...SECURITY_HEADERS,
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+      },
+    });
+  }
+
+  /** The session cookie (`undefined`: the cookie that clears it). `__Host-` on HTTPS, where a browser allows it. */
+  #cookie(session: ConsoleSession | undefined, base: string, secure: boolean): string {
+    const parts = [
+      `${cookieName(secure)}=${session?.id ?? ''}`,
+      `Path=${secure ? '/' : base || '/'}`,
+      'HttpOnly',
+      'SameSite=Strict',
+      `Max-Age=${session === undefined ? 0 : Math.floor(this.#deps.config.sessionTtlMs / 1000)}`,
+    ];
+    if (secure) parts.push('Secure');
+    return parts.join('; ');
+  }
+
+  /** Audits a console action: who, what, from where (the record's `reason`). */
+  #record(
+    action: string,
+    resource: string,
+    what: { allowed: boolean; principal?: Principal; reason: string },
+  ): void {
+    const record: AuditRecord = {
+      time: new Date().toISOString(),
+      agent: 'console',
+      principal: what.principal?.subject,
+      resource,
+      action,
+      effect: what.allowed ? 'allow' : 'deny',
+      allowed: what.allowed,
+      reason: what.reason,
+      argumentKeys: [],
+    };
+    try {
+      void Promise.resolve(this.#deps.audit.write(record)).catch((err: unknown) =>
+        this.#deps.logger.error(`The console could not audit '${action}': ${String(err)}`),
+      );
+    } catch (err) {
+      this.#deps.logger.error(`The console could not audit '${action}': ${String(err)}`);
+    }
+    this.#deps.logger.info(`console ${action} ${resource}: ${what.reason}`, {
+      ...(what.principal === undefined ? {} : { principal: what.principal.subject }),
+    });
+  }
+}
+
+/** Headers on every console response. */
+const SECURITY_HEADERS = {
+  'content-security-policy': CONSOLE_CSP,
+  'x-content-type-options': 'nosniff',
+  // Not `no-referrer`: under it a browser sends `Origin: null` with a form's POST (Fetch spec), and the Origin
+  // check could not tell the console's own forms from a foreign page's. `same-origin` sends no referrer elsewhere.
+  'referrer-policy': 'same-origin',
+  'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
+};
+
+function cookieName(secure: boolean): string {
+  return secure ? '__Host-interlock-console' : 'interlock-console';
+}
+
+function cookieOf(request: Request, name: string): string | undefined {
+  for (const part of (request.headers.get('cookie') ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** A POST's Origin must be the console's own (the front door already refused foreign origins it knows of). */
+function sameOrigin(request: Request, url: URL): boolean {
+  return request.headers.get('origin') === url.origin;
+}
+
+async function formOf(request: Request): Promise<Record<string, unknown>> {
+  const type = request.headers.get('content-type') ?? '';
+  if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data'))
+    return {};
+  try {
+    return Object.fromEntries((await request.formData()).entries());
+  } catch {
+    return {};
+  }
+}
+
+function filterOf(url: URL): FeedFilter {
+  const value = (name: string) => url.searchParams.get(name)?.trim().slice(0, 256) || undefined;
+  return { principal: value('principal'), tool: value('tool'), rule: value('rule') };
+}
+
+function remoteOf(incoming: { socket: unknown }): string {
+  const socket = incoming.socket as { remoteAddress?: string } | undefined;
+  return socket?.remoteAddress ?? 'an unknown address';
+}
+
+function mtls(door: FrontDoor): boolean {
+  return door.certificatesAccepted;
+}
+
+function redirect(location: string): Response {
+  return new Response(null, {
+    status: 303,
+    headers: { ...SECURITY_HEADERS, location, 'cache-control': 'no-store' },
+  });
+}
+
+function plain(status: number, body: string): Response {
+  return new Response(body, {
+    status,
+    headers: {
+      ...SECURITY_HEADERS,
+      'content-type': 'text/plain; charset=utf-8',
+      'cache-control': 'no-store',
+    },
+  });
+}

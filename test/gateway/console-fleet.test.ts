@@ -1,0 +1,97 @@
+// The console's live view across a fleet (issue 41): two gateways write their decisions to the fleet's Redis
+// audit stream (a real redis-server); the console of one shows a denial made through the other.
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors.js';
+import { Gateway } from '../../src/gateway/gateway.js';
+import { MCPClientManager } from '../../src/interop/manager.js';
+import { CapabilitySet } from '../../src/security/capability-set.js';
+import { StreamAuditSink } from '../../src/state/audit-stream.js';
+import { MemoryStateStore } from '../../src/state/memory.js';
+import { RedisStateStore } from '../../src/state/redis.js';
+import { nodeFixture } from '../helpers/index.js';
+import { redisForFile } from '../helpers/redis.js';
+import { getPage, OPS_KEY, signIn } from './console-helpers.js';
+
+const redis = redisForFile();
+const BOB_KEY = 'bob-key-0123456789abcdef01';
+const closers: (() => Promise<unknown>)[] = [];
+
+async function replica(store: RedisStateStore, withConsole: boolean) {
+  const manager = new MCPClientManager({
+    capabilities: CapabilitySet.fromPolicy({
+      version: 1,
+      rules: [{ id: 'echo', effect: 'allow', resource: 'mcp:echo:echo', actions: ['execute'] }],
+    }),
+  });
+  await manager.connectServer({ name: 'echo', transport: 'stdio', ...nodeFixture('echo') });
+  const gateway = new Gateway({
+    manager,
+    store,
+    audit: new StreamAuditSink(store, { stream: 'audit' }),
+    config: {
+      auth: {
+        apiKeys: [
+          { key: OPS_KEY, subject: 'ops' },
+          { key: BOB_KEY, subject: 'bob' },
+        ],
+      },
+      operators: { apiKey: { subjects: ['ops'] } },
+      http: { port: 0 },
+      ...(withConsole ? { console: { path: '/console', auditStream: 'audit' } } : {}),
+    },
+  });
+  const address = await gateway.listen();
+  closers.push(
+    () => gateway.close(),
+    () => manager.close(),
+  );
+  return address;
+}
+
+let stores: RedisStateStore[];
+
+beforeAll(async () => {
+  stores = await Promise.all(
+    [0, 1].map(() => RedisStateStore.connect({ url: redis.current.url, keyPrefix: 'console-fleet:' })),
+  );
+});
+
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+  await Promise.all((stores ?? []).map((s) => s.close()));
+});
+
+describe("the console's live view in a fleet", () => {
+  it("shows a denial made through another replica, read from the fleet's audit stream", async () => {
+    const withConsole = await replica(stores[0] as RedisStateStore, true);
+    const other = await replica(stores[1] as RedisStateStore, false);
+    const bob = new Client({ name: 'fleet', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await bob.connect(
+      new StreamableHTTPClientTransport(other.url, {
+        requestInit: { headers: { authorization: `Bearer ${BOB_KEY}` } },
+      }),
+    );
+    // bob is not in any binding (none are configured), so the project policy applies: `add` is denied.
+    await bob.callTool({ name: 'mcp__echo__add', arguments: { a: 1, b: 2 } }).catch(() => undefined);
+    await bob.close();
+    const cookie = await signIn(withConsole.console as URL, OPS_KEY);
+    await expect
+      .poll(async () => (await getPage(`${withConsole.console?.href}/live?principal=bob`, cookie)).text())
+      .toMatch(
+        /<td>bob<\/td><td><code>mcp__echo__add<\/code><\/td><td>execute<\/td><td class="effect-[a-z-]+">denied/,
+      );
+  });
+
+  it('refuses auditStream without a Redis store to read it from', async () => {
+    const manager = new MCPClientManager({ capabilities: new CapabilitySet() });
+    closers.push(() => manager.close());
+    const gateway = new Gateway({
+      manager,
+      store: new MemoryStateStore(),
+      config: { http: { port: 0 }, console: { path: '/console', auditStream: 'audit' } },
+    });
+    closers.push(() => gateway.close());
+    await expect(gateway.listen()).rejects.toThrow(ConfigError);
+  });
+});
