@@ -8,7 +8,7 @@
 import { type QuotaLease, type QuotaResult, type StateStore, StateUnavailableError } from './types.js';
 
 /** Settings of leased units (after validation). */
-export interface LeaseSettings {
+interface LeaseSettings {
   /** Most units one lease asks for. */
   readonly maxBlock: number;
   /** Unspent units go back to the fleet after this long without a decision on their key. */
