@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { policySchemas } from '../security/policy.js';
 import { GatewayFlowOptionsSchema } from './gateway-flow.js';
 import { ServerRequestRelayOptionsSchema } from './gateway-relay.js';
+import { GatewayReplicasOptionsSchema } from './gateway-replicas.js';
 
 /** Where `interlock serve --http` listens when neither the file nor the command line says. */
 export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
@@ -271,6 +272,7 @@ export const GatewayConfigSchema = z
     flow: GatewayFlowOptionsSchema.optional().describe(
       'Information flow per caller (issue 42): the flow state of each stdio session or authenticated HTTP caller, which flow rules decide on: how many are held at once, how long an idle one is kept, how much text each indexes.',
     ),
+    replicas: GatewayReplicasOptionsSchema.optional(),
     drainTimeoutMs: z
       .number()
       .int()

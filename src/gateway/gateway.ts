@@ -35,6 +35,7 @@ import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
 import { tupleKey } from '../json.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import type { AuditSink } from '../security/types.js';
+import type { StateStore } from '../state/types.js';
 import { toConfigIssues } from '../zod-issues.js';
 import { PrincipalPolicies } from './bindings.js';
 import { type FlowScope, FlowStates } from './flow-states.js';
@@ -63,6 +64,8 @@ export interface GatewayOptions {
   relay?: ServerRequestRelay | undefined;
   /** Where the gateway warns the operator (a tool listed under another name, ...). @default silent */
   logger?: Logger | undefined;
+  /** The fleet's shared state (the project's `state` section): replicas route callers' answers through it. */
+  store?: StateStore | undefined;
 }
 
 /** What {@link Gateway.listen} resolves with. */
@@ -82,6 +85,7 @@ export class Gateway {
   readonly #serverInfo: { name: string; version: string };
   readonly #fetch: typeof fetch | undefined;
   readonly #relay: ServerRequestRelay | undefined;
+  readonly #store: StateStore | undefined;
   readonly #views = new Map<CapabilitySet, CapabilityView>();
   readonly #logger: Logger;
   /** Tools already warned about (once per process, not once per tools/list). */
@@ -108,6 +112,7 @@ export class Gateway {
     this.#audit = options.audit;
     this.#fetch = options.fetch;
     this.#relay = options.relay;
+    this.#store = options.store;
     if (this.config.serverRequests !== undefined) {
       this.#relay?.configure(this.config.serverRequests, 'gateway.serverRequests');
     }
@@ -128,7 +133,11 @@ export class Gateway {
           `The gateway holds ${held} callers' flow states, its limit, none idle for gateway.flow.idleTimeoutMs (${flow.idleTimeoutMs} ms): new callers are refused with OVERLOADED. Raise gateway.flow.maxStates or lower gateway.flow.idleTimeoutMs.`,
         ),
     });
-    this.metrics = new GatewayMetrics(options.manager, { flowStates: () => this.#flows.size });
+    this.metrics = new GatewayMetrics(options.manager, {
+      flowStates: () => this.#flows.size,
+      routed:
+        this.#relay === undefined ? undefined : () => this.#relay?.routed ?? { forwarded: 0, served: 0 },
+    });
     const announce = () => {
       this.#http?.handler.notify.toolsChanged();
       this.#stdioServer?.sendToolListChanged().catch(() => {});
@@ -187,6 +196,10 @@ export class Gateway {
       },
       { onerror: () => {} },
     );
+    // Replicas (issue 41): the fleet's sealing key, and answers routed to the replica that holds the call.
+    if (this.config.replicas !== undefined || this.#store !== undefined) {
+      await this.#relay?.replicate(this.config.replicas, this.#store);
+    }
     const tls = http.tls === undefined ? undefined : await readTls(http.tls);
     const server = tls === undefined ? createServer() : createHttpsServer(tls);
     await new Promise<void>((resolve, reject) => {

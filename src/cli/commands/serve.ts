@@ -42,6 +42,7 @@ export async function serveCommand(ctx: CommandContext, options: ServeOptions): 
       audit: project.audit,
       serverInfo: { name: 'interlock', version: packageVersion() },
       relay,
+      store: project.store,
       // The gateway's warnings to the operator (a tool listed under another name) go to stderr.
       logger: {
         debug: () => {},
