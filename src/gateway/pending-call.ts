@@ -25,6 +25,8 @@ export class PendingCall {
   readonly binding: string;
   /** Whether a round drives the call now (a second round at once is refused: no call is answered twice). */
   busy = false;
+  /** How many times the call parked for answers: a state from an earlier round is stale. */
+  rounds = 0;
   readonly abort = new AbortController();
   readonly #outstanding = new Map<string, Outstanding>();
   /** Keys already handed to the client, so a request is never asked twice in one round. */

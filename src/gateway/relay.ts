@@ -89,6 +89,8 @@ interface SealedState {
   id: string;
   binding: string;
   replica: string;
+  /** Which of the call's rounds this state asks for: an answer to an earlier one is refused. */
+  round: number;
 }
 
 function sealer(key: string | Uint8Array) {
@@ -222,7 +224,7 @@ export class ServerRequestRelay {
         try {
           const step = await this.#router.forward(
             sealed.replica,
-            { call: sealed.id, binding: round.binding, responses: round.responses },
+            { call: sealed.id, binding: round.binding, round: sealed.round, responses: round.responses },
             round.signal,
           );
           if (step.kind === 'failed') return { kind: 'failed', error: routedError(step) };
@@ -232,10 +234,8 @@ export class ServerRequestRelay {
           return { kind: 'failed', error };
         }
       }
-      const call = this.#pending.get(sealed.id);
-      if (call === undefined || call.binding !== round.binding || call.busy) {
-        return { kind: 'failed', error: notHeld(target.server) };
-      }
+      const call = this.#resumable(sealed.id, round.binding, sealed.round);
+      if (call === undefined) return { kind: 'failed', error: notHeld(target.server) };
       call.disarm();
       call.answer(round.responses);
       return this.#drive<T>(call, round);
@@ -294,13 +294,24 @@ export class ServerRequestRelay {
 
   /** A round another replica forwarded: the caller's answers to a call this process holds. */
   async #serveRouted(routed: RoutedRound, signal: AbortSignal): Promise<RoutedStep> {
-    const call = this.#pending.get(routed.call);
-    if (call === undefined || call.binding !== routed.binding || call.busy) return failedStep(notHeld());
+    const call = this.#resumable(routed.call, routed.binding, routed.round);
+    if (call === undefined) return failedStep(notHeld());
     call.disarm();
     call.answer(routed.responses);
     const step = await this.#drive<unknown>(call, { signal, binding: routed.binding });
     if (step.kind === 'failed') return failedStep(step.error);
     return step as RoutedStep;
+  }
+
+  /**
+   * The parked call a round resumes: held here, bound to the same caller, tool and arguments, not being resumed
+   * by another round, and parked at the round the state names (an answer to an earlier round is stale).
+   */
+  #resumable(id: string, binding: string, round: number): PendingCall | undefined {
+    const call = this.#pending.get(id);
+    if (call === undefined || call.binding !== binding || call.busy || call.rounds !== round)
+      return undefined;
+    return call;
   }
 
   /** Waits for the call's next event: its end, or questions for the client (then it parks until answered). */
@@ -334,12 +345,18 @@ export class ServerRequestRelay {
         }
       }
       const inputRequests = call.unasked() ?? {};
+      call.rounds++;
       this.#pending.set(call.id, call);
       call.armTimeout(this.#options.inputTimeoutMs, () => this.#pending.delete(call.id));
       return {
         kind: 'input',
         inputRequests,
-        requestState: await this.#codec.mint({ id: call.id, binding: round.binding, replica: this.#replica }),
+        requestState: await this.#codec.mint({
+          id: call.id,
+          binding: round.binding,
+          replica: this.#replica,
+          round: call.rounds,
+        }),
       };
     } finally {
       call.busy = false;

@@ -23,6 +23,8 @@ export interface RoutedRound {
   call: string;
   /** Principal and tool (and arguments) of the round, checked again by the holder. */
   binding: string;
+  /** Which of the call's rounds the answers are for (an earlier one is refused). */
+  round: number;
   responses: Record<string, unknown> | undefined;
 }
 
@@ -52,6 +54,7 @@ const MessageSchema = z.discriminatedUnion('t', [
     from: z.string(),
     call: z.string(),
     binding: z.string(),
+    round: z.number().int(),
     responses: z.record(z.string(), z.unknown()).optional(),
   }),
   z.object({ t: z.literal('cancel'), rid: z.string() }),
@@ -212,10 +215,10 @@ export class ReplicaRouter {
     timer.unref();
     try {
       await this.#send(message.from, { t: 'ack', rid: message.rid });
-      const { call, binding, responses } = message;
+      const { call, binding, round, responses } = message;
       let step: RoutedStep;
       try {
-        step = await serve({ call, binding, responses }, controller.signal);
+        step = await serve({ call, binding, round, responses }, controller.signal);
       } catch (err) {
         step = failedStep(err);
       }

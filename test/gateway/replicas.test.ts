@@ -234,24 +234,35 @@ describe('answers sent to the process that does not hold the call', () => {
   );
 
   it(
-    'fails with REPLICA_UNAVAILABLE, without hanging, when the process holding a 2025-era call was killed',
+    'takes one answer per round when it lands on both processes at once, and fails with REPLICA_UNAVAILABLE, without hanging, once the holder of the 2025-era call is killed',
     async () => {
       const { a, b } = await fleet();
-      const asked = question(await raw(a.url, ALICE, { name: 'mcp__legacy__ask_twice', arguments: {} }));
-      expect(asked.message).toBe('First question?');
+      const first = question(await raw(a.url, ALICE, { name: 'mcp__legacy__ask_twice', arguments: {} }));
+      expect(first.message).toBe('First question?');
+      const answer = (url: URL, asked: typeof first, name: string) =>
+        raw(url, ALICE, {
+          name: 'mcp__legacy__ask_twice',
+          arguments: {},
+          inputResponses: { [asked.key]: { action: 'accept', content: { name } } },
+          requestState: asked.state,
+        });
+
+      // The same round answered on the holder and, through the other process, at the same time: one is taken.
+      const both = await Promise.all([answer(a.url, first, 'Ada'), answer(b.url, first, 'Ada')]);
+      const taken = both.filter((r) => r.resultType === 'input_required');
+      const refused = both.filter((r) => r.isError === true);
+      expect(taken, JSON.stringify(both)).toHaveLength(1);
+      expect(textOf(refused[0])).toMatch(/^CAPABILITY_DENIED: .*does not hold/);
+      const second = question(taken[0] as Record<string, unknown>);
+      expect(second.message).toBe('Second question?');
+
       a.cli.child.kill('SIGKILL');
       await a.cli.done;
-
-      const result = await raw(b.url, ALICE, {
-        name: 'mcp__legacy__ask_twice',
-        arguments: {},
-        inputResponses: { [asked.key]: { action: 'accept', content: { name: 'Ada' } } },
-        requestState: asked.state,
-      });
+      const result = await answer(b.url, second, 'Grace');
 
       expect(result.isError, JSON.stringify(result)).toBe(true);
       expect(textOf(result)).toMatch(/^REPLICA_UNAVAILABLE: .*call the tool again/);
-      expect(await routed(b.url)).toEqual({ forwarded: 1, served: 0 });
+      expect(await routed(b.url)).toEqual({ forwarded: 2, served: 0 });
     },
     SLOW,
   );
