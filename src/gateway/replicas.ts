@@ -204,13 +204,14 @@ export class ReplicaRouter {
     const controller = new AbortController();
     this.#incoming.set(message.rid, controller);
     this.counts.served++;
-    // The forwarder gives up after routeTimeoutMs; so does the holder, and the call is cancelled with it.
+    // The forwarder gives up after routeTimeoutMs and tells the holder, which cancels the call; a forwarder that
+    // is gone cannot tell, so the holder gives up by itself a little later.
     const timer = setTimeout(
       () =>
         controller.abort(
           new RequestCancelledError('The replica that forwarded the answer stopped waiting for this call.'),
         ),
-      this.#config.routeTimeoutMs,
+      this.#config.routeTimeoutMs + this.#config.ackTimeoutMs,
     );
     timer.unref();
     try {
