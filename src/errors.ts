@@ -77,6 +77,11 @@ export const ErrorCode = {
    * in it, or cannot be verified at all (a `"dynamic"` skill): it was not used. The server's fault.
    */
   SKILL_VERIFICATION_FAILED: 'SKILL_VERIFICATION_FAILED',
+  /**
+   * The gateway process that holds a caller's parked call (another replica) is gone, cannot be reached through the
+   * fleet's store, or did not finish the round in time (issue 41). The caller calls the tool again.
+   */
+  REPLICA_UNAVAILABLE: 'REPLICA_UNAVAILABLE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -9,6 +9,7 @@ import { policySchemas } from '../security/policy.js';
 import { GatewayConsoleOptionsSchema } from './gateway-console.js';
 import { GatewayFlowOptionsSchema } from './gateway-flow.js';
 import { ServerRequestRelayOptionsSchema } from './gateway-relay.js';
+import { GatewayReplicasOptionsSchema } from './gateway-replicas.js';
 
 /** Where `interlock serve --http` listens when neither the file nor the command line says. */
 export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
@@ -273,6 +274,7 @@ export const GatewayConfigSchema = z
       'Information flow per caller (issue 42): the flow state of each stdio session or authenticated HTTP caller, which flow rules decide on: how many are held at once, how long an idle one is kept, how much text each indexes.',
     ),
     console: GatewayConsoleOptionsSchema.optional(),
+    replicas: GatewayReplicasOptionsSchema.optional(),
     drainTimeoutMs: z
       .number()
       .int()

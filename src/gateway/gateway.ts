@@ -68,7 +68,10 @@ export interface GatewayOptions {
   relay?: ServerRequestRelay | undefined;
   /** Where the gateway warns the operator (a tool listed under another name, ...). @default silent */
   logger?: Logger | undefined;
-  /** The fleet's shared state (the project's `state` section): ... */
+  /**
+   * The fleet's shared state (the project's `state` section): replicas route callers' answers through it, and
+   * the operator console follows its audit stream.
+   */
   store?: StateStore | undefined;
   /** The fleet's shared policy: the operator console shows its revision and revokes its rules. */
   sharedPolicy?: SharedPolicy | undefined;
@@ -93,6 +96,7 @@ export class Gateway {
   readonly #serverInfo: { name: string; version: string };
   readonly #fetch: typeof fetch | undefined;
   readonly #relay: ServerRequestRelay | undefined;
+  readonly #store: StateStore | undefined;
   readonly #views = new Map<CapabilitySet, CapabilityView>();
   readonly #logger: Logger;
   /** Tools already warned about (once per process, not once per tools/list). */
@@ -125,6 +129,7 @@ export class Gateway {
     this.#audit = this.#feed?.tee(options.audit) ?? options.audit;
     this.#fetch = options.fetch;
     this.#relay = options.relay;
+    this.#store = options.store;
     if (this.config.serverRequests !== undefined) {
       this.#relay?.configure(this.config.serverRequests, 'gateway.serverRequests');
     }
@@ -145,7 +150,11 @@ export class Gateway {
           `The gateway holds ${held} callers' flow states, its limit, none idle for gateway.flow.idleTimeoutMs (${flow.idleTimeoutMs} ms): new callers are refused with OVERLOADED. Raise gateway.flow.maxStates or lower gateway.flow.idleTimeoutMs.`,
         ),
     });
-    this.metrics = new GatewayMetrics(options.manager, { flowStates: () => this.#flows.size });
+    this.metrics = new GatewayMetrics(options.manager, {
+      flowStates: () => this.#flows.size,
+      routed:
+        this.#relay === undefined ? undefined : () => this.#relay?.routed ?? { forwarded: 0, served: 0 },
+    });
     const announce = () => {
       this.#http?.handler.notify.toolsChanged();
       this.#stdioServer?.sendToolListChanged().catch(() => {});
@@ -204,6 +213,10 @@ export class Gateway {
       },
       { onerror: () => {} },
     );
+    // Replicas (issue 41): the fleet's sealing key, and answers routed to the replica that holds the call.
+    if (this.config.replicas !== undefined || this.#store !== undefined) {
+      await this.#relay?.replicate(this.config.replicas, this.#store);
+    }
     const tls = http.tls === undefined ? undefined : await readTls(http.tls);
     const server = tls === undefined ? createServer() : createHttpsServer(tls);
     await new Promise<void>((resolve, reject) => {

@@ -18,8 +18,17 @@ export class GatewayMetrics implements GatewayCallObserver {
   readonly #latency: Histogram<'server' | 'outcome'>;
   readonly #rejected: Counter<'status'>;
 
-  /** `flowStates` reads how many callers' flow states the gateway holds (issue 42). */
-  constructor(manager: MCPClientManager, options: { flowStates?: (() => number) | undefined } = {}) {
+  /**
+   * `flowStates` reads how many callers' flow states the gateway holds (issue 42); `routed`, the rounds routed
+   * between replicas (issue 41).
+   */
+  constructor(
+    manager: MCPClientManager,
+    options: {
+      flowStates?: (() => number) | undefined;
+      routed?: (() => { forwarded: number; served: number }) | undefined;
+    } = {},
+  ) {
     const registers = [this.#registry];
     this.#calls = new Counter({
       name: 'interlock_gateway_calls_total',
@@ -65,6 +74,20 @@ export class GatewayMetrics implements GatewayCallObserver {
         registers,
         collect() {
           this.set(flowStates());
+        },
+      });
+    }
+    const routed = options.routed;
+    if (routed !== undefined) {
+      new Gauge({
+        name: 'interlock_gateway_routed_rounds',
+        help: "Rounds of calls routed between gateway replicas since start: 'forwarded' to the replica that holds the call, 'served' here for another replica.",
+        labelNames: ['direction'],
+        registers,
+        collect() {
+          const counts = routed();
+          this.set({ direction: 'forwarded' }, counts.forwarded);
+          this.set({ direction: 'served' }, counts.served);
         },
       });
     }

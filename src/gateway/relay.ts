@@ -31,13 +31,13 @@ import {
   type ServerRequestRelayOptions,
   ServerRequestRelayOptionsSchema,
 } from '../config/gateway-relay.js';
+import { type GatewayReplicasOptions, GatewayReplicasOptionsSchema } from '../config/gateway-replicas.js';
 import {
   ClosedError,
   ConfigError,
   OverloadedError,
   PermissionDeniedError,
   RequestCancelledError,
-  RequestTimeoutError,
   ServerRequestRefusedError,
 } from '../errors.js';
 import type { UrlElicitationRequest } from '../interop/elicitation.js';
@@ -51,8 +51,18 @@ import {
 import { isJsonObject } from '../json.js';
 import { resourceFor } from '../security/pattern.js';
 import type { Approver } from '../security/types.js';
+import type { StateStore } from '../state/types.js';
 import { toConfigIssues } from '../zod-issues.js';
+import { PendingCall } from './pending-call.js';
 import type { Principal } from './principals.js';
+import {
+  failedStep,
+  ReplicaRouter,
+  type RoutedRound,
+  type RoutedStep,
+  replicaStateKey,
+  routedError,
+} from './replicas.js';
 
 /** One downstream caller's call, while it runs. */
 interface Caller {
@@ -74,132 +84,27 @@ export type RelayStep<T> =
   | { kind: 'failed'; error: unknown }
   | { kind: 'input'; inputRequests: Record<string, InputRequest>; requestState: string };
 
-interface Outstanding {
-  request: InputRequest;
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
+/** What the state a client echoes holds: the parked call, what it is bound to, and the replica that holds it. */
+interface SealedState {
+  id: string;
+  binding: string;
+  replica: string;
+  /** Which of the call's rounds this state asks for: an answer to an earlier one is refused. */
+  round: number;
 }
 
-/**
- * A call that may stop for input: the upstream call runs on, and each request it makes waits here until the
- * downstream client answers it (or the wait times out, or the call is cancelled).
- */
-class PendingCall {
-  readonly id = randomUUID();
-  /** Whose call it is, for the per-caller bound on waiting calls. */
-  readonly owner: string;
-  readonly abort = new AbortController();
-  readonly #outstanding = new Map<string, Outstanding>();
-  /** Keys already handed to the client, so a request is never asked twice in one round. */
-  readonly #asked = new Set<string>();
-  #wake: (() => void) | undefined;
-  #timer: NodeJS.Timeout | undefined;
-  #next = 0;
-  settled: { ok: true; value: unknown } | { ok: false; error: unknown } | undefined;
-  result!: Promise<void>;
+function sealer(key: string | Uint8Array) {
+  return createRequestStateCodec<SealedState>({ key, ttlSeconds: 24 * 60 * 60 });
+}
 
-  constructor(owner: string) {
-    this.owner = owner;
-  }
-
-  ask(request: InputRequest, signal: AbortSignal): Promise<unknown> {
-    const key = `r${++this.#next}`;
-    return new Promise<unknown>((resolve, reject) => {
-      if (signal.aborted) return reject(signal.reason);
-      // The server withdrew its request (or its connection ended): that one question is dropped.
-      const withdraw = () => {
-        this.#asked.delete(key);
-        if (this.#outstanding.delete(key)) reject(signal.reason);
-      };
-      signal.addEventListener('abort', withdraw, { once: true });
-      const done = () => signal.removeEventListener('abort', withdraw);
-      this.#outstanding.set(key, {
-        request,
-        resolve: (value) => {
-          done();
-          resolve(value);
-        },
-        reject: (error) => {
-          done();
-          reject(error);
-        },
-      });
-      this.#wake?.();
-    });
-  }
-
-  #hasUnasked(): boolean {
-    for (const key of this.#outstanding.keys()) if (!this.#asked.has(key)) return true;
-    return false;
-  }
-
-  /** The requests the client has not been given yet (all outstanding ones, at a new round). */
-  unasked(): Record<string, InputRequest> | undefined {
-    const out: Record<string, InputRequest> = {};
-    let any = false;
-    for (const [key, entry] of this.#outstanding) {
-      if (this.#asked.has(key)) continue;
-      this.#asked.add(key);
-      out[key] = entry.request;
-      any = true;
-    }
-    return any ? out : undefined;
-  }
-
-  /** Applies a round's answers; a request the client left unanswered is asked again next round. */
-  answer(responses: Record<string, unknown> | undefined): void {
-    this.#asked.clear();
-    for (const [key, value] of Object.entries(responses ?? {})) {
-      const entry = this.#outstanding.get(key);
-      if (entry === undefined) continue;
-      this.#outstanding.delete(key);
-      entry.resolve(value);
-    }
-  }
-
-  /** Resolves when the call settles or a request needs the client. */
-  waitForEvent(signal: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        this.#wake = undefined;
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      this.#wake = done;
-      if (signal.aborted) return done();
-      signal.addEventListener('abort', done, { once: true });
-      void this.result.then(done);
-      if (this.#hasUnasked()) done();
-    });
-  }
-
-  /** Starts the wait for the client's next round; when it does not come, every open request fails. */
-  armTimeout(ms: number, onExpired: () => void): void {
-    this.disarm();
-    this.#timer = setTimeout(() => {
-      this.fail(
-        new RequestTimeoutError(
-          `The downstream client did not answer the relayed request within ${ms} ms (the gateway's inputTimeoutMs).`,
-          ms,
-        ),
-      );
-      onExpired();
-    }, ms);
-    this.#timer.unref();
-  }
-
-  disarm(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-  }
-
-  /** Fails every open request and cancels the upstream call. */
-  fail(error: unknown): void {
-    this.disarm();
-    for (const entry of this.#outstanding.values()) entry.reject(error);
-    this.#outstanding.clear();
-    this.abort.abort(error);
-  }
+/** A round's answers that no process holds a call for (or that name another caller's call). */
+function notHeld(server?: string): PermissionDeniedError {
+  return new PermissionDeniedError({
+    resource: server === undefined ? 'mcp:*' : `mcp:${server}`,
+    action: 'request',
+    reason:
+      'the input answers a call the gateway does not hold (it ended, waited longer than the input timeout, is being answered already, or the state was altered or names another call); call the tool again.',
+  });
 }
 
 /** One key per caller: how it authenticated and its subject, as an unambiguous tuple. */
@@ -216,11 +121,14 @@ export class ServerRequestRelay {
   readonly #byServer = new Map<string, Set<Caller>>();
   readonly #pending = new Map<string, PendingCall>();
   #options: ServerRequestRelayConfig;
-  /** Seals the state a 2026-07-28 client echoes: bound to the principal and the tool, useless to anyone else. */
-  readonly #codec = createRequestStateCodec<{ id: string; binding: string }>({
-    key: randomBytes(32),
-    ttlSeconds: 24 * 60 * 60,
-  });
+  /**
+   * Seals the state a 2026-07-28 client echoes: bound to the principal, the tool and its arguments, useless to
+   * anyone else; a per-process key until {@link replicate} gives the fleet's.
+   */
+  #codec = sealer(randomBytes(32));
+  /** This process's replica id, named in the state it seals. */
+  #replica: string = randomUUID();
+  #router: ReplicaRouter | undefined;
 
   constructor(options: ServerRequestRelayOptions = {}) {
     this.#options = parseOptions(options, 'serverRequests');
@@ -282,6 +190,11 @@ export class ServerRequestRelay {
     }
   };
 
+  /** Rounds forwarded to the replica that holds their call, and rounds served here for another replica. */
+  get routed(): { forwarded: number; served: number } {
+    return { ...(this.#router?.counts ?? { forwarded: 0, served: 0 }) };
+  }
+
   /** Calls waiting for a downstream answer (for a graceful close). */
   get waiting(): number {
     return this.#pending.size;
@@ -302,91 +215,155 @@ export class ServerRequestRelay {
     },
     work: (signal: AbortSignal) => Promise<T>,
   ): Promise<RelayStep<T>> {
-    let call: PendingCall;
-    if (round.state === undefined) {
-      const owner = ownerOf(target.principal);
-      // Refused before the upstream call starts: the server never sees a call that could not wait.
-      const full = this.#full(owner);
-      if (full !== undefined) return { kind: 'failed', error: full };
-      call = new PendingCall(owner);
-      const caller: Caller = { ...target, call };
-      const callers = this.#byServer.get(target.server) ?? new Set<Caller>();
-      this.#byServer.set(target.server, callers);
-      callers.add(caller);
-      call.result = this.#scope
-        .run(caller, () => work(call.abort.signal))
-        .then(
-          (value) => {
-            call.settled = { ok: true, value };
-          },
-          (error: unknown) => {
-            call.settled = { ok: false, error };
-          },
-        )
-        .finally(() => {
-          callers.delete(caller);
-          if (callers.size === 0) this.#byServer.delete(target.server);
-          call.fail(
-            new RequestCancelledError(
-              'The call that made this request ended before the downstream client answered it.',
-              { server: target.server },
-            ),
+    if (round.state !== undefined) {
+      const sealed = await this.#open(round.state, round.binding);
+      if (sealed === undefined) return { kind: 'failed', error: notHeld(target.server) };
+      if (sealed.replica !== this.#replica) {
+        // Another replica holds the call: the answers go there, and its next step comes back here.
+        if (this.#router === undefined) return { kind: 'failed', error: notHeld(target.server) };
+        try {
+          const step = await this.#router.forward(
+            sealed.replica,
+            { call: sealed.id, binding: round.binding, round: sealed.round, responses: round.responses },
+            round.signal,
           );
-        });
-    } else {
-      const found = await this.#resume(round.state, round.binding);
-      if (found === undefined) {
-        return {
-          kind: 'failed',
-          error: new PermissionDeniedError({
-            resource: `mcp:${target.server}`,
-            action: 'request',
-            reason:
-              'the input answers a call this gateway process does not hold (it ran on another gateway process, waited longer than the input timeout, or the state was altered); call the tool again.',
-          }),
-        };
+          if (step.kind === 'failed') return { kind: 'failed', error: routedError(step) };
+          if (step.kind === 'done') return { kind: 'done', value: step.value as T };
+          return step as RelayStep<T>;
+        } catch (error) {
+          return { kind: 'failed', error };
+        }
       }
-      call = found;
+      const call = this.#resumable(sealed.id, round.binding, sealed.round);
+      if (call === undefined) return { kind: 'failed', error: notHeld(target.server) };
       call.disarm();
       call.answer(round.responses);
+      return this.#drive<T>(call, round);
     }
-    // The client cancelling this round cancels the call; between rounds nothing is listening.
-    const onAbort = () => call.fail(round.signal.reason);
-    round.signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      await call.waitForEvent(round.signal);
-    } finally {
-      round.signal.removeEventListener('abort', onAbort);
-    }
-    // Cancelled by the client: the upstream call was cancelled with it; its end is awaited, never left behind.
-    if (round.signal.aborted) await call.result;
-    const settled = call.settled;
-    if (settled !== undefined) {
-      this.#pending.delete(call.id);
-      return settled.ok
-        ? { kind: 'done', value: settled.value as T }
-        : { kind: 'failed', error: settled.error };
-    }
-    if (!this.#pending.has(call.id)) {
-      // Calls of the same caller started together: the bound holds when they park, too.
-      const full = this.#full(call.owner);
-      if (full !== undefined) {
-        call.fail(full);
-        await call.result;
-        return { kind: 'failed', error: full };
-      }
-    }
-    const inputRequests = call.unasked() ?? {};
-    this.#pending.set(call.id, call);
-    call.armTimeout(this.#options.inputTimeoutMs, () => this.#pending.delete(call.id));
-    return {
-      kind: 'input',
-      inputRequests,
-      requestState: await this.#codec.mint({ id: call.id, binding: round.binding }),
-    };
+    const owner = ownerOf(target.principal);
+    // Refused before the upstream call starts: the server never sees a call that could not wait.
+    const full = this.#full(owner);
+    if (full !== undefined) return { kind: 'failed', error: full };
+    const call = new PendingCall(owner, round.binding);
+    const caller: Caller = { ...target, call };
+    const callers = this.#byServer.get(target.server) ?? new Set<Caller>();
+    this.#byServer.set(target.server, callers);
+    callers.add(caller);
+    call.result = this.#scope
+      .run(caller, () => work(call.abort.signal))
+      .then(
+        (value) => {
+          call.settled = { ok: true, value };
+        },
+        (error: unknown) => {
+          call.settled = { ok: false, error };
+        },
+      )
+      .finally(() => {
+        callers.delete(caller);
+        if (callers.size === 0) this.#byServer.delete(target.server);
+        call.fail(
+          new RequestCancelledError(
+            'The call that made this request ended before the downstream client answered it.',
+            { server: target.server },
+          ),
+        );
+      });
+    return this.#drive<T>(call, round);
   }
 
-  /** Cancels every call that waits for a downstream answer. */
+  /**
+   * Runs gateway replicas (issue 41): the key that seals the state callers echo is the fleet's (config or store),
+   * and with the fleet's store, answers that land on another replica are routed to this one when it holds the
+   * call (and from this one to the holder). The gateway calls it before it listens.
+   */
+  async replicate(options: GatewayReplicasOptions | undefined, store: StateStore | undefined): Promise<void> {
+    const parsed = GatewayReplicasOptionsSchema.safeParse(options ?? {});
+    if (!parsed.success) {
+      throw new ConfigError('Invalid gateway replica options.', {
+        issues: toConfigIssues(parsed.error, 'gateway.replicas'),
+      });
+    }
+    this.#codec = sealer(await replicaStateKey(parsed.data, store));
+    if (store === undefined) return;
+    this.#router = await ReplicaRouter.open(store, parsed.data, (routed, signal) =>
+      this.#serveRouted(routed, signal),
+    );
+    this.#replica = this.#router.id;
+  }
+
+  /** A round another replica forwarded: the caller's answers to a call this process holds. */
+  async #serveRouted(routed: RoutedRound, signal: AbortSignal): Promise<RoutedStep> {
+    const call = this.#resumable(routed.call, routed.binding, routed.round);
+    if (call === undefined) return failedStep(notHeld());
+    call.disarm();
+    call.answer(routed.responses);
+    const step = await this.#drive<unknown>(call, { signal, binding: routed.binding });
+    if (step.kind === 'failed') return failedStep(step.error);
+    return step as RoutedStep;
+  }
+
+  /**
+   * The parked call a round resumes: held here, bound to the same caller, tool and arguments, not being resumed
+   * by another round, and parked at the round the state names (an answer to an earlier round is stale).
+   */
+  #resumable(id: string, binding: string, round: number): PendingCall | undefined {
+    const call = this.#pending.get(id);
+    if (call === undefined || call.binding !== binding || call.busy || call.rounds !== round)
+      return undefined;
+    return call;
+  }
+
+  /** Waits for the call's next event: its end, or questions for the client (then it parks until answered). */
+  async #drive<T>(call: PendingCall, round: { signal: AbortSignal; binding: string }): Promise<RelayStep<T>> {
+    call.busy = true;
+    try {
+      // The client cancelling this round cancels the call; between rounds nothing is listening.
+      const onAbort = () => call.fail(round.signal.reason);
+      round.signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        await call.waitForEvent(round.signal);
+      } finally {
+        round.signal.removeEventListener('abort', onAbort);
+      }
+      // Cancelled by the client: the upstream call was cancelled with it; its end is awaited, never left behind.
+      if (round.signal.aborted) await call.result;
+      const settled = call.settled;
+      if (settled !== undefined) {
+        this.#pending.delete(call.id);
+        return settled.ok
+          ? { kind: 'done', value: settled.value as T }
+          : { kind: 'failed', error: settled.error };
+      }
+      if (!this.#pending.has(call.id)) {
+        // Calls of the same caller started together: the bound holds when they park, too.
+        const full = this.#full(call.owner);
+        if (full !== undefined) {
+          call.fail(full);
+          await call.result;
+          return { kind: 'failed', error: full };
+        }
+      }
+      const inputRequests = call.unasked() ?? {};
+      call.rounds++;
+      this.#pending.set(call.id, call);
+      call.armTimeout(this.#options.inputTimeoutMs, () => this.#pending.delete(call.id));
+      return {
+        kind: 'input',
+        inputRequests,
+        requestState: await this.#codec.mint({
+          id: call.id,
+          binding: round.binding,
+          replica: this.#replica,
+          round: call.rounds,
+        }),
+      };
+    } finally {
+      call.busy = false;
+    }
+  }
+
+  /** Cancels every call that waits for a downstream answer, and stops routing. */
   close(): void {
     for (const call of this.#pending.values()) {
       call.fail(
@@ -394,6 +371,7 @@ export class ServerRequestRelay {
       );
     }
     this.#pending.clear();
+    void this.#router?.close();
   }
 
   /** Why one more call of `owner` may not wait for answers now, or undefined when it may. */
@@ -414,11 +392,12 @@ export class ServerRequestRelay {
     return undefined;
   }
 
-  async #resume(state: unknown, binding: string): Promise<PendingCall | undefined> {
+  /** The sealed state's payload, when it verifies and is bound to this round's principal, tool and arguments. */
+  async #open(state: unknown, binding: string): Promise<SealedState | undefined> {
     if (typeof state !== 'string') return undefined;
     try {
       const payload = await this.#codec.verify(state, undefined as never);
-      return payload.binding === binding ? this.#pending.get(payload.id) : undefined;
+      return payload.binding === binding ? payload : undefined;
     } catch {
       return undefined;
     }

@@ -5,6 +5,7 @@
  * limited and normalized exactly as an in-process call, and never sent upstream when denied. The caller's
  * credentials stay here: upstream servers see the gateway's own connection and credentials.
  */
+import { createHash } from 'node:crypto';
 import {
   type CallToolResult,
   CLIENT_CAPABILITIES_META_KEY,
@@ -21,6 +22,7 @@ import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
 import { tupleKey } from '../json.js';
 import type { FlowState } from '../security/flow.js';
 import { resourceFor } from '../security/pattern.js';
+import { canonicalJson } from '../security/pinning.js';
 import type { ToolCallOptions, ToolWrapper } from '../tools/tool-wrapper.js';
 import type { FlowScope } from './flow-states.js';
 import type { Principal } from './principals.js';
@@ -254,7 +256,15 @@ async function relayedCall(
       state: ctx.mcpReq.requestState(),
       responses: ctx.mcpReq.inputResponses,
       signal: ctx.mcpReq.signal,
-      binding: tupleKey(principal.via, principal.subject, name),
+      // A later round must name the same caller, tool and arguments as the call it answers (issue 41).
+      binding: tupleKey(
+        principal.via,
+        principal.subject,
+        name,
+        createHash('sha256')
+          .update(canonicalJson(args ?? {}))
+          .digest('base64url'),
+      ),
     },
     (signal) => callThrough(view, name, args, ctx, principal, signal, flow),
   );

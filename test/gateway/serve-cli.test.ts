@@ -2,8 +2,6 @@
 // line), over HTTP with a graceful drain on SIGTERM, and two gateway processes behind a round-robin proxy
 // sharing one quota through a real redis-server.
 import { spawn } from 'node:child_process';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
@@ -25,6 +23,7 @@ import {
 } from '../cli/helpers.js';
 import { fixture, readFixtureLog } from '../helpers/fixtures.js';
 import { redisForFile } from '../helpers/redis.js';
+import { roundRobin } from '../helpers/round-robin.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
@@ -275,7 +274,7 @@ describe('two gateway processes behind a load balancer, one Redis', () => {
     const a = await serveHttp(file, dir.dir);
     const b = await serveHttp(file, dir.dir);
     const proxy = await roundRobin([a.url, b.url]);
-    cleanups.push(() => new Promise<void>((resolve) => proxy.server.close(() => resolve())));
+    cleanups.push(() => proxy.close());
 
     const results: boolean[] = [];
     for (let i = 0; i < 10; i++) {
@@ -296,32 +295,3 @@ describe('two gateway processes behind a load balancer, one Redis', () => {
     expect(proxy.served().every((n) => n > 0)).toBe(true);
   });
 });
-
-/** A round-robin HTTP proxy over `targets`, streaming both ways; counts requests per target. */
-async function roundRobin(targets: URL[]): Promise<{ server: Server; url: URL; served(): number[] }> {
-  const counts = targets.map(() => 0);
-  let next = 0;
-  const server = createServer((req, res) => {
-    const index = next++ % targets.length;
-    counts[index] = (counts[index] ?? 0) + 1;
-    const target = targets[index] as URL;
-    const upstream = httpRequest(
-      {
-        host: target.hostname,
-        port: target.port,
-        path: req.url,
-        method: req.method,
-        headers: { ...req.headers, host: target.host },
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  return { server, url: new URL(`http://127.0.0.1:${port}/`), served: () => [...counts] };
-}
