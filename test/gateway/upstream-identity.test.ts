@@ -16,6 +16,8 @@ import { type IdentityUpstream, startIdentityUpstream } from '../helpers/identit
 
 const GATEWAY_SECRET = 'gateway-secret-0123456789';
 const API_KEY = 'dave-key-0123456789abcdef0';
+const JAG_SECRET = 'jag-secret-0123456789abc';
+const SERVERS = ['modern', 'fresh', 'byissuer', 'jag'];
 
 let as: IdentityAuthorizationServer;
 let upstream: IdentityUpstream;
@@ -33,7 +35,7 @@ const allow = (server: string, tool: string) => ({
 });
 
 beforeAll(async () => {
-  as = await IdentityAuthorizationServer.start({ gateway: GATEWAY_SECRET });
+  as = await IdentityAuthorizationServer.start({ gateway: GATEWAY_SECRET, 'jag-client': JAG_SECRET });
   upstream = await startIdentityUpstream('modern', { jwksUrl: as.jwksUrl, issuer: as.issuer });
   const exchange = {
     type: 'token_exchange' as const,
@@ -45,7 +47,7 @@ beforeAll(async () => {
   manager = new MCPClientManager({
     capabilities: CapabilitySet.fromPolicy({
       version: 1,
-      rules: ['modern', 'fresh', 'byissuer'].flatMap((s) => [allow(s, 'whoami'), allow(s, 'write_note')]),
+      rules: SERVERS.flatMap((s) => [allow(s, 'whoami'), allow(s, 'write_note')]),
     }),
     serverAuth: createServerAuth(),
   });
@@ -65,6 +67,22 @@ beforeAll(async () => {
     url: upstream.url,
     auth: { ...byIssuer, issuer: as.issuer },
   });
+  // Cross-app access per caller: the identity provider (here the same server) issues an ID-JAG for the upstream's
+  // authorization server, which redeems it with the JWT bearer grant for its own client.
+  await manager.connectServer({
+    name: 'jag',
+    transport: 'http',
+    url: upstream.url,
+    auth: {
+      ...exchange,
+      idJag: {
+        issuer: as.issuer,
+        tokenEndpoint: as.tokenEndpoint,
+        clientId: 'jag-client',
+        clientSecret: JAG_SECRET,
+      },
+    },
+  });
   audit = new MemoryAuditSink();
   gateway = new Gateway({
     manager,
@@ -74,11 +92,11 @@ beforeAll(async () => {
       principals: [
         {
           match: { jwt: { subjects: ['alice', 'mallory'] }, apiKey: { subjects: ['dave'] } },
-          rules: ['modern', 'fresh', 'byissuer'].flatMap((s) => [allow(s, 'whoami'), allow(s, 'write_note')]),
+          rules: SERVERS.flatMap((s) => [allow(s, 'whoami'), allow(s, 'write_note')]),
         },
         {
           match: { jwt: { subjects: ['bob'] } },
-          rules: ['modern', 'fresh', 'byissuer'].map((s) => allow(s, 'whoami')),
+          rules: SERVERS.map((s) => allow(s, 'whoami')),
         },
       ],
       http: { port: 0 },
@@ -187,6 +205,22 @@ describe('token exchange for upstream servers', () => {
     await whoami(alice, 'fresh');
     await whoami(alice, 'fresh');
     expect(as.issued('exchange', 'alice')).toBe(before + 2);
+  });
+});
+
+describe('cross-app access (ID-JAG) per caller', () => {
+  it("each caller's token becomes an ID-JAG, redeemed for a token of the upstream's own client, cached", async () => {
+    const alice = await caller(tokens.get('alice') as string);
+    const bob = await caller(tokens.get('bob') as string);
+    const seen = JSON.parse((await whoami(alice, 'jag')).text);
+    expect(seen).toMatchObject({ sub: 'alice', aud: upstream.url, client_id: 'jag-client' });
+    expect(seen.scope).toBe('notes:write profile:read');
+    expect(seen.act).toBeUndefined();
+    expect(JSON.parse((await whoami(bob, 'jag')).text)).toMatchObject({ sub: 'bob', scope: 'profile:read' });
+    await whoami(alice, 'jag');
+    expect(as.issued('id-jag', 'alice')).toBe(1);
+    expect(as.issued('jwt-bearer', 'alice')).toBe(1);
+    expect(as.issued('id-jag', 'bob')).toBe(1);
   });
 });
 
