@@ -20,6 +20,7 @@ import { type CallerIdentity, currentCaller } from '../interop/caller-context.js
 import type { ServerAuth } from '../interop/open-client.js';
 import { tupleKey } from '../json.js';
 import { matchGlob } from '../security/pattern.js';
+import { CallerSessions } from './caller-sessions.js';
 import { type MintedToken, TokenCache } from './token-cache.js';
 
 /** The `token_exchange` kind of a server's `auth`. */
@@ -133,6 +134,14 @@ export function tokenExchangeAuth(
     });
   };
 
+  const sessions = new CallerSessions({
+    url: config.url,
+    server,
+    maxConnections: auth.maxConnections,
+    idleTimeoutMs: auth.idleTimeoutMs,
+    fetch: () => base,
+  });
+
   return {
     wrapFetch: (fetch) => {
       base = fetch;
@@ -149,6 +158,19 @@ export function tokenExchangeAuth(
               throw noCallerIdentity(server, 'the call was not made through the HTTP gateway for a caller');
             }
             token = await callerToken(caller, call.tool);
+            headers.set('authorization', `Bearer ${token}`);
+            // A 2025-era server's session belongs to whoever opened it: the caller's request goes on its own.
+            if (headers.has('mcp-session-id')) {
+              return sessions.send(
+                tupleKey(caller.via, caller.subject),
+                token,
+                headers.get('mcp-protocol-version'),
+                (sessionId) => {
+                  headers.set('mcp-session-id', sessionId);
+                  return fetch(url, { ...init, headers });
+                },
+              );
+            }
           } else token = await gatewayToken();
           headers.set('authorization', `Bearer ${token}`);
         }

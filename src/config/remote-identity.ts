@@ -64,6 +64,20 @@ export function buildTokenExchangeSchema() {
         .min(1)
         .default(1000)
         .describe('Exchanged tokens kept in memory (per caller and audience; least recently used go first).'),
+      maxConnections: z
+        .number()
+        .int()
+        .min(1)
+        .default(100)
+        .describe(
+          "A 2025-era server (one that gives sessions) gets one session per caller, opened with the caller's token: at most this many; beyond it the least recently used idle one is closed, and when all are busy a call is refused with OVERLOADED.",
+        ),
+      idleTimeoutMs: z
+        .number()
+        .int()
+        .min(1)
+        .default(300_000)
+        .describe("A caller's session that has been idle this long is closed (HTTP DELETE)."),
       expirySkewMs: z
         .number()
         .int()
