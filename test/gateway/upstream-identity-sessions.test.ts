@@ -13,11 +13,12 @@ import { type IdentityUpstream, startIdentityUpstream } from '../helpers/identit
 import { waitUntil } from '../helpers/wait.js';
 
 const SECRET = 'gateway-secret-0123456789';
-const SERVERS = ['legacy', 'brief'];
+const SERVERS = ['legacy', 'brief', 'tight'];
 
 let as: IdentityAuthorizationServer;
 let legacy: IdentityUpstream;
 let brief: IdentityUpstream;
+let tight: IdentityUpstream;
 let manager: MCPClientManager;
 let gateway: Gateway;
 let url: URL;
@@ -29,10 +30,13 @@ const allow = (server: string) => ({
   actions: ['execute'],
 });
 
+const holdRule = { effect: 'allow' as const, resource: 'mcp:tight:hold', actions: ['execute'] };
+
 beforeAll(async () => {
   as = await IdentityAuthorizationServer.start({ gateway: SECRET });
   legacy = await startIdentityUpstream('legacy', { jwksUrl: as.jwksUrl, issuer: as.issuer });
   brief = await startIdentityUpstream('legacy', { jwksUrl: as.jwksUrl, issuer: as.issuer });
+  tight = await startIdentityUpstream('legacy', { jwksUrl: as.jwksUrl, issuer: as.issuer });
   const exchange = {
     type: 'token_exchange' as const,
     tokenEndpoint: as.tokenEndpoint,
@@ -40,7 +44,7 @@ beforeAll(async () => {
     clientSecret: SECRET,
   };
   manager = new MCPClientManager({
-    capabilities: CapabilitySet.fromPolicy({ version: 1, rules: SERVERS.map(allow) }),
+    capabilities: CapabilitySet.fromPolicy({ version: 1, rules: [...SERVERS.map(allow), holdRule] }),
     serverAuth: createServerAuth(),
   });
   await manager.connectServer({
@@ -55,11 +59,19 @@ beforeAll(async () => {
     url: brief.url,
     auth: { ...exchange, idleTimeoutMs: 50 },
   });
+  await manager.connectServer({
+    name: 'tight',
+    transport: 'http',
+    url: tight.url,
+    auth: { ...exchange, maxConnections: 1 },
+  });
   gateway = new Gateway({
     manager,
     config: {
       auth: { jwt: { issuer: as.issuer, jwksUrl: as.jwksUrl } },
-      principals: [{ match: { jwt: { subjects: ['alice', 'bob', 'carol'] } }, rules: SERVERS.map(allow) }],
+      principals: [
+        { match: { jwt: { subjects: ['alice', 'bob', 'carol'] } }, rules: [...SERVERS.map(allow), holdRule] },
+      ],
       http: { port: 0 },
     },
   });
@@ -72,6 +84,8 @@ afterAll(async () => {
   await manager?.close();
   await legacy?.close();
   await brief?.close();
+  tight?.release();
+  await tight?.close();
   await as?.close();
 });
 
@@ -126,5 +140,20 @@ describe('per-caller sessions on a 2025-era upstream', () => {
     // The next call opens a new one.
     expect(await whoami(alice, 'brief')).toMatchObject({ sub: 'alice' });
     expect(brief.sessions.opened).toBe(3);
+  });
+
+  it('refuses a new caller with OVERLOADED when every session is busy, rather than evicting a busy one', async () => {
+    const alice = await caller('alice');
+    const bob = await caller('bob');
+    const holding = alice.callTool({ name: 'mcp__tight__hold', arguments: {} });
+    await waitUntil(() => tight.held() === 1, { message: "alice's call never reached the upstream" });
+    const refused = await bob.callTool({ name: 'mcp__tight__whoami', arguments: {} });
+    expect(refused.isError).toBe(true);
+    expect((refused.content as { text: string }[])[0]?.text).toMatch(/^OVERLOADED: /);
+    tight.release();
+    const held = await holding;
+    expect(JSON.parse((held.content as { text: string }[])[0]?.text ?? '')).toMatchObject({ sub: 'alice' });
+    // alice's session is idle now: bob's call closes it and opens his own.
+    expect(await whoami(bob, 'tight')).toMatchObject({ sub: 'bob' });
   });
 });

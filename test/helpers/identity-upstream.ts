@@ -22,6 +22,9 @@ export interface IdentityUpstream extends AsyncDisposable {
   readonly calls: JWTPayload[];
   /** Sessions opened (legacy) and sessions open now. */
   readonly sessions: { opened: number; open: () => number };
+  /** Calls of the legacy `hold` tool waiting now; `release()` lets them answer. */
+  held(): number;
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -52,6 +55,7 @@ export async function startIdentityUpstream(
     return text(JSON.stringify(claims ?? null));
   };
   const sessions = { opened: 0, open: () => 0 };
+  let waiting: (() => void)[] = [];
 
   if (era === 'modern') {
     const handler = createMcpHandler(
@@ -116,6 +120,10 @@ export async function startIdentityUpstream(
           tool(undefined, extra),
         );
         mcp.registerTool('write_note', { description: 'Writes a note.' }, (extra) => tool(undefined, extra));
+        mcp.registerTool('hold', { description: 'Answers once released.' }, async (extra) => {
+          await new Promise<void>((resolve) => waiting.push(resolve));
+          return tool(undefined, extra);
+        });
         await mcp.connect(transport);
         (req as IncomingMessage & { auth?: unknown }).auth = {
           token: 'verified',
@@ -136,7 +144,12 @@ export async function startIdentityUpstream(
       server.closeAllConnections();
     });
   };
-  return { url, authorizations, calls, sessions, close, [Symbol.asyncDispose]: close };
+  const release = () => {
+    for (const resolve of waiting) resolve();
+    waiting = [];
+  };
+  const held = () => waiting.length;
+  return { url, authorizations, calls, sessions, held, release, close, [Symbol.asyncDispose]: close };
 }
 
 function unauthorized(): Response {
