@@ -23,6 +23,7 @@ let manager: MCPClientManager;
 let gateway: Gateway;
 let url: URL;
 const clients: Client[] = [];
+const callerTokens = new Set<string>();
 
 const allow = (server: string) => ({
   effect: 'allow' as const,
@@ -91,6 +92,7 @@ afterAll(async () => {
 
 async function caller(subject: string): Promise<Client> {
   const token = await as.callerToken(subject, { audience: url.href, scope: 'mcp' });
+  callerTokens.add(token);
   const client = new Client(
     { name: 'sessions-test', version: '1.0.0' },
     { versionNegotiation: { mode: 'auto' } },
@@ -155,5 +157,12 @@ describe('per-caller sessions on a 2025-era upstream', () => {
     expect(JSON.parse((held.content as { text: string }[])[0]?.text ?? '')).toMatchObject({ sub: 'alice' });
     // alice's session is idle now: bob's call closes it and opens his own.
     expect(await whoami(bob, 'tight')).toMatchObject({ sub: 'bob' });
+  });
+
+  it("never sends a caller's own token to a 2025-era upstream either", () => {
+    const sent = [...legacy.authorizations, ...brief.authorizations, ...tight.authorizations];
+    expect(sent.length).toBeGreaterThan(0);
+    for (const header of sent) expect(callerTokens.has(header.replace(/^Bearer /, ''))).toBe(false);
+    expect(callerTokens.size).toBeGreaterThan(0);
   });
 });
