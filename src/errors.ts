@@ -82,6 +82,11 @@ export const ErrorCode = {
    * fleet's store, or did not finish the round in time (issue 41). The caller calls the tool again.
    */
   REPLICA_UNAVAILABLE: 'REPLICA_UNAVAILABLE',
+  /**
+   * A call to an upstream server that takes the caller's identity (token exchange or a per-caller ID-JAG, issue 41)
+   * was not sent: the caller has no identity to exchange, or the authorization server refused the exchange.
+   */
+  UPSTREAM_IDENTITY_REFUSED: 'UPSTREAM_IDENTITY_REFUSED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -541,6 +546,36 @@ export class SkillIntegrityError extends InterlockError {
     this.skill = details.skill;
     this.uri = details.uri;
     this.operatorHint = details.operatorHint;
+  }
+}
+
+/** Why {@link UpstreamIdentityError} was thrown. */
+export type UpstreamIdentityReason =
+  /** The call has no caller identity to exchange (in-process use, the stdio gateway, an API key caller). */
+  | 'no_caller_identity'
+  /** The authorization server (or the identity provider) refused the exchange or the grant. */
+  | 'exchange_refused'
+  /** The authorization server could not be reached or answered with something that is not a token. */
+  | 'exchange_failed';
+
+/**
+ * The caller's identity could not be carried to an upstream server (issue 41), so the upstream was not called. Code
+ * `UPSTREAM_IDENTITY_REFUSED`. The `message` may reach the caller and its model: it names the server only, never a
+ * token nor how to widen anything; `operatorHint` says what to configure.
+ */
+export class UpstreamIdentityError extends InterlockError {
+  readonly reason: UpstreamIdentityReason;
+  /** What the operator could check or configure: for the operator, never in `message`. */
+  readonly operatorHint: string;
+
+  constructor(
+    reason: UpstreamIdentityReason,
+    message: string,
+    options: InterlockErrorOptions & { operatorHint: string },
+  ) {
+    super(ErrorCode.UPSTREAM_IDENTITY_REFUSED, message, options);
+    this.reason = reason;
+    this.operatorHint = options.operatorHint;
   }
 }
 

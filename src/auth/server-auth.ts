@@ -14,6 +14,7 @@ import { authFailureOf } from '../interop/request-errors.js';
 import { isJsonObject } from '../json.js';
 import { LoopbackReceiver, openBrowser } from './loopback.js';
 import { OAuthProvider, type OAuthProviderOptions, tokenStoreKey } from './provider.js';
+import { tokenExchangeAuth } from './token-exchange.js';
 import { MemoryTokenStore, shareTokenRefresh, type TokenStore } from './token-store.js';
 
 /** Gives fresh headers for a server; called once, then again after each 401. */
@@ -357,6 +358,8 @@ export function createServerAuth(options: ServerAuthOptions = {}): ServerAuthFac
       (config.headersHelper === undefined
         ? undefined
         : commandHeaders(config.headersHelper, options.helperTimeoutMs));
+    // Issue 41: the gateway's caller's identity, exchanged per caller; no OAuth provider, no headers helper.
+    if (config.auth?.type === 'token_exchange') return tokenExchangeAuth(config, config.auth);
     const oauth = config.auth;
     if (oauth === undefined && source === undefined) return undefined;
     let provider: OAuthProvider | undefined;

@@ -4,6 +4,7 @@
  * `network` and `http` sections. Built inside `serverSchemas()` at first use, never at import (issue 15).
  */
 import { z } from 'zod';
+import { buildTokenExchangeSchema } from './remote-identity.js';
 
 /** The remote schemas, built when called. */
 export function buildRemoteSchemas() {
@@ -264,11 +265,14 @@ export function buildRemoteSchemas() {
       "The HTTP stack every remote server shares: proxy ('env' by default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY), extra CAs and a client certificate (mTLS), pooling.",
     );
 
+  const TokenExchangeConfigSchema = buildTokenExchangeSchema();
+
   return {
     HttpUrl,
     HeaderName,
     IdpConfigSchema,
     OAuthConfigSchema,
+    TokenExchangeConfigSchema,
     HeadersHelperSchema,
     ServerTlsSchema,
     ServerProxySchema,

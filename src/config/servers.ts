@@ -203,6 +203,7 @@ function buildSchemas() {
     HeaderName,
     IdpConfigSchema,
     OAuthConfigSchema,
+    TokenExchangeConfigSchema,
     HeadersHelperSchema,
     ServerTlsSchema,
     ServerProxySchema,
@@ -216,7 +217,12 @@ function buildSchemas() {
       .record(HeaderName, z.string())
       .default({})
       .describe('Headers sent with every request, e.g. Authorization. Values are never printed.'),
-    auth: OAuthConfigSchema.optional(),
+    auth: z
+      .discriminatedUnion('type', [OAuthConfigSchema, TokenExchangeConfigSchema])
+      .optional()
+      .describe(
+        "How the server is authorized: 'oauth' (the gateway's or the app's own OAuth 2.1 grant) or 'token_exchange' (a gateway caller's identity, exchanged per caller).",
+      ),
     headersHelper: HeadersHelperSchema.optional(),
     tls: ServerTlsSchema.optional(),
     proxy: ServerProxySchema.optional(),

@@ -48,6 +48,7 @@ import { GatewayMetrics } from './metrics.js';
 import { createPrincipalVerifier, type Principal, principalOf } from './principals.js';
 import type { ServerRequestRelay } from './relay.js';
 import { createGatewayServer } from './server.js';
+import { asCaller } from './upstream-identity.js';
 
 /** Options of {@link Gateway}. */
 export interface GatewayOptions {
@@ -209,7 +210,8 @@ export class Gateway {
     const handler = createMcpHandler(
       (ctx) => {
         const principal = this.#principal(ctx.authInfo);
-        return this.#serverFor(principal, this.#flows.scope(tupleKey(principal.via, principal.subject)));
+        const flow = this.#flows.scope(tupleKey(principal.via, principal.subject));
+        return this.#serverFor(principal, flow, ctx.authInfo?.token);
       },
       { onerror: () => {} },
     );
@@ -377,7 +379,7 @@ export class Gateway {
     return principalOf(authInfo) ?? { subject: 'anonymous', groups: [], scopes: [], via: 'none' };
   }
 
-  #serverFor(principal: Principal, flow: FlowScope) {
+  #serverFor(principal: Principal, flow: FlowScope, token?: string) {
     const capabilities = this.#policies.capabilitiesFor(principal);
     let view = this.#views.get(capabilities);
     if (view === undefined) {
@@ -406,7 +408,8 @@ export class Gateway {
         );
       },
       track: (work) => this.#track(work),
-      flow,
+      // Issue 41: upstream servers that take the caller's identity exchange its verified bearer from here.
+      flow: asCaller(flow, { principal, token, view, audit: this.#audit }),
     });
   }
 

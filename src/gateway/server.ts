@@ -3,7 +3,8 @@
  * that upstream JSON Schemas pass through untouched. It lists only the tools the principal's capability set
  * could allow, and every call goes through the manager's call path with that set: checked, audited, traced,
  * limited and normalized exactly as an in-process call, and never sent upstream when denied. The caller's
- * credentials stay here: upstream servers see the gateway's own connection and credentials.
+ * credentials stay here: upstream servers see the gateway's own connection and credentials, or, for a server whose
+ * `auth` is `token_exchange`, a token minted for that server and this caller (issue 41, upstream-identity.ts).
  */
 import { createHash } from 'node:crypto';
 import {

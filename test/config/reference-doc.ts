@@ -35,10 +35,12 @@ function typeOf(root: Json, raw: unknown, named?: Namer): string {
   if (name !== undefined) return name;
   if (s.const !== undefined) return code(JSON.stringify(s.const));
   if (Array.isArray(s.enum)) return s.enum.map((v) => code(JSON.stringify(v))).join(', ');
-  if (Array.isArray(s.anyOf)) {
+  // A discriminated union (a server's `auth`) comes out as `oneOf`: shown as its branches, as `anyOf` is.
+  const union = Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : undefined;
+  if (union !== undefined) {
     // A branch that only admits `${VAR}` placeholders is an editor aid, not a type; `z.literal(Infinity)` comes
     // out as `{ type: 'number', const: null }` (JSON has no Infinity) and says nothing either.
-    const branches = s.anyOf.filter(
+    const branches = union.filter(
       (b) =>
         !(isObject(b) && typeof b.pattern === 'string' && b.pattern.startsWith('\\$')) &&
         !(isObject(b) && b.const === null && b.type === 'number'),
@@ -183,6 +185,12 @@ export function renderReference(schema: Json): string {
     const s = resolve(schema, raw);
     if (s.type === 'object' && isObject(s.properties)) {
       out.push(`### Server \`${key}\``, '', table(schema, s), '');
+    }
+    // A discriminated union (`auth`): one table per kind, named by its `type`.
+    for (const branch of (Array.isArray(s.oneOf) ? s.oneOf : []).map((b) => resolve(schema, b))) {
+      const kind = resolve(schema, (branch.properties as Json | undefined)?.type).const;
+      if (typeof kind !== 'string') continue;
+      out.push(`### Server \`${key}\` (\`type: ${kind}\`)`, '', table(schema, branch), '');
     }
   }
 

@@ -44,7 +44,7 @@ export async function createRevoker(
 export type AuthServerConfig = Exclude<MCPServerConfig, StdioServerConfig> & { auth: OAuthConfig };
 
 function hasAuth(config: MCPServerConfig): config is AuthServerConfig {
-  return config.transport !== 'stdio' && config.auth !== undefined;
+  return config.transport !== 'stdio' && config.auth?.type === 'oauth';
 }
 
 /**
