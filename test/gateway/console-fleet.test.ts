@@ -5,13 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { Gateway } from '../../src/gateway/gateway.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
+import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { StreamAuditSink } from '../../src/state/audit-stream.js';
 import { MemoryStateStore } from '../../src/state/memory.js';
 import { RedisStateStore } from '../../src/state/redis.js';
+import { SharedPolicy } from '../../src/state/shared-policy.js';
 import { nodeFixture } from '../helpers/index.js';
 import { redisForFile } from '../helpers/redis.js';
-import { getPage, OPS_KEY, signIn } from './console-helpers.js';
+import { csrfOf, getPage, OPS_KEY, postForm, signIn } from './console-helpers.js';
 
 const redis = redisForFile();
 const BOB_KEY = 'bob-key-0123456789abcdef01';
@@ -81,6 +83,58 @@ describe("the console's live view in a fleet", () => {
       .toMatch(
         /<td>bob<\/td><td><code>mcp__echo__add<\/code><\/td><td>execute<\/td><td class="effect-[a-z-]+">denied/,
       );
+  });
+
+  it('revokes a rule of the shared policy from the console, for the fleet, and audits it', async () => {
+    const store = await RedisStateStore.connect({ url: redis.current.url, keyPrefix: 'console-policy:' });
+    closers.push(() => store.close());
+    const shared = await SharedPolicy.open(store, {
+      initial: {
+        version: 1,
+        rules: [
+          { id: 'echo', effect: 'allow', resource: 'mcp:echo:echo', actions: ['execute'] },
+          { id: 'add', effect: 'allow', resource: 'mcp:echo:add', actions: ['execute'] },
+        ],
+      },
+    });
+    closers.push(() => shared.close());
+    const manager = new MCPClientManager({ capabilities: shared.capabilities });
+    closers.push(() => manager.close());
+    const audit = new MemoryAuditSink();
+    const gateway = new Gateway({
+      manager,
+      store,
+      sharedPolicy: shared,
+      audit,
+      config: {
+        auth: { apiKeys: [{ key: OPS_KEY, subject: 'ops' }] },
+        operators: { apiKey: { subjects: ['ops'] } },
+        http: { port: 0 },
+        console: { path: '/console' },
+      },
+    });
+    closers.push(() => gateway.close());
+    const address = await gateway.listen();
+    const base = address.console?.href as string;
+    const cookie = await signIn(address.console as URL, OPS_KEY);
+    const page = await (await getPage(`${base}/policy`, cookie)).text();
+    const before = shared.version;
+    expect(page).toContain(`Version <strong>${before}</strong>`);
+    expect(page).toContain('aria-label="Revoke rule add"');
+    const revoked = await postForm(`${base}/policy/revoke`, { rule: 'add', _csrf: csrfOf(page) }, { cookie });
+    expect(revoked.status).toBe(303);
+    expect(shared.version).toBeGreaterThan(before);
+    expect(shared.policy?.rules.map((r) => r.id)).toEqual(['echo']);
+    const after = await (await getPage(`${base}/policy`, cookie)).text();
+    expect(after).toContain('Revoked rule add');
+    expect(after).not.toContain('aria-label="Revoke rule add"');
+    expect(audit.records).toContainEqual(
+      expect.objectContaining({ agent: 'console', action: 'revoke-rule', principal: 'ops', allowed: true }),
+    );
+    // Without the CSRF token nothing is revoked.
+    const version = shared.version;
+    expect((await postForm(`${base}/policy/revoke`, { rule: 'echo' }, { cookie })).status).toBe(403);
+    expect(shared.version).toBe(version);
   });
 
   it('refuses auditStream without a Redis store to read it from', async () => {

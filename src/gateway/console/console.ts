@@ -235,8 +235,8 @@ export class OperatorConsole {
           principal,
           reason: `${approved ? 'approved' : 'not approved (no such pending change)'} definition ${hash.slice(0, 12)} from ${from}`,
         });
-        this.#flash.set(
-          session.id,
+        this.#say(
+          session,
           approved
             ? { done: `Approved ${name} (${hash.slice(0, 12)}); calls go through again.` }
             : {
@@ -251,7 +251,7 @@ export class OperatorConsole {
         if (shared === undefined) return plain(404, 'This gateway shares no policy.\n');
         try {
           const version = await shared.revoke(rule);
-          this.#flash.set(session.id, {
+          this.#say(session, {
             done: `Revoked rule ${rule}: the shared policy is at version ${version}.`,
           });
           this.#record('revoke-rule', `policy-rule:${rule}`, {
@@ -261,7 +261,7 @@ export class OperatorConsole {
           });
         } catch (err) {
           const message = err instanceof Error ? err.message : String(err);
-          this.#flash.set(session.id, { error: `Rule ${rule} was not revoked: ${message}` });
+          this.#say(session, { error: `Rule ${rule} was not revoked: ${message}` });
           this.#record('revoke-rule', `policy-rule:${rule}`, {
             allowed: false,
             principal,
@@ -397,6 +397,16 @@ export class OperatorConsole {
         'cache-control': 'no-store',
       },
     });
+  }
+
+  /** Keeps what an action said for the panel it redirects to (one per session; the table stays bounded). */
+  #say(session: ConsoleSession, notice: Notice): void {
+    this.#flash.delete(session.id);
+    this.#flash.set(session.id, notice);
+    for (const id of this.#flash.keys()) {
+      if (this.#flash.size <= this.#deps.config.maxSessions) break;
+      this.#flash.delete(id);
+    }
   }
 
   #ctx(base: string, session: ConsoleSession | undefined, open: boolean): PageContext {
