@@ -90,11 +90,6 @@ export class Project {
   readonly #audit: AuditSink | undefined;
   readonly #state: StateStore | undefined;
   readonly #quotaCounter: FleetQuotaCounter | undefined;
-  /** The fleet's store (`state.redis`), when the file names one (the gateway console reads its audit stream). */
-  get store(): StateStore | undefined {
-    return this.#state;
-  }
-
   /** The policy shared through the store (`state.policy`), when the file names one. */
   readonly sharedPolicy: SharedPolicy | undefined;
   readonly #sharedPins: SharedPins | undefined;
@@ -211,7 +206,7 @@ export class Project {
     return this.#advisor;
   }
 
-  /** The fleet's shared state (the project's `state` section), when the file has one. */
+  /** The fleet's shared state (the project's `state` section), when the file has one (replicas, the console). */
   get store(): StateStore | undefined {
     return this.#state;
   }
