@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { CapabilitySet } from '../../src/security/index.js';
 import { ECHO_SDK, ROOT_DIR } from './paths.js';
 import { benchCapabilities, POLICY_RULES } from './policy.js';
@@ -23,8 +23,16 @@ export interface BenchProcess {
   stop(): Promise<void>;
 }
 
+/** Set to another build's `cli/main.js` to bench that build's gateway (a candidate fix, or the one before it). */
+export const GATEWAY_CLI_ENV = 'BENCH_GATEWAY_CLI';
+
 /** The built CLI, as `npm run build` writes it; rebuilt first when a source file is newer. */
 export function ensureBuiltCli(log: (line: string) => void): string {
+  const override = process.env[GATEWAY_CLI_ENV];
+  if (override !== undefined && override !== '') {
+    if (!existsSync(override)) throw new Error(`${GATEWAY_CLI_ENV}: no such file ${override}`);
+    return resolve(override);
+  }
   const main = join(ROOT_DIR, 'dist', 'cli', 'main.js');
   const script = join(ROOT_DIR, 'scripts', 'build.mjs');
   const sources = Math.max(newest(join(ROOT_DIR, 'src'), '.ts'), statSync(script).mtimeMs);

@@ -39,6 +39,7 @@ import { toConfigIssues } from '../zod-issues.js';
 import { PrincipalPolicies } from './bindings.js';
 import { type FlowScope, FlowStates } from './flow-states.js';
 import { FrontDoor, LOOPBACK_HOSTS } from './front-door.js';
+import { fetchMcp } from './http-bridge.js';
 import { GatewayMetrics } from './metrics.js';
 import { createPrincipalVerifier, type Principal, principalOf } from './principals.js';
 import type { ServerRequestRelay } from './relay.js';
@@ -238,7 +239,7 @@ export class Gateway {
       if (this.#draining) return text(503, 'The gateway is shutting down.\n');
       const authInfo = await door.authenticate(request, env.incoming);
       if (authInfo instanceof Response) return refuse(authInfo);
-      return handler.fetch(request, authInfo === undefined ? {} : { authInfo });
+      return fetchMcp(handler.fetch, request, env.incoming, authInfo);
     });
     server.on('request', (req, res) => {
       // A graceful close waits for MCP requests until their answer is sent (not only until the tool returns),
