@@ -18,6 +18,7 @@
  * --cpu-prof runs the (first) gateway under `node --cpu-prof` and prints its top self times at the end.
  * Prints a table and writes bench/results/gateway.json.
  */
+
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -174,6 +175,10 @@ try {
   }
   load.end = loadavg();
   for (const client of new Set(paths.flatMap((p) => p.clients))) await client.close();
+} catch (err) {
+  for (const [i, g] of gateways.entries()) process.stderr.write(`gateway ${i + 1} stderr:\n${g.stderr()}\n`);
+  process.stderr.write(`upstream stderr:\n${upstream.stderr()}\n`);
+  throw err;
 } finally {
   for (const g of gateways) await g.stop();
   await upstream.stop();

@@ -19,6 +19,8 @@ export interface BenchProcess {
   url: URL;
   /** User + system CPU time the process has used so far, in ms (from /proc; NaN where there is none). */
   cpuMs(): number;
+  /** What it wrote to stderr (for the report when a run fails). */
+  stderr(): string;
   /** Ends the process and resolves once it has exited (a gateway writes its CPU profile on the way out). */
   stop(): Promise<void>;
 }
@@ -59,20 +61,24 @@ function cpuOf(pid: number | undefined): () => number {
   };
 }
 
-function started(child: ChildProcess, pattern: RegExp, what: string): Promise<string> {
+function collect(child: ChildProcess): () => string {
+  let err = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err = (err + chunk.toString()).slice(-8192);
+  });
+  return () => err;
+}
+
+function started(child: ChildProcess, pattern: RegExp, what: string, err: () => string): Promise<string> {
   return new Promise((resolve, reject) => {
     let out = '';
-    let err = '';
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = pattern.exec(out);
       if (match) resolve(match[1]!);
     });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-    });
     child.once('exit', (code) =>
-      reject(new Error(`${what} exited (${code}) before listening:\n${out}${err}`)),
+      reject(new Error(`${what} exited (${code}) before listening:\n${out}${err()}`)),
     );
   });
 }
@@ -93,9 +99,11 @@ export async function startUpstream(): Promise<BenchProcess> {
   const child = spawn(process.execPath, [ECHO_SDK, '--transport', 'http', '--port', '0'], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  const port = await started(child, /LISTENING (\d+)/, 'the echo server');
+  const stderr = collect(child);
+  const port = await started(child, /LISTENING (\d+)/, 'the echo server', stderr);
   return {
     child,
+    stderr,
     url: new URL(`http://127.0.0.1:${port}/mcp`),
     cpuMs: cpuOf(child.pid),
     stop: stopper(child, () => child.stdin?.end()),
@@ -131,9 +139,11 @@ export async function startGateway(
     [...prof, cli, '--config', project.file, 'serve', '--http', '--port', '0'],
     { cwd: project.dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
   );
-  const url = await started(child, /listening on (\S+)/, 'interlock serve');
+  const stderr = collect(child);
+  const url = await started(child, /listening on (\S+)/, 'interlock serve', stderr);
   return {
     child,
+    stderr,
     url: new URL(url),
     cpuMs: cpuOf(child.pid),
     // SIGTERM drains and exits normally, so that --cpu-prof writes its profile.
