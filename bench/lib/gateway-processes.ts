@@ -26,7 +26,7 @@ export interface BenchProcess {
 }
 
 /** Set to another build's `cli/main.js` to bench that build's gateway (a candidate fix, or the one before it). */
-export const GATEWAY_CLI_ENV = 'BENCH_GATEWAY_CLI';
+const GATEWAY_CLI_ENV = 'BENCH_GATEWAY_CLI';
 
 /** The built CLI, as `npm run build` writes it; rebuilt first when a source file is newer. */
 export function ensureBuiltCli(log: (line: string) => void): string {
@@ -61,7 +61,15 @@ function cpuOf(pid: number | undefined): () => number {
   };
 }
 
+/** Every process started here, ended when the bench's process exits however it does (an exception, EPIPE). */
+const children = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
 function collect(child: ChildProcess): () => string {
+  children.add(child);
   let err = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     err = (err + chunk.toString()).slice(-8192);

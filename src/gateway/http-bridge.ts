@@ -71,7 +71,7 @@ async function readBody(incoming: IncomingMessage | Http2ServerRequest, limit: n
  * An SSE answer whose stream ends in the same turn of the event loop as its last event, as one body (the same
  * bytes, with a length); any other answer as it is. It waits for the first event: the headers go with it.
  */
-export async function settleEventStream(response: Response): Promise<Response> {
+async function settleEventStream(response: Response): Promise<Response> {
   const body = response.body;
   if (body === null || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
     return response;
