@@ -39,7 +39,7 @@ import { toConfigIssues } from '../zod-issues.js';
 import { PrincipalPolicies } from './bindings.js';
 import { type FlowScope, FlowStates } from './flow-states.js';
 import { FrontDoor, LOOPBACK_HOSTS } from './front-door.js';
-import { fetchMcp } from './http-bridge.js';
+import { fetchMcp, keepConnections } from './http-bridge.js';
 import { GatewayMetrics } from './metrics.js';
 import { createPrincipalVerifier, type Principal, principalOf } from './principals.js';
 import type { ServerRequestRelay } from './relay.js';
@@ -190,6 +190,7 @@ export class Gateway {
     );
     const tls = http.tls === undefined ? undefined : await readTls(http.tls);
     const server = tls === undefined ? createServer() : createHttpsServer(tls);
+    keepConnections(server);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(http.port, http.host, () => {

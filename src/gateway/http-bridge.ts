@@ -21,6 +21,19 @@ import {
   isJsonContentType,
 } from '@modelcontextprotocol/server';
 
+/**
+ * How long an idle client connection stays open: longer than the idle timeout of the usual load balancers (60 s),
+ * so that the gateway never closes a kept-alive connection under a balancer or client just as it sends a request
+ * on it (Node's default, 5 s, made the bench's client meet ECONNRESET on a loaded machine).
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/** Sets the listener's keep-alive timeout (and the headers timeout above it, as Node requires). */
+export function keepConnections(server: { keepAliveTimeout: number; headersTimeout: number }): void {
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = Math.max(server.headersTimeout, KEEP_ALIVE_TIMEOUT_MS + 1000);
+}
+
 /** The handler's fetch face (`createMcpHandler(...).fetch`). */
 type McpFetch = (
   request: Request,

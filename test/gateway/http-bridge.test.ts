@@ -2,6 +2,7 @@
 // that is complete at once goes out as one body with its length; one that streams (progress) still streams; the
 // bodies the handler must judge (not JSON, too large) get the handler's own answers. Raw HTTP against a real
 // gateway on a loopback port, with the real echo fixture over stdio upstream.
+import { Agent, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Gateway } from '../../src/gateway/gateway.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
@@ -109,6 +110,22 @@ describe('the gateway answers a 2025-era request', () => {
     const response = await post(call(4, 'mcp__echo__echo', { text }));
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ error: { code: -32000 } });
+  });
+
+  it('on connections kept open longer than a load balancer idles (65 s, not the 5 of Node)', async () => {
+    const headers = await new Promise<Record<string, string | string[] | undefined>>((resolve, reject) => {
+      const agent = new Agent({ keepAlive: true });
+      const req = httpRequest(new URL('/healthz', url), { agent }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          agent.destroy();
+          resolve(res.headers);
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(headers['keep-alive']).toBe('timeout=65');
   });
 
   it('that is a notification: accepted with no body', async () => {
