@@ -26,7 +26,7 @@ import {
  * so that the gateway never closes a kept-alive connection under a balancer or client just as it sends a request
  * on it (Node's default, 5 s, made the bench's client meet ECONNRESET on a loaded machine).
  */
-export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /** Sets the listener's keep-alive timeout (and the headers timeout above it, as Node requires). */
 export function keepConnections(server: { keepAliveTimeout: number; headersTimeout: number }): void {
