@@ -11,9 +11,11 @@
  * `bench/results/latest.json` (+ `latest.md`) and the chart `docs/assets/bench-ratios.svg`. `--help` lists
  * the flags. Peers missing from bench/node_modules are skipped with the reason (`npm ci --prefix bench`).
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ServerKind } from './lib/contender.js';
 import { callSchedule, rotate } from './lib/interleave.js';
@@ -51,7 +53,16 @@ import {
 import { median, round } from './lib/stats.js';
 import { ratioChart } from './lib/svg.js';
 
-const FIGURES = ['latency', 'throughput', 'connect', 'memory', 'reconnect', 'import', 'capability'] as const;
+const FIGURES = [
+  'latency',
+  'throughput',
+  'connect',
+  'memory',
+  'reconnect',
+  'import',
+  'capability',
+  'gateway',
+] as const;
 type Figure = (typeof FIGURES)[number];
 const TRANSPORTS: readonly ServerKind[] = ['stdio-raw', 'stdio-sdk', 'http'];
 
@@ -72,6 +83,8 @@ const HELP = `Usage: npm run bench -- [flags]
   --import-reps N     fresh-process imports per contender per round         (default 5)
   --contenders L      ${CONTENDER_IDS.join(',')} (sdk is always run: it is the baseline)
   --figures L         ${FIGURES.join(',')} (default all)
+                      gateway: bench/gateway.ts (interlock serve as deployed, its own
+                      results in bench/results/gateway.json; --rounds is passed on)
   --out FILE          results JSON (a .md with the table is written beside it) (default bench/results/latest.json)
   --svg FILE          ratio chart, or 'none'                                (default docs/assets/bench-ratios.svg)
   --quiet             no progress lines on stderr
@@ -181,6 +194,10 @@ async function main(): Promise<void> {
     if (!options.quiet) process.stderr.write(`${line}\n`);
   };
   const has = (f: Figure) => options.figures.includes(f);
+  if (options.figures.every((f) => f === 'gateway')) {
+    runGatewayBench(options);
+    return;
+  }
 
   const statuses: ContenderStatus[] = options.contenders.map((id) => {
     const info = CONTENDERS[id];
@@ -325,6 +342,15 @@ async function main(): Promise<void> {
     writeFileSync(options.svg, ratioChart(results));
     log(`wrote ${options.svg}`);
   }
+  if (has('gateway')) runGatewayBench(options);
+}
+
+/** The gateway figure: bench/gateway.ts in a process of its own (it starts the upstream and the gateways). */
+function runGatewayBench(options: Options): void {
+  const script = join(dirname(fileURLToPath(import.meta.url)), 'gateway.ts');
+  const args = ['--import', 'tsx', script, '--rounds', String(options.rounds)];
+  const run = spawnSync(process.execPath, options.quiet ? [...args, '--quiet'] : args, { stdio: 'inherit' });
+  if (run.status !== 0) throw new Error(`bench/gateway.ts failed (${run.status ?? run.signal})`);
 }
 
 /**

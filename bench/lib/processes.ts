@@ -215,7 +215,7 @@ export function startHttpServer(timeoutMs = 15_000): Promise<HttpServer> {
 }
 
 /** Newest modification time under `dir` (files ending in `ext`). */
-function newest(dir: string, ext: string): number {
+export function newest(dir: string, ext: string): number {
   let latest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);

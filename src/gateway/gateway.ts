@@ -44,6 +44,7 @@ import { AuditFeed, followFleet } from './console/feed.js';
 import { type ConsoleMount, mountConsole } from './console/mount.js';
 import { type FlowScope, FlowStates } from './flow-states.js';
 import { FrontDoor, LOOPBACK_HOSTS } from './front-door.js';
+import { fetchMcp, keepConnections } from './http-bridge.js';
 import { GatewayMetrics } from './metrics.js';
 import { createPrincipalVerifier, type Principal, principalOf } from './principals.js';
 import type { ServerRequestRelay } from './relay.js';
@@ -221,6 +222,7 @@ export class Gateway {
     }
     const tls = http.tls === undefined ? undefined : await readTls(http.tls);
     const server = tls === undefined ? createServer() : createHttpsServer(tls);
+    keepConnections(server);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(http.port, http.host, () => {
@@ -283,7 +285,7 @@ export class Gateway {
       if (this.#draining) return text(503, 'The gateway is shutting down.\n');
       const authInfo = await door.authenticate(request, env.incoming);
       if (authInfo instanceof Response) return refuse(authInfo);
-      return handler.fetch(request, authInfo === undefined ? {} : { authInfo });
+      return fetchMcp(handler.fetch, request, env.incoming, authInfo);
     });
     server.on('request', (req, res) => {
       // A graceful close waits for MCP requests until their answer is sent (not only until the tool returns),

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { context, trace } from '@opentelemetry/api';
@@ -71,6 +71,39 @@ describe('JsonLinesAuditSink', () => {
       Array.from({ length: 20 }, (_, i) => `mcp:fs:tool${i}`),
     );
     if (process.platform !== 'win32') expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+
+  it('writes lines that arrive during a write together, in order, each resolving once it is in the file', async () => {
+    const path = join(dir, 'batched.jsonl');
+    const sink = new JsonLinesAuditSink(path);
+    const inFile = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        sink.write(record(i)).then(async () => (await readFile(path, 'utf8')).includes(`"mcp:fs:tool${i}"`)),
+      ),
+    );
+    await sink.close();
+    expect(inFile.every(Boolean)).toBe(true);
+    const lines = (await readFile(path, 'utf8')).trimEnd().split('\n');
+    expect(lines.map((l) => JSON.parse(l).resource)).toEqual(
+      Array.from({ length: 200 }, (_, i) => `mcp:fs:tool${i}`),
+    );
+  });
+
+  it('fails every line of a write that fails, and writes the next lines once the file can be opened', async () => {
+    const path = join(dir, 'later', 'audit.jsonl');
+    await writeFile(join(dir, 'later'), 'a file where the directory should be');
+    const sink = new JsonLinesAuditSink(path);
+    const settled = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => sink.write(record(i))));
+    expect(settled.map((s) => s.status)).toEqual(Array(5).fill('rejected'));
+    await rm(join(dir, 'later'));
+    await sink.write(record(5));
+    await sink.close();
+    expect(
+      (await readFile(path, 'utf8'))
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).resource),
+    ).toEqual(['mcp:fs:tool5']);
   });
 
   it('appends to an existing file across instances', async () => {
