@@ -65,14 +65,21 @@ let loaded: ReadonlyMap<string, ConsoleAsset> | undefined;
 /** The console's static files by name (read once, on the first request for one). */
 export function consoleAssets(): ReadonlyMap<string, ConsoleAsset> {
   loaded ??= new Map([
-    ['htmx.min.js', { body: readDependency('htmx.org/dist/htmx.min.js'), type: 'text/javascript' }],
-    ['sse.min.js', { body: readDependency('htmx-ext-sse/dist/sse.min.js'), type: 'text/javascript' }],
+    [
+      'htmx.min.js',
+      { body: readDependency(require.resolve('htmx.org/dist/htmx.min.js')), type: 'text/javascript' },
+    ],
+    [
+      'sse.min.js',
+      { body: readDependency(require.resolve('htmx-ext-sse/dist/sse.min.js')), type: 'text/javascript' },
+    ],
     ['console.css', { body: CONSOLE_CSS, type: 'text/css' }],
     ['console.js', { body: CONSOLE_JS, type: 'text/javascript' }],
   ]);
   return loaded;
 }
 
-function readDependency(specifier: string): string {
-  return readFileSync(require.resolve(specifier), 'utf8');
+/** A dependency's file, resolved where it is written (literal specifiers, so dependency checks see them). */
+function readDependency(path: string): string {
+  return readFileSync(path, 'utf8');
 }
