@@ -211,11 +211,6 @@ export class Project {
     return this.#advisor;
   }
 
-  /** The fleet's shared state (the project's `state` section), when the file has one. */
-  get store(): StateStore | undefined {
-    return this.#state;
-  }
-
   /** The audit sinks of the project file's `audit` section (file, stream, OpenTelemetry logs, the recording), if any. */
   get audit(): AuditSink | undefined {
     return this.#audit;
