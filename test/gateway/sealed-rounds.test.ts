@@ -12,7 +12,11 @@ import { nodeFixture } from '../helpers/fixtures.js';
 const ALICE = 'alice-key-0123456789abcdef';
 
 const allow = (resource: string, actions: string[]) => ({ effect: 'allow' as const, resource, actions });
-const rules = [allow('mcp:modern:ask_twice', ['execute']), allow('mcp:*:elicitation', ['request'])];
+const rules = [
+  allow('mcp:modern:ask_twice', ['execute']),
+  allow('mcp:modern:ask_forever', ['execute']),
+  allow('mcp:*:elicitation', ['request']),
+];
 
 let manager: MCPClientManager;
 let capabilities: CapabilitySet;
@@ -45,9 +49,10 @@ afterAll(async () => {
   await manager?.close();
 });
 
-/** One `tools/call` round of `ask_twice`, as a 2026-07-28 client sends it: its result, or its JSON-RPC error. */
+/** One `tools/call` round of a tool (`ask_twice`), as a 2026-07-28 client sends it: its result, or its error. */
 async function send(
   extra: Record<string, unknown> = {},
+  tool = 'mcp__modern__ask_twice',
 ): Promise<{ result?: Record<string, unknown>; error?: { message: string } }> {
   const response = await fetch(url, {
     method: 'POST',
@@ -57,14 +62,14 @@ async function send(
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': '2026-07-28',
       'mcp-method': 'tools/call',
-      'mcp-name': 'mcp__modern__ask_twice',
+      'mcp-name': tool,
     },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: 1,
       method: 'tools/call',
       params: {
-        name: 'mcp__modern__ask_twice',
+        name: tool,
         arguments: {},
         ...extra,
         _meta: {
@@ -80,8 +85,8 @@ async function send(
   return JSON.parse(line.replace(/^data: /, ''));
 }
 
-async function call(extra: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-  const message = await send(extra);
+async function call(extra: Record<string, unknown> = {}, tool?: string): Promise<Record<string, unknown>> {
+  const message = await send(extra, tool);
   expect(message.result, JSON.stringify(message)).toBeDefined();
   return message.result as Record<string, unknown>;
 }
@@ -135,5 +140,26 @@ describe('a 2026-07-28 upstream that asks its caller twice, through the gateway'
     } finally {
       capabilities.revoke(id);
     }
+  });
+
+  it('stops a call whose upstream still asks after 10 rounds', async () => {
+    const forever = 'mcp__modern__ask_forever';
+    let result = await call({}, forever);
+    let rounds = 0;
+    while (result.resultType === 'input_required' && rounds <= 10) {
+      rounds++;
+      const [key] = Object.keys(result.inputRequests as Record<string, unknown>);
+      result = await call(
+        {
+          inputResponses: { [key as string]: { action: 'accept', content: { ok: true } } },
+          requestState: result.requestState,
+        },
+        forever,
+      );
+    }
+    expect(rounds).toBe(10);
+    expect(result.isError, JSON.stringify(result)).toBe(true);
+    expect(textOf(result)).toMatch(/after 10 rounds/);
+    expect(relay.waiting).toBe(0);
   });
 });
