@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { InputRequest } from '@modelcontextprotocol/server';
 import { RequestTimeoutError } from '../errors.js';
+import type { HandedOffRound } from '../protocol/input-rounds.js';
 
 interface Outstanding {
   request: InputRequest;
@@ -35,6 +36,8 @@ export class PendingCall {
   #timer: NodeJS.Timeout | undefined;
   #next = 0;
   settled: { ok: true; value: unknown } | { ok: false; error: unknown } | undefined;
+  /** A 2026-07-28 upstream's round handed back to the caller: the call ends, its state travels sealed (issue 41). */
+  handedOff: { server: string; round: HandedOffRound } | undefined;
   result!: Promise<void>;
 
   constructor(owner: string, binding: string) {

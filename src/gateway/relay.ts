@@ -4,7 +4,8 @@
  * relay is asked) and by the caller's own set (`mcp:{server}:elicitation|sampling` / `request`, audited); only
  * then does it reach the downstream client, as a multi-round-trip `input_required` answer to its `tools/call`.
  * A 2026-07-28 client answers it and calls again with the responses; for a 2025-era client the SDK's shim sends
- * real requests over the client's connection. Either way the upstream call waits in this process meanwhile.
+ * real requests over the client's connection. Either way the upstream call waits in this process meanwhile,
+ * except a 2026-07-28 upstream's: its round is handed to the caller, sealed, and continued by any replica (41).
  *
  * Which downstream call a request belongs to: the call whose async context it runs in, while that call runs.
  * Interlock answers a 2026-07-28 server's input rounds inside the call that got them, so those are always
@@ -49,6 +50,7 @@ import {
   samplingConditionArgs,
 } from '../interop/server-requests.js';
 import { isJsonObject } from '../json.js';
+import { deferInput, type HandedOffRound, type InputRoundControl } from '../protocol/input-rounds.js';
 import { resourceFor } from '../security/pattern.js';
 import type { Approver } from '../security/types.js';
 import type { StateStore } from '../state/types.js';
@@ -63,6 +65,7 @@ import {
   replicaStateKey,
   routedError,
 } from './replicas.js';
+import { continuation, handOff, type SealedUpstream } from './sealed-rounds.js';
 
 /** One downstream caller's call, while it runs. */
 interface Caller {
@@ -91,6 +94,8 @@ interface SealedState {
   replica: string;
   /** Which of the call's rounds this state asks for: an answer to an earlier one is refused. */
   round: number;
+  /** A 2026-07-28 upstream's round handed to the caller: nothing is held, any replica continues the call. */
+  upstream?: SealedUpstream | undefined;
 }
 
 function sealer(key: string | Uint8Array) {
@@ -213,12 +218,17 @@ export class ServerRequestRelay {
       signal: AbortSignal;
       binding: string;
     },
-    work: (signal: AbortSignal) => Promise<T>,
+    work: (signal: AbortSignal, rounds: InputRoundControl) => Promise<T>,
   ): Promise<RelayStep<T>> {
+    let resume: InputRoundControl['resume'];
     if (round.state !== undefined) {
       const sealed = await this.#open(round.state, round.binding);
       if (sealed === undefined) return { kind: 'failed', error: notHeld(target.server) };
-      if (sealed.replica !== this.#replica) {
+      if (sealed.upstream !== undefined) {
+        // Issue 41: the upstream's round comes back sealed; the call starts again here, decided again.
+        resume = continuation(sealed.upstream, target.server, round.responses);
+        if (resume === undefined) return { kind: 'failed', error: notHeld(target.server) };
+      } else if (sealed.replica !== this.#replica) {
         // Another replica holds the call: the answers go there, and its next step comes back here.
         if (this.#router === undefined) return { kind: 'failed', error: notHeld(target.server) };
         try {
@@ -234,11 +244,13 @@ export class ServerRequestRelay {
           return { kind: 'failed', error };
         }
       }
-      const call = this.#resumable(sealed.id, round.binding, sealed.round);
-      if (call === undefined) return { kind: 'failed', error: notHeld(target.server) };
-      call.disarm();
-      call.answer(round.responses);
-      return this.#drive<T>(call, round);
+      if (resume === undefined) {
+        const call = this.#resumable(sealed.id, round.binding, sealed.round);
+        if (call === undefined) return { kind: 'failed', error: notHeld(target.server) };
+        call.disarm();
+        call.answer(round.responses);
+        return this.#drive<T>(call, round);
+      }
     }
     const owner = ownerOf(target.principal);
     // Refused before the upstream call starts: the server never sees a call that could not wait.
@@ -249,8 +261,14 @@ export class ServerRequestRelay {
     const callers = this.#byServer.get(target.server) ?? new Set<Caller>();
     this.#byServer.set(target.server, callers);
     callers.add(caller);
+    const rounds: InputRoundControl = {
+      resume,
+      handOff: (handed) => {
+        call.handedOff = { server: target.server, round: handed };
+      },
+    };
     call.result = this.#scope
-      .run(caller, () => work(call.abort.signal))
+      .run(caller, () => work(call.abort.signal, rounds))
       .then(
         (value) => {
           call.settled = { ok: true, value };
@@ -329,6 +347,10 @@ export class ServerRequestRelay {
       // Cancelled by the client: the upstream call was cancelled with it; its end is awaited, never left behind.
       if (round.signal.aborted) await call.result;
       const settled = call.settled;
+      if (call.handedOff !== undefined) {
+        this.#pending.delete(call.id);
+        return this.#handedOff(call, round.binding, call.handedOff);
+      }
       if (settled !== undefined) {
         this.#pending.delete(call.id);
         return settled.ok
@@ -361,6 +383,23 @@ export class ServerRequestRelay {
     } finally {
       call.busy = false;
     }
+  }
+
+  /** A 2026-07-28 upstream's round for the caller: its questions, and the rest sealed in the state it echoes. */
+  async #handedOff<T>(
+    call: PendingCall,
+    binding: string,
+    { server, round: handed }: { server: string; round: HandedOffRound },
+  ): Promise<RelayStep<T>> {
+    const { inputRequests, upstream } = handOff(server, handed, this.#options.inputTimeoutMs);
+    const requestState = await this.#codec.mint({
+      id: call.id,
+      binding,
+      replica: this.#replica,
+      round: handed.round,
+      upstream,
+    });
+    return { kind: 'input', inputRequests, requestState };
   }
 
   /** Cancels every call that waits for a downstream answer, and stops routing. */
@@ -421,6 +460,14 @@ export class ServerRequestRelay {
     return callers.values().next().value as Caller;
   }
 
+  /**
+   * Asks the caller, after both decisions: a 2026-07-28 upstream's question is handed back with its round (the
+   * call does not wait here, issue 41); any other waits in the call for the caller's next round.
+   */
+  #ask(caller: Caller, request: InputRequest, signal: AbortSignal): Promise<unknown> {
+    return deferInput(request) ?? caller.call.ask(request, signal);
+  }
+
   /** The caller's own set decides the request (audited); a refusal throws. */
   async #decide(
     caller: Caller,
@@ -452,7 +499,7 @@ export class ServerRequestRelay {
     }
     if (!caller.supports('elicitation.form')) return { action: 'decline' };
     try {
-      return elicitResultOf(await caller.call.ask(inputRequired.elicit(params), context.signal));
+      return elicitResultOf(await this.#ask(caller, inputRequired.elicit(params), context.signal));
     } catch {
       // Timed out, cancelled, or the call ended: the question goes unanswered.
       return { action: 'cancel' };
@@ -480,7 +527,7 @@ export class ServerRequestRelay {
     }
     if (!caller.supports('elicitation.url')) return { action: 'decline' };
     try {
-      const answer = await caller.call.ask(inputRequired.elicitUrl({ message, url }), context.signal);
+      const answer = await this.#ask(caller, inputRequired.elicitUrl({ message, url }), context.signal);
       return { action: elicitResultOf(answer).action };
     } catch {
       return { action: 'cancel' };
@@ -513,7 +560,7 @@ export class ServerRequestRelay {
         byPolicy: false,
       });
     }
-    const answer = await caller.call.ask(inputRequired.createMessage(params), context.signal);
+    const answer = await this.#ask(caller, inputRequired.createMessage(params), context.signal);
     if (typeof answer !== 'object' || answer === null || !('content' in answer) || !('model' in answer)) {
       throw new ServerRequestRefusedError({
         server,

@@ -21,6 +21,7 @@ import {
 import { InterlockError } from '../errors.js';
 import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
 import { tupleKey } from '../json.js';
+import type { InputRoundControl } from '../protocol/input-rounds.js';
 import type { FlowState } from '../security/flow.js';
 import { resourceFor } from '../security/pattern.js';
 import { canonicalJson } from '../security/pinning.js';
@@ -267,7 +268,7 @@ async function relayedCall(
           .digest('base64url'),
       ),
     },
-    (signal) => callThrough(view, name, args, ctx, principal, signal, flow),
+    (signal, rounds) => callThrough(view, name, args, ctx, principal, signal, flow, rounds),
   );
   if (step.kind === 'done') return step.value;
   if (step.kind === 'failed') return failure(step.error);
@@ -305,14 +306,16 @@ async function callThrough(
   principal: Principal,
   signal: AbortSignal,
   flow: FlowState,
+  rounds?: InputRoundControl,
 ): Promise<CallOutcome> {
   const progressToken = ctx.mcpReq._meta?.progressToken;
   try {
     // `flow` rides as a variable, not a literal: ToolCallOptions (the tools area) cannot name a FlowState.
-    const options: ToolCallOptions & { flow: FlowState } = {
+    const options: ToolCallOptions & { flow: FlowState; inputRounds?: InputRoundControl | undefined } = {
       signal,
       principal: principal.subject,
       flow,
+      inputRounds: rounds,
       ...(progressToken === undefined
         ? {}
         : {

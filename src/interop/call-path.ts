@@ -27,7 +27,7 @@ import {
   SpanStatusCode,
   type Tracer,
 } from '../otel.js';
-import { callToolAnswering } from '../protocol/input-rounds.js';
+import { callToolAnswering, HANDED_OFF } from '../protocol/input-rounds.js';
 import { taskCallParams, taskHandleOf } from '../protocol/task-handles.js';
 import type { SecretRedactor } from '../redact.js';
 import type { FlowState } from '../security/flow.js';
@@ -132,6 +132,7 @@ export function runToolCall(
         agent: options.agent ?? deps.agent,
         principal: options.principal ?? deps.principal,
         annotations,
+        continuation: options.inputRounds?.resume?.round,
         flow: flow.flow,
         labels: flow.labels,
       },
@@ -396,11 +397,17 @@ function callTool(ctx: ReadyCall): Promise<ToolCallResult> {
       server,
       answer: deps.answerServerRequest ?? answerNoRequest,
       signal: ctx.perCallSignal,
+      control: ctx.options.inputRounds,
     });
   } catch (err) {
     pending = Promise.reject(err);
   }
   return pending.then((raw) => {
+    // Issue 41: the round went back to the caller; the call's continuation brings the result.
+    if (raw === HANDED_OFF) {
+      inFlight?.leave(server, span);
+      return { content: [] } as unknown as ToolCallResult;
+    }
     // Issue 13: a task handle is followed to its end here; the call's promise stays the one the caller holds.
     const task = taskHandleOf(raw);
     if (task === undefined) return done(raw);

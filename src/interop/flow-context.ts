@@ -10,6 +10,7 @@
  */
 import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/client';
 import { ServerRequestError } from '../errors.js';
+import type { InputRoundControl } from '../protocol/input-rounds.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import { type FlowState, stringsIn } from '../security/flow.js';
 import type { FlowLabels, ServerLabels } from '../security/flow-labels.js';
@@ -87,6 +88,8 @@ export interface McpCallOptions extends ToolCallOptions {
    * @default the flow state of the manager or view the call goes through
    */
   flow?: FlowState | undefined;
+  /** @internal Input rounds handed back instead of answered here, and a call that continues one (issue 41). */
+  inputRounds?: InputRoundControl | undefined;
 }
 
 /** What the pipeline knows of a call's flow. */

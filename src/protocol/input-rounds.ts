@@ -7,6 +7,8 @@
  * of the call that is waiting, so nothing in a handler can tell which call asked. Here the answers run inside
  * the call, so whoever made the call (a gateway's downstream client, say) is known to the handler.
  */
+
+import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   type CallToolRequest,
   type Client,
@@ -16,6 +18,7 @@ import {
   SdkError,
   SdkErrorCode,
 } from '@modelcontextprotocol/client';
+import { RequestCancelledError } from '../errors.js';
 import { MAX_INPUT_ROUNDS, MAX_REQUEST_STATE_CHARS } from './bounds.js';
 import type { InboundStage } from './inbound.js';
 
@@ -28,6 +31,44 @@ export type InputAnswerer = (
 ) => Promise<unknown>;
 
 /**
+ * How a call's input rounds go when this process should not wait for their answers (issue 41, a gateway whose
+ * replicas share no memory): a round whose requests go to the caller is handed back, and a later call continues it.
+ */
+export interface InputRoundControl {
+  /** A continuation: the first `tools/call` carries these answers and the server's own `requestState`. */
+  resume?:
+    | { requestState?: string | undefined; inputResponses: Record<string, unknown>; round: number }
+    | undefined;
+  /** Takes a round some of whose requests wait for someone else; the call then ends with {@link HANDED_OFF}. */
+  handOff?: ((round: HandedOffRound) => void) | undefined;
+}
+
+/** An upstream input round handed back: what was answered here, what waits, and the server's state. */
+export interface HandedOffRound {
+  /** Which round of the call this is (1 for the first `input_required`). */
+  round: number;
+  requestState: string | undefined;
+  /** Answers made here (a refusal, say), sent with the continuation. */
+  answered: Record<string, unknown>;
+  /** The requests that wait (what was passed to {@link deferInput}), by the server's keys. */
+  deferred: Record<string, unknown>;
+}
+
+/** What a call whose round was handed off ends with: no result, the continuation brings it. */
+export const HANDED_OFF: unique symbol = Symbol('interlock.input-handed-off');
+
+const deferScope = new AsyncLocalStorage<(request: unknown) => Promise<never>>();
+
+/**
+ * Inside an answer to an input request of a round that may be handed off: marks the request as waiting for
+ * someone else (after its decisions passed) and returns a promise that rejects once the round is handed off;
+ * elsewhere undefined (answer it as usual).
+ */
+export function deferInput(request: unknown): Promise<never> | undefined {
+  return deferScope.getStore()?.(request);
+}
+
+/**
  * `client.callTool`, with any `input_required` rounds answered by `answer` (on a 2026-07-28 connection; a 2025
  * one has no such rounds and is called as is). Stops after {@link MAX_INPUT_ROUNDS} rounds with the SDK's own
  * error, so it is reported as the SDK's driver would be.
@@ -36,12 +77,21 @@ export async function callToolAnswering(
   client: Client,
   params: CallToolRequest['params'],
   options: RequestOptions,
-  input: { server: string; answer: InputAnswerer; signal?: AbortSignal | undefined },
+  input: {
+    server: string;
+    answer: InputAnswerer;
+    signal?: AbortSignal | undefined;
+    control?: InputRoundControl | undefined;
+  },
 ): Promise<unknown> {
   if (client.getProtocolEra() !== 'modern') return client.callTool(params, options);
   const manual = { ...options, allowInputRequired: true };
-  let result: unknown = await client.callTool(params, manual);
-  for (let round = 1; isInputRequiredResult(result); round++) {
+  const resume = input.control?.resume;
+  let result: unknown = await client.callTool(
+    resume === undefined ? params : continued(params, resume.inputResponses, resume.requestState),
+    manual,
+  );
+  for (let round = (resume?.round ?? 0) + 1; isInputRequiredResult(result); round++) {
     if (round > MAX_INPUT_ROUNDS) {
       throw new SdkError(
         SdkErrorCode.InputRequiredRoundsExceeded,
@@ -53,17 +103,86 @@ export async function callToolAnswering(
       inputRequests?: Record<string, { method?: unknown; params?: unknown }>;
       requestState?: string;
     };
+    const handOff = input.control?.handOff;
+    if (handOff !== undefined) {
+      const split = await answerOrDefer(inputRequests ?? {}, input);
+      if (Object.keys(split.deferred).length > 0) {
+        handOff({ round, requestState, ...split });
+        return HANDED_OFF;
+      }
+      result = await client.callTool(continued(params, split.answered, requestState), manual);
+      continue;
+    }
     const responses = await answerRound(inputRequests ?? {}, input);
-    result = await client.callTool(
-      {
-        ...params,
-        ...(Object.keys(responses).length > 0 && { inputResponses: responses }),
-        ...(requestState !== undefined && { requestState }),
-      } as CallToolRequest['params'],
-      manual,
-    );
+    result = await client.callTool(continued(params, responses, requestState), manual);
   }
   return result;
+}
+
+/** The `tools/call` that continues a call with a round's answers and the server's state. */
+function continued(
+  params: CallToolRequest['params'],
+  responses: Record<string, unknown>,
+  requestState: string | undefined,
+): CallToolRequest['params'] {
+  return {
+    ...params,
+    ...(Object.keys(responses).length > 0 && { inputResponses: responses }),
+    ...(requestState !== undefined && { requestState }),
+  } as CallToolRequest['params'];
+}
+
+/**
+ * Answers a round's requests side by side, except those an answerer defers ({@link deferInput}): each request
+ * ends answered or deferred; the first failure fails the call. Deferred answers are abandoned once all are known.
+ */
+async function answerOrDefer(
+  requests: Record<string, { method?: unknown; params?: unknown }>,
+  input: { server: string; answer: InputAnswerer; signal?: AbortSignal | undefined },
+): Promise<{ answered: Record<string, unknown>; deferred: Record<string, unknown> }> {
+  const round = new AbortController();
+  const onAbort = () => round.abort(input.signal?.reason);
+  if (input.signal?.aborted) onAbort();
+  input.signal?.addEventListener('abort', onAbort, { once: true });
+  const answered: Record<string, unknown> = {};
+  const deferred: Record<string, unknown> = {};
+  const handedOff = new Promise<never>((_, reject) =>
+    round.signal.addEventListener('abort', () => reject(round.signal.reason), { once: true }),
+  );
+  handedOff.catch(() => undefined);
+  try {
+    await Promise.all(
+      Object.entries(requests).map(
+        ([key, request]) =>
+          new Promise<void>((resolve, reject) => {
+            const defer = (asked: unknown) => {
+              deferred[key] = asked;
+              resolve();
+              return handedOff;
+            };
+            const method = typeof request?.method === 'string' ? request.method : '';
+            deferScope
+              .run(defer, () => input.answer(input.server, method, request?.params, round.signal))
+              .then(
+                (value) => {
+                  if (!(key in deferred)) answered[key] = value;
+                  resolve();
+                },
+                (err: unknown) => {
+                  if (key in deferred) return;
+                  round.abort(err);
+                  reject(err);
+                },
+              );
+          }),
+      ),
+    );
+    return { answered, deferred };
+  } finally {
+    input.signal?.removeEventListener('abort', onAbort);
+    // The deferred answers wait no longer: they are the caller's now.
+    round.abort(new RequestCancelledError('The input round was handed to the caller.'));
+  }
 }
 
 /** Answers one round's requests side by side; the first failure cancels the others and fails the call. */

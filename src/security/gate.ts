@@ -284,6 +284,7 @@ export class CapabilityGate {
         approved,
         // Issue 42: the labels and carried arguments a flow condition decided on (names, never data).
         flow: decision.flow,
+        continuation: request.context?.continuation,
       });
       const pending = this.#audit?.write(record, request);
       if (!isPromise(pending)) {

@@ -44,6 +44,11 @@ export interface CheckContext {
   readonly flow?: FlowState | undefined;
   /** The labels of what is called or read (the target), resolved from the policy and the project file. */
   readonly labels?: readonly string[] | undefined;
+  /**
+   * The input round a call continues (issue 41): its caller answered the server's questions and the call is
+   * decided again before it goes on. Audited as the record's `continuation`.
+   */
+  readonly continuation?: number | undefined;
 }
 
 /** What the gate is asked to authorize. */
@@ -96,6 +101,8 @@ export interface AuditRecord {
    * had, and which argument carried which label from which source. Names only, never data.
    */
   readonly flow?: DecisionFlow | undefined;
+  /** When the call continues after its caller answered the server's questions: which input round it continues. */
+  readonly continuation?: number | undefined;
 }
 
 /** Where audit records go. `write` may be sync or async; a throw or rejection is a sink failure. */

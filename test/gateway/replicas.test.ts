@@ -1,7 +1,8 @@
 // Replicas without stickiness (issue 41): two `interlock serve --http` processes, one real redis-server, and a
 // round-robin balancer in front. A tool that asks its caller twice completes wherever each answer lands, on a
-// 2026-07-28 upstream and on a 2025-era one; an `ask` approval answered on the other process lets the call go
-// on; a state replayed by another caller, for another tool or other arguments is refused; and an answer for a
+// 2026-07-28 upstream (its round sealed in the caller's state: nothing routed, nothing parked, so the process
+// that asked may die meanwhile) and on a 2025-era one (routed to the process that holds the call); an `ask`
+// approval answered on the other process lets the call go on; a state replayed by another caller, for another tool or other arguments is refused; and an answer for a
 // call whose process was killed gets REPLICA_UNAVAILABLE at once instead of hanging.
 import {
   Client as ModernClient,
@@ -109,50 +110,61 @@ function textOf(result: unknown): string {
 }
 
 describe.each([
-  { era: '2026-07-28', tool: 'mcp__modern__ask_twice' },
-  { era: '2025-11-25', tool: 'mcp__legacy__ask_twice' },
-])('a tool of a $era upstream that asks its caller twice, behind a round-robin balancer', ({ tool }) => {
-  it(
-    'completes with both answers, each landing on another process than the one before',
-    async () => {
-      const { a, b, proxy, endpoint } = await fleet();
-      const client = new ModernClient(
-        { name: 'replicas-test', version: '1.0.0' },
-        { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'auto' } },
-      );
-      const asked: string[] = [];
-      client.setRequestHandler('elicitation/create', async (request) => {
-        asked.push(request.params.message);
-        const name = asked.length === 1 ? 'Ada' : 'Grace';
-        return { action: 'accept', content: { name } };
-      });
-      await client.connect(
-        new ModernHttp(endpoint, { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } }),
-      );
-      cleanups.push(() => client.close());
-      expect(client.getProtocolEra()).toBe('modern');
+  { era: '2026-07-28', tool: 'mcp__modern__ask_twice', sealed: true },
+  { era: '2025-11-25', tool: 'mcp__legacy__ask_twice', sealed: false },
+])(
+  'a tool of a $era upstream that asks its caller twice, behind a round-robin balancer',
+  ({ tool, sealed }) => {
+    it(
+      'completes with both answers, each landing on another process than the one before',
+      async () => {
+        const { a, b, proxy, endpoint } = await fleet();
+        const client = new ModernClient(
+          { name: 'replicas-test', version: '1.0.0' },
+          { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'auto' } },
+        );
+        const asked: string[] = [];
+        client.setRequestHandler('elicitation/create', async (request) => {
+          asked.push(request.params.message);
+          const name = asked.length === 1 ? 'Ada' : 'Grace';
+          return { action: 'accept', content: { name } };
+        });
+        await client.connect(
+          new ModernHttp(endpoint, { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } }),
+        );
+        cleanups.push(() => client.close());
+        expect(client.getProtocolEra()).toBe('modern');
 
-      const result = await client.callTool({ name: tool, arguments: {} });
+        const result = await client.callTool({ name: tool, arguments: {} });
 
-      expect(result.isError, textOf(result)).toBeFalsy();
-      expect(asked).toEqual(['First question?', 'Second question?']);
-      expect(textOf(result)).toContain('Ada');
-      expect(textOf(result)).toContain('Grace');
-      // Three rounds of one call (ask, answer and ask again, answer): consecutive rounds on different processes.
-      const rounds = proxy.log().filter((r) => r.method === 'tools/call');
-      expect(rounds).toHaveLength(3);
-      expect(rounds[1]?.backend).not.toBe(rounds[0]?.backend);
-      expect(rounds[2]?.backend).not.toBe(rounds[1]?.backend);
-      // The middle round landed on the process that does not hold the call: it was forwarded to the holder.
-      const [first, second] = [await routed(a.url), await routed(b.url)];
-      const [holder, other] = rounds[0]?.backend === 0 ? [first, second] : [second, first];
-      expect(other.forwarded).toBe(1);
-      expect(holder.served).toBe(1);
-      expect(holder.forwarded + other.served).toBe(0);
-    },
-    SLOW,
-  );
-});
+        expect(result.isError, textOf(result)).toBeFalsy();
+        expect(asked).toEqual(['First question?', 'Second question?']);
+        expect(textOf(result)).toContain('Ada');
+        expect(textOf(result)).toContain('Grace');
+        // Three rounds of one call (ask, answer and ask again, answer): consecutive rounds on different processes.
+        const rounds = proxy.log().filter((r) => r.method === 'tools/call');
+        expect(rounds).toHaveLength(3);
+        expect(rounds[1]?.backend).not.toBe(rounds[0]?.backend);
+        expect(rounds[2]?.backend).not.toBe(rounds[1]?.backend);
+        const [first, second] = [await routed(a.url), await routed(b.url)];
+        if (sealed) {
+          // The upstream's own state rode sealed in the caller's: each process continued the call by itself.
+          expect([first, second]).toEqual([
+            { forwarded: 0, served: 0 },
+            { forwarded: 0, served: 0 },
+          ]);
+          return;
+        }
+        // The middle round landed on the process that does not hold the call: it was forwarded to the holder.
+        const [holder, other] = rounds[0]?.backend === 0 ? [first, second] : [second, first];
+        expect(other.forwarded).toBe(1);
+        expect(holder.served).toBe(1);
+        expect(holder.forwarded + other.served).toBe(0);
+      },
+      SLOW,
+    );
+  },
+);
 
 /** A 2026-07-28 `tools/call` round sent straight to one process, as a client would after a balancer. */
 async function raw(url: URL, key: string, params: Record<string, unknown>) {
@@ -263,6 +275,61 @@ describe('answers sent to the process that does not hold the call', () => {
       expect(result.isError, JSON.stringify(result)).toBe(true);
       expect(textOf(result)).toMatch(/^REPLICA_UNAVAILABLE: .*call the tool again/);
       expect(await routed(b.url)).toEqual({ forwarded: 2, served: 0 });
+    },
+    SLOW,
+  );
+});
+
+describe('a 2026-07-28 upstream whose round is sealed in the state the caller echoes', () => {
+  const answer = (url: URL, key: string, asked: { key: string; state: unknown }, name: string, args = {}) =>
+    raw(url, key, {
+      name: 'mcp__modern__ask_twice',
+      arguments: args,
+      inputResponses: { [asked.key]: { action: 'accept', content: { name } } },
+      requestState: asked.state,
+    });
+
+  it(
+    'completes on the other process after the process that asked was killed, with nothing routed',
+    async () => {
+      const { a, b } = await fleet();
+      const first = question(await raw(a.url, ALICE, { name: 'mcp__modern__ask_twice', arguments: {} }));
+      expect(first.message).toBe('First question?');
+      a.cli.child.kill('SIGKILL');
+      await a.cli.done;
+
+      const second = question(await answer(b.url, ALICE, first, 'Ada'));
+      expect(second.message).toBe('Second question?');
+      const done = await answer(b.url, ALICE, second, 'Grace');
+
+      expect(done.isError, JSON.stringify(done)).toBeFalsy();
+      expect(textOf(done)).toContain('Ada');
+      expect(textOf(done)).toContain('Grace');
+      expect(await routed(b.url)).toEqual({ forwarded: 0, served: 0 });
+    },
+    SLOW,
+  );
+
+  it(
+    'refuses a tampered state, and one sent by another caller or for other arguments',
+    async () => {
+      const { a, b } = await fleet();
+      const first = question(await raw(a.url, ALICE, { name: 'mcp__modern__ask_twice', arguments: {} }));
+      const state = String(first.state);
+      // One character of the sealed state changed, in its middle.
+      const at = Math.floor(state.length / 2);
+      const tampered = `${state.slice(0, at)}${state[at] === 'A' ? 'B' : 'A'}${state.slice(at + 1)}`;
+      const refusals = [
+        await answer(b.url, ALICE, { ...first, state: tampered }, 'Ada'),
+        await answer(b.url, BOB, first, 'Ada'),
+        await answer(b.url, ALICE, first, 'Ada', { extra: true }),
+      ];
+      for (const refused of refusals) {
+        expect(refused.isError, JSON.stringify(refused)).toBe(true);
+        expect(textOf(refused)).toMatch(/^CAPABILITY_DENIED: .*does not hold/);
+      }
+      // The state itself still continues the call, on either process.
+      expect(question(await answer(a.url, ALICE, first, 'Ada')).message).toBe('Second question?');
     },
     SLOW,
   );

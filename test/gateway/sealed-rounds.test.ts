@@ -1,0 +1,165 @@
+// A 2026-07-28 upstream's input round, sealed in the state the caller echoes (issue 41): the gateway holds no
+// call between rounds, every continuation is decided again by the gate (audited as a continuation, so a rule
+// changed in between applies), and the caller's answers reach the upstream with the upstream's own state.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Gateway } from '../../src/gateway/gateway.js';
+import { ServerRequestRelay } from '../../src/gateway/relay.js';
+import { MCPClientManager } from '../../src/interop/manager.js';
+import { MemoryAuditSink } from '../../src/security/audit.js';
+import { CapabilitySet } from '../../src/security/capability-set.js';
+import { nodeFixture } from '../helpers/fixtures.js';
+
+const ALICE = 'alice-key-0123456789abcdef';
+
+const allow = (resource: string, actions: string[]) => ({ effect: 'allow' as const, resource, actions });
+const rules = [
+  allow('mcp:modern:ask_twice', ['execute']),
+  allow('mcp:modern:ask_forever', ['execute']),
+  allow('mcp:*:elicitation', ['request']),
+];
+
+let manager: MCPClientManager;
+let capabilities: CapabilitySet;
+let gateway: Gateway;
+let relay: ServerRequestRelay;
+let url: URL;
+let audit: MemoryAuditSink;
+
+beforeAll(async () => {
+  relay = new ServerRequestRelay({ inputTimeoutMs: 30_000 });
+  capabilities = CapabilitySet.fromPolicy({ version: 1, rules });
+  audit = new MemoryAuditSink();
+  manager = new MCPClientManager({ capabilities, audit, ...relay.handlers });
+  await manager.connectServer({ name: 'modern', transport: 'stdio', ...nodeFixture('modern') });
+  gateway = new Gateway({
+    manager,
+    audit,
+    relay,
+    config: {
+      auth: { apiKeys: [{ key: ALICE, subject: 'alice' }] },
+      principals: [{ match: { subjects: ['alice'] }, rules }],
+      http: { port: 0 },
+    },
+  });
+  ({ url } = await gateway.listen());
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await manager?.close();
+});
+
+/** One `tools/call` round of a tool (`ask_twice`), as a 2026-07-28 client sends it: its result, or its error. */
+async function send(
+  extra: Record<string, unknown> = {},
+  tool = 'mcp__modern__ask_twice',
+): Promise<{ result?: Record<string, unknown>; error?: { message: string } }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${ALICE}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': tool,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: tool,
+        arguments: {},
+        ...extra,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+        },
+      },
+    }),
+  });
+  const text = await response.text();
+  const line = text.split('\n').find((l) => l.startsWith('data: ')) ?? text;
+  return JSON.parse(line.replace(/^data: /, ''));
+}
+
+async function call(extra: Record<string, unknown> = {}, tool?: string): Promise<Record<string, unknown>> {
+  const message = await send(extra, tool);
+  expect(message.result, JSON.stringify(message)).toBeDefined();
+  return message.result as Record<string, unknown>;
+}
+
+/** The answer to the one question of an `input_required` round. */
+function answering(result: Record<string, unknown>, name: string) {
+  expect(result.resultType, JSON.stringify(result)).toBe('input_required');
+  const [key] = Object.keys(result.inputRequests as Record<string, unknown>);
+  return {
+    inputResponses: { [key as string]: { action: 'accept', content: { name } } },
+    requestState: result.requestState,
+  };
+}
+
+const textOf = (result: Record<string, unknown>) =>
+  ((result.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('\n');
+
+/** The gate's decisions on `ask_twice` calls since `from`, with the round each continued (none: a first call). */
+const decisions = (from: number) =>
+  audit.records
+    .slice(from)
+    .filter((r) => r.resource === 'mcp:modern:ask_twice' && r.action === 'execute')
+    .map((r) => ({ allowed: r.allowed, continuation: r.continuation }));
+
+describe('a 2026-07-28 upstream that asks its caller twice, through the gateway', () => {
+  it('holds nothing between rounds and decides each continuation again, audited as one', async () => {
+    const from = audit.records.length;
+    const first = await call();
+    expect(relay.waiting).toBe(0);
+    const second = await call(answering(first, 'Ada'));
+    expect(relay.waiting).toBe(0);
+    const done = await call(answering(second, 'Grace'));
+
+    expect(done.isError, JSON.stringify(done)).toBeFalsy();
+    expect(textOf(done)).toContain('Ada');
+    expect(textOf(done)).toContain('Grace');
+    // The gateway's own decision and the project policy's, for the first call and for each continuation.
+    const seen = decisions(from);
+    expect(seen.map((d) => d.continuation ?? 0)).toEqual(expect.arrayContaining([0, 1, 2]));
+    expect(seen.every((d) => d.allowed)).toBe(true);
+  });
+
+  it('applies a rule changed between two rounds to the continuation', async () => {
+    const first = await call();
+    const id = capabilities.deny('mcp:modern:ask_twice', 'execute');
+    try {
+      // The denied tool is no longer the caller's: its continuation is refused before it reaches the upstream.
+      const refused = await send(answering(first, 'Ada'));
+      expect(refused.result, JSON.stringify(refused)).toBeUndefined();
+      expect(refused.error?.message).toMatch(/Unknown tool/);
+    } finally {
+      capabilities.revoke(id);
+    }
+  });
+
+  it('stops a call whose upstream still asks after 10 rounds', async () => {
+    const forever = 'mcp__modern__ask_forever';
+    let result = await call({}, forever);
+    let rounds = 0;
+    while (result.resultType === 'input_required' && rounds <= 10) {
+      rounds++;
+      const [key] = Object.keys(result.inputRequests as Record<string, unknown>);
+      result = await call(
+        {
+          inputResponses: { [key as string]: { action: 'accept', content: { ok: true } } },
+          requestState: result.requestState,
+        },
+        forever,
+      );
+    }
+    expect(rounds).toBe(10);
+    expect(result.isError, JSON.stringify(result)).toBe(true);
+    expect(textOf(result)).toMatch(/after 10 rounds/);
+    expect(relay.waiting).toBe(0);
+  });
+});
