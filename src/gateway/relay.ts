@@ -26,7 +26,7 @@ import type {
   ElicitRequestFormParams,
   ElicitResult,
 } from '@modelcontextprotocol/client';
-import { createRequestStateCodec, type InputRequest, inputRequired } from '@modelcontextprotocol/server';
+import { type InputRequest, inputRequired } from '@modelcontextprotocol/server';
 import {
   type ServerRequestRelayConfig,
   type ServerRequestRelayOptions,
@@ -66,6 +66,7 @@ import {
   routedError,
 } from './replicas.js';
 import { continuation, handOff, type SealedUpstream } from './sealed-rounds.js';
+import { createStateSealer } from './state-seal.js';
 
 /** One downstream caller's call, while it runs. */
 interface Caller {
@@ -99,7 +100,7 @@ interface SealedState {
 }
 
 function sealer(key: string | Uint8Array) {
-  return createRequestStateCodec<SealedState>({ key, ttlSeconds: 24 * 60 * 60 });
+  return createStateSealer<SealedState>(key, 24 * 60 * 60);
 }
 
 /** A round's answers that no process holds a call for (or that name another caller's call). */
@@ -435,7 +436,7 @@ export class ServerRequestRelay {
   async #open(state: unknown, binding: string): Promise<SealedState | undefined> {
     if (typeof state !== 'string') return undefined;
     try {
-      const payload = await this.#codec.verify(state, undefined as never);
+      const payload = await this.#codec.verify(state);
       return payload.binding === binding ? payload : undefined;
     } catch {
       return undefined;
