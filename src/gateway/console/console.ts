@@ -29,6 +29,8 @@ import {
   ServersPanel,
   ToolsPanel,
 } from './panels.js';
+import { type ConsolePublisher, policyChanges, publishFromForm } from './publish.js';
+import { PublishSection } from './publish-panel.js';
 import { type ConsoleSession, ConsoleSessions, csrfMatches } from './sessions.js';
 
 /** The Content-Security-Policy of every console response: nothing inline, nothing from elsewhere. */
@@ -49,6 +51,8 @@ export interface ConsoleDeps {
   shorthand: AuthMethod | undefined;
   logger: Logger;
   sharedPolicy?: SharedPolicy | undefined;
+  /** Publishes the project file's policy to the shared one (`interlock serve` passes it). */
+  publisher?: ConsolePublisher | undefined;
   /** Whether the gateway has the fleet's store (its quota counters are then the fleet's). */
   fleet: boolean;
 }
@@ -270,9 +274,34 @@ export class OperatorConsole {
         }
         return redirect(`${ctx.base}/policy`);
       }
+      case '/policy/publish':
+        return this.#publish(form, session, ctx, from);
       default:
         return plain(404, 'Not found.\n');
     }
+  }
+
+  /**
+   * Publishes the project file's policy when it is still the one shown (the form's hash), through the publisher's
+   * checks (the policy tests; with `requireReview`, the review hash). A refusal is shown with its reason.
+   */
+  async #publish(
+    form: Record<string, unknown>,
+    session: ConsoleSession,
+    ctx: PageContext,
+    from: string,
+  ): Promise<Response> {
+    const { sharedPolicy: shared, publisher } = this.#deps;
+    if (shared === undefined || publisher === undefined)
+      return plain(404, 'This gateway publishes no policy.\n');
+    const outcome = await publishFromForm(publisher, form);
+    this.#say(session, outcome.notice);
+    this.#record('publish-policy', `policy:${outcome.hash.slice(0, 12)}`, {
+      allowed: outcome.allowed,
+      principal: session.principal,
+      reason: `${outcome.reason} from ${from}`,
+    });
+    return redirect(`${ctx.base}/policy`);
   }
 
   async #view(req: ConsoleRequest, session: ConsoleSession, ctx: PageContext): Promise<Response> {
@@ -302,7 +331,8 @@ export class OperatorConsole {
       case '/blocked':
         return this.#page(BlockedPanel({ ctx, blocked: manager.blockedTools, notice }));
       case '/policy': {
-        const shared = this.#deps.sharedPolicy;
+        const { sharedPolicy: shared, publisher } = this.#deps;
+        const preview = shared === undefined ? undefined : await publisher?.preview();
         return this.#page(
           PolicyPanel({
             ctx,
@@ -311,6 +341,10 @@ export class OperatorConsole {
               shared === undefined
                 ? undefined
                 : { version: shared.version, fenced: shared.fenced, policy: shared.policy },
+            publish:
+              preview === undefined
+                ? undefined
+                : PublishSection({ ctx, preview, changes: policyChanges(shared?.policy, preview.policy) }),
           }),
         );
       }

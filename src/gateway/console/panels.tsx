@@ -3,6 +3,7 @@
  * principal's tools with the deciding rule, live decisions, tools blocked by a changed definition, the shared
  * policy, quota use. A panel without a data source in this deployment says so.
  */
+import type { Child } from 'hono/jsx';
 import type { BlockedToolChange } from '../../interop/catalog-reporter.js';
 import type { ServerHealth } from '../../interop/connection-registry.js';
 import type { Policy } from '../../security/policy.js';
@@ -320,6 +321,8 @@ export function PolicyPanel(props: {
   ctx: PageContext;
   shared: { version: number; fenced: boolean; policy: Policy | undefined } | undefined;
   notice: Notice;
+  /** The publish section, when the gateway can publish the project file's policy. */
+  publish?: Child | undefined;
 }) {
   const { ctx, shared } = props;
   return (
@@ -334,8 +337,8 @@ export function PolicyPanel(props: {
           <p>
             Version <strong>{shared.version}</strong>
             {shared.fenced ? ' — not confirmed in the store: every call is refused until it is.' : '.'}{' '}
-            Publish a new version with <code>interlock policy publish</code> (it runs the policy tests and the
-            review check first).
+            Publish a new version {props.publish === undefined ? 'with ' : 'below or with '}
+            <code>interlock policy publish</code> (both run the policy tests and the review check first).
           </p>
           <table>
             <caption class="note">Rules of the shared policy's current version</caption>
@@ -374,6 +377,7 @@ export function PolicyPanel(props: {
               ))}
             </tbody>
           </table>
+          {props.publish}
         </>
       )}
     </Page>
