@@ -372,6 +372,7 @@ export class Gateway {
         logger: this.#logger,
         sharedPolicy: this.#options.sharedPolicy,
         publisher: this.#options.policyPublisher,
+        store: this.#options.store,
         fleet: this.#options.store !== undefined,
       },
     }).catch((err: unknown) => {

@@ -12,12 +12,14 @@ import type { Logger } from '../../interop/logger.js';
 import type { MCPClientManager } from '../../interop/manager.js';
 import type { AuditRecord, AuditSink } from '../../security/types.js';
 import type { SharedPolicy } from '../../state/shared-policy.js';
+import type { StateStore } from '../../state/types.js';
 import type { PrincipalPolicies } from '../bindings.js';
 import { type FrontDoor, type IncomingRequest, LOOPBACK_HOSTS } from '../front-door.js';
 import { type Principal, principalMatches, principalOf } from '../principals.js';
 import { consoleAssets } from './assets.js';
 import { bindingViews, principalFromQuery, quotaViews, toolDecisions } from './data.js';
 import { type AuditFeed, type FeedFilter, matchesFilter } from './feed.js';
+import { fleetQuotaViews } from './fleet-quota.js';
 import { type PageContext, SignIn } from './layout.js';
 import {
   BlockedPanel,
@@ -53,6 +55,8 @@ export interface ConsoleDeps {
   sharedPolicy?: SharedPolicy | undefined;
   /** Publishes the project file's policy to the shared one (`interlock serve` passes it). */
   publisher?: ConsolePublisher | undefined;
+  /** The fleet's store: the quota panel reads the fleet's counters there. */
+  store?: StateStore | undefined;
   /** Whether the gateway has the fleet's store (its quota counters are then the fleet's). */
   fleet: boolean;
 }
@@ -348,10 +352,21 @@ export class OperatorConsole {
           }),
         );
       }
-      case '/quota':
+      case '/quota': {
+        const { store, policies, feed } = this.#deps;
+        const asked = req.url.searchParams.get('principal')?.trim().slice(0, 256) || undefined;
+        const fleetQuotas =
+          store === undefined
+            ? undefined
+            : await fleetQuotaViews(
+                store,
+                { bindings: this.#deps.gateway.principals, policies, feed },
+                asked,
+              );
         return this.#page(
-          QuotaPanel({ ctx, quotas: quotaViews(this.#deps.policies), fleet: this.#deps.fleet }),
+          QuotaPanel({ ctx, quotas: quotaViews(policies), fleet: this.#deps.fleet, fleetQuotas, asked }),
         );
+      }
       default:
         return plain(404, 'Not found.\n');
     }
