@@ -1,6 +1,7 @@
 // Publishing the project file's policy from the operator console (issue 41), through the publisher `interlock
 // serve` gives the gateway: the checks of `interlock policy publish` (policy tests, requireReview), the button bound
 // to the hash of the policy shown, CSRF and Origin, an audit record. A real redis-server and the echo fixture.
+import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { consolePublisher } from '../../src/cli/console-publisher.js';
@@ -11,10 +12,19 @@ import type { PolicyRule } from '../../src/security/policy.js';
 import { readRecording, replayRecording } from '../../src/security/replay.js';
 import { RedisStateStore } from '../../src/state/redis.js';
 import { SharedPolicy } from '../../src/state/shared-policy.js';
-import { tempProject } from '../cli/helpers.js';
+import { ROOT, startCli, tempProject } from '../cli/helpers.js';
 import { fixture, nodeFixture } from '../helpers/index.js';
 import { redisForFile } from '../helpers/redis.js';
-import { ALICE_KEY, csrfOf, getPage, htmlTags, OPS_KEY, postForm, signIn } from './console-helpers.js';
+import {
+  ALICE_KEY,
+  csrfOf,
+  getPage,
+  htmlTags,
+  OPS_KEY,
+  postForm,
+  sessionCookie,
+  signIn,
+} from './console-helpers.js';
 
 const redis = redisForFile();
 const closers: (() => Promise<unknown> | unknown)[] = [];
@@ -79,11 +89,11 @@ async function setup(state: Record<string, unknown> = {}, extra: Record<string, 
   return { p, write, shared, audit, address, base, cookie, policyPage, shownHash, publish };
 }
 
-async function callAdd(url: URL): Promise<string> {
+async function callAdd(url: URL, key: string | undefined = ALICE_KEY): Promise<string> {
   const client = new Client({ name: 'alice', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
   await client.connect(
     new StreamableHTTPClientTransport(url, {
-      requestInit: { headers: { authorization: `Bearer ${ALICE_KEY}` } },
+      requestInit: { headers: key === undefined ? {} : { authorization: `Bearer ${key}` } },
     }),
   );
   try {
@@ -199,5 +209,54 @@ describe('publishing from the console', () => {
     );
     expect(foreign.status).toBe(403);
     expect(t.shared.version).toBe(version);
+  });
+});
+
+describe('publishing from the console of interlock serve', () => {
+  it('publishes the project file as edited on disk, and the running gateway follows it', async () => {
+    const p = tempProject();
+    closers.push(() => p.close());
+    const write = (rules: unknown[]) =>
+      p.write('interlock.config.yaml', {
+        mcpServers: { echo: { command: process.execPath, args: [fixture('echo')] } },
+        policy: { version: 1, rules },
+        state: {
+          redis: { url: redis.current.url, keyPrefix: 'console-publish-serve:' },
+          policy: { name: 'serve' },
+        },
+        gateway: { console: { path: '/console' } },
+      });
+    const file = write([ECHO]);
+    // Run from the project's directory, tsx finds no tsconfig there: it is told where the console's JSX settings are.
+    const cli = startCli(['--config', file, 'serve', '--http', '--port', '0'], {
+      cwd: p.dir,
+      env: { TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json') },
+    });
+    closers.push(async () => {
+      if (cli.child.exitCode === null) cli.child.kill('SIGTERM');
+      await cli.done;
+    });
+    await cli.waitFor(/operator console on (\S+)/);
+    const url = new URL(/listening on (\S+)/.exec(cli.stdout())?.[1] ?? '');
+    const consoleUrl = /operator console on (\S+)/.exec(cli.stdout())?.[1] as string;
+    expect(await callAdd(url, undefined)).toMatch(/^error:/);
+    // A loopback gateway without auth: the console signs nobody in, and its first page sets the session.
+    const first = await getPage(`${consoleUrl}/policy`);
+    const cookie = sessionCookie(first);
+    expect(await first.text()).toMatch(/Rules added<\/th><td>none<\/td>/);
+    write([ECHO, ADD]);
+    const page = await (await getPage(`${consoleUrl}/policy`, cookie)).text();
+    expect(page).toMatch(/Rules added<\/th><td>add<\/td>/);
+    const hash = htmlTags(page).find((t) => t.attributes.name === 'hash')?.attributes.value as string;
+    const response = await postForm(
+      `${consoleUrl}/policy/publish`,
+      { _csrf: csrfOf(page), hash },
+      { cookie },
+    );
+    expect(response.status).toBe(303);
+    expect(await (await getPage(`${consoleUrl}/policy`, cookie)).text()).toContain(
+      `Published policy ${hash.slice(0, 12)}`,
+    );
+    expect(await callAdd(url, undefined)).toBe('3');
   });
 });
