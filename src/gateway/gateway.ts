@@ -42,6 +42,7 @@ import { toConfigIssues } from '../zod-issues.js';
 import { PrincipalPolicies } from './bindings.js';
 import { AuditFeed, followFleet } from './console/feed.js';
 import { type ConsoleMount, mountConsole } from './console/mount.js';
+import type { ConsolePublisher } from './console/publish.js';
 import { type FlowScope, FlowStates } from './flow-states.js';
 import { FrontDoor, LOOPBACK_HOSTS } from './front-door.js';
 import { fetchMcp, keepConnections } from './http-bridge.js';
@@ -77,6 +78,8 @@ export interface GatewayOptions {
   store?: StateStore | undefined;
   /** The fleet's shared policy: the operator console shows its revision and revokes its rules. */
   sharedPolicy?: SharedPolicy | undefined;
+  /** Publishes the project file's policy from the operator console (`interlock serve` passes one). */
+  policyPublisher?: ConsolePublisher | undefined;
 }
 
 /** What {@link Gateway.listen} resolves with. */
@@ -368,6 +371,8 @@ export class Gateway {
         shorthand: shorthandMethod(this.config),
         logger: this.#logger,
         sharedPolicy: this.#options.sharedPolicy,
+        publisher: this.#options.policyPublisher,
+        store: this.#options.store,
         fleet: this.#options.store !== undefined,
       },
     }).catch((err: unknown) => {

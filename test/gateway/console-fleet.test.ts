@@ -9,6 +9,7 @@ import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { StreamAuditSink } from '../../src/state/audit-stream.js';
 import { MemoryStateStore } from '../../src/state/memory.js';
+import { FleetQuotaCounter } from '../../src/state/quota-counter.js';
 import { RedisStateStore } from '../../src/state/redis.js';
 import { SharedPolicy } from '../../src/state/shared-policy.js';
 import { nodeFixture } from '../helpers/index.js';
@@ -19,12 +20,15 @@ const redis = redisForFile();
 const BOB_KEY = 'bob-key-0123456789abcdef01';
 const closers: (() => Promise<unknown>)[] = [];
 
-async function replica(store: RedisStateStore, withConsole: boolean) {
+async function replica(store: RedisStateStore, withConsole: boolean, quota = false) {
+  const echo = { id: 'echo', effect: 'allow' as const, resource: 'mcp:echo:echo', actions: ['execute'] };
+  const rule = quota ? { ...echo, maxCalls: 5, per: '1h' } : echo;
   const manager = new MCPClientManager({
-    capabilities: CapabilitySet.fromPolicy({
-      version: 1,
-      rules: [{ id: 'echo', effect: 'allow', resource: 'mcp:echo:echo', actions: ['execute'] }],
-    }),
+    capabilities: CapabilitySet.fromPolicy(
+      { version: 1, rules: [rule] },
+      // With a quota, the fleet's counter in Redis: every replica charges the same key per principal.
+      quota ? { quotaCounter: new FleetQuotaCounter(store) } : {},
+    ),
   });
   await manager.connectServer({ name: 'echo', transport: 'stdio', ...nodeFixture('echo') });
   const gateway = new Gateway({
@@ -83,6 +87,36 @@ describe("the console's live view in a fleet", () => {
       .toMatch(
         /<td>bob<\/td><td><code>mcp__echo__add<\/code><\/td><td>execute<\/td><td class="effect-[a-z-]+">denied/,
       );
+  });
+
+  it("shows the quota use the fleet's store holds, counted through another replica", async () => {
+    const quotaStores = await Promise.all(
+      [0, 1].map(() => RedisStateStore.connect({ url: redis.current.url, keyPrefix: 'console-quota:' })),
+    );
+    closers.push(() => Promise.all(quotaStores.map((s) => s.close())));
+    const withConsole = await replica(quotaStores[0] as RedisStateStore, true, true);
+    const other = await replica(quotaStores[1] as RedisStateStore, false, true);
+    const bob = new Client({ name: 'fleet', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await bob.connect(
+      new StreamableHTTPClientTransport(other.url, {
+        requestInit: { headers: { authorization: `Bearer ${BOB_KEY}` } },
+      }),
+    );
+    for (const text of ['one', 'two']) {
+      const result = await bob.callTool({ name: 'mcp__echo__echo', arguments: { text } });
+      expect(result.isError).not.toBe(true);
+    }
+    await bob.close();
+    const cookie = await signIn(withConsole.console as URL, OPS_KEY);
+    const fleetRow = /<td>bob, every caller<\/td><td>echo<\/td><td>2<\/td><td>5<\/td><td>1h<\/td>/;
+    // Asked about by name: read from the store, though this replica never saw a call of bob's.
+    const asked = await (await getPage(`${withConsole.console?.href}/quota?principal=bob`, cookie)).text();
+    expect(asked).toMatch(fleetRow);
+    expect(asked).toContain('store holds, for every gateway process');
+    // Not asked: bob is known from the fleet's audit stream the console follows.
+    await expect
+      .poll(async () => (await getPage(`${withConsole.console?.href}/quota`, cookie)).text())
+      .toMatch(fleetRow);
   });
 
   it('revokes a rule of the shared policy from the console, for the fleet, and audits it', async () => {

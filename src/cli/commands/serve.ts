@@ -7,6 +7,7 @@
 import { once } from 'node:events';
 import { Gateway } from '../../gateway/gateway.js';
 import { ServerRequestRelay } from '../../gateway/relay.js';
+import { consolePublisher } from '../console-publisher.js';
 import { UsageError } from '../exit.js';
 import { type CommandContext, Project } from '../project.js';
 import { packageVersion } from '../version.js';
@@ -43,6 +44,13 @@ export async function serveCommand(ctx: CommandContext, options: ServeOptions): 
       serverInfo: { name: 'interlock', version: packageVersion() },
       relay,
       sharedPolicy: project.sharedPolicy,
+      // The console publishes the project file's policy as on disk, through the checks of `interlock policy publish`.
+      policyPublisher:
+        project.sharedPolicy &&
+        consolePublisher(
+          { file: project.config.file, cwd: ctx.io.cwd, env: ctx.io.env },
+          project.sharedPolicy,
+        ),
       store: project.store,
       // The gateway's warnings to the operator (a tool listed under another name) go to stderr.
       logger: {

@@ -12,12 +12,14 @@ import type { Logger } from '../../interop/logger.js';
 import type { MCPClientManager } from '../../interop/manager.js';
 import type { AuditRecord, AuditSink } from '../../security/types.js';
 import type { SharedPolicy } from '../../state/shared-policy.js';
+import type { StateStore } from '../../state/types.js';
 import type { PrincipalPolicies } from '../bindings.js';
 import { type FrontDoor, type IncomingRequest, LOOPBACK_HOSTS } from '../front-door.js';
 import { type Principal, principalMatches, principalOf } from '../principals.js';
 import { consoleAssets } from './assets.js';
 import { bindingViews, principalFromQuery, quotaViews, toolDecisions } from './data.js';
 import { type AuditFeed, type FeedFilter, matchesFilter } from './feed.js';
+import { fleetQuotaViews } from './fleet-quota.js';
 import { type PageContext, SignIn } from './layout.js';
 import {
   BlockedPanel,
@@ -29,6 +31,8 @@ import {
   ServersPanel,
   ToolsPanel,
 } from './panels.js';
+import { type ConsolePublisher, policyChanges, publishFromForm } from './publish.js';
+import { PublishSection } from './publish-panel.js';
 import { type ConsoleSession, ConsoleSessions, csrfMatches } from './sessions.js';
 
 /** The Content-Security-Policy of every console response: nothing inline, nothing from elsewhere. */
@@ -49,6 +53,10 @@ export interface ConsoleDeps {
   shorthand: AuthMethod | undefined;
   logger: Logger;
   sharedPolicy?: SharedPolicy | undefined;
+  /** Publishes the project file's policy to the shared one (`interlock serve` passes it). */
+  publisher?: ConsolePublisher | undefined;
+  /** The fleet's store: the quota panel reads the fleet's counters there. */
+  store?: StateStore | undefined;
   /** Whether the gateway has the fleet's store (its quota counters are then the fleet's). */
   fleet: boolean;
 }
@@ -270,9 +278,34 @@ export class OperatorConsole {
         }
         return redirect(`${ctx.base}/policy`);
       }
+      case '/policy/publish':
+        return this.#publish(form, session, ctx, from);
       default:
         return plain(404, 'Not found.\n');
     }
+  }
+
+  /**
+   * Publishes the project file's policy when it is still the one shown (the form's hash), through the publisher's
+   * checks (the policy tests; with `requireReview`, the review hash). A refusal is shown with its reason.
+   */
+  async #publish(
+    form: Record<string, unknown>,
+    session: ConsoleSession,
+    ctx: PageContext,
+    from: string,
+  ): Promise<Response> {
+    const { sharedPolicy: shared, publisher } = this.#deps;
+    if (shared === undefined || publisher === undefined)
+      return plain(404, 'This gateway publishes no policy.\n');
+    const outcome = await publishFromForm(publisher, form);
+    this.#say(session, outcome.notice);
+    this.#record('publish-policy', `policy:${outcome.hash.slice(0, 12)}`, {
+      allowed: outcome.allowed,
+      principal: session.principal,
+      reason: `${outcome.reason} from ${from}`,
+    });
+    return redirect(`${ctx.base}/policy`);
   }
 
   async #view(req: ConsoleRequest, session: ConsoleSession, ctx: PageContext): Promise<Response> {
@@ -302,7 +335,8 @@ export class OperatorConsole {
       case '/blocked':
         return this.#page(BlockedPanel({ ctx, blocked: manager.blockedTools, notice }));
       case '/policy': {
-        const shared = this.#deps.sharedPolicy;
+        const { sharedPolicy: shared, publisher } = this.#deps;
+        const preview = shared === undefined ? undefined : await publisher?.preview();
         return this.#page(
           PolicyPanel({
             ctx,
@@ -311,13 +345,28 @@ export class OperatorConsole {
               shared === undefined
                 ? undefined
                 : { version: shared.version, fenced: shared.fenced, policy: shared.policy },
+            publish:
+              preview === undefined
+                ? undefined
+                : PublishSection({ ctx, preview, changes: policyChanges(shared?.policy, preview.policy) }),
           }),
         );
       }
-      case '/quota':
+      case '/quota': {
+        const { store, policies, feed } = this.#deps;
+        const asked = req.url.searchParams.get('principal')?.trim().slice(0, 256) || undefined;
+        const fleetQuotas =
+          store === undefined
+            ? undefined
+            : await fleetQuotaViews(
+                store,
+                { bindings: this.#deps.gateway.principals, policies, feed },
+                asked,
+              );
         return this.#page(
-          QuotaPanel({ ctx, quotas: quotaViews(this.#deps.policies), fleet: this.#deps.fleet }),
+          QuotaPanel({ ctx, quotas: quotaViews(policies), fleet: this.#deps.fleet, fleetQuotas, asked }),
         );
+      }
       default:
         return plain(404, 'Not found.\n');
     }

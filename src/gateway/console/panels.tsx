@@ -3,6 +3,7 @@
  * principal's tools with the deciding rule, live decisions, tools blocked by a changed definition, the shared
  * policy, quota use. A panel without a data source in this deployment says so.
  */
+import type { Child } from 'hono/jsx';
 import type { BlockedToolChange } from '../../interop/catalog-reporter.js';
 import type { ServerHealth } from '../../interop/connection-registry.js';
 import type { Policy } from '../../security/policy.js';
@@ -320,6 +321,8 @@ export function PolicyPanel(props: {
   ctx: PageContext;
   shared: { version: number; fenced: boolean; policy: Policy | undefined } | undefined;
   notice: Notice;
+  /** The publish section, when the gateway can publish the project file's policy. */
+  publish?: Child | undefined;
 }) {
   const { ctx, shared } = props;
   return (
@@ -334,8 +337,8 @@ export function PolicyPanel(props: {
           <p>
             Version <strong>{shared.version}</strong>
             {shared.fenced ? ' — not confirmed in the store: every call is refused until it is.' : '.'}{' '}
-            Publish a new version with <code>interlock policy publish</code> (it runs the policy tests and the
-            review check first).
+            Publish a new version {props.publish === undefined ? 'with ' : 'below or with '}
+            <code>interlock policy publish</code> (both run the policy tests and the review check first).
           </p>
           <table>
             <caption class="note">Rules of the shared policy's current version</caption>
@@ -374,6 +377,7 @@ export function PolicyPanel(props: {
               ))}
             </tbody>
           </table>
+          {props.publish}
         </>
       )}
     </Page>
@@ -389,40 +393,78 @@ export interface QuotaView {
   readonly per: string | undefined;
 }
 
-export function QuotaPanel(props: { ctx: PageContext; quotas: readonly QuotaView[]; fleet: boolean }) {
+export function QuotaPanel(props: {
+  ctx: PageContext;
+  quotas: readonly QuotaView[];
+  fleet: boolean;
+  /** With the fleet's store: the counters it holds for the principals the console knows of. */
+  fleetQuotas?: readonly QuotaView[] | undefined;
+  /** The principal the operator asked about. */
+  asked?: string | undefined;
+}) {
+  const { ctx } = props;
   return (
-    <Page ctx={props.ctx} title="Quotas" current="quota">
+    <Page ctx={ctx} title="Quotas" current="quota">
       {props.quotas.length === 0 ? (
         <NoSource>No rule of this gateway's policy has a maxCalls quota.</NoSource>
       ) : (
-        <table>
-          <caption class="note">
-            {props.fleet
-              ? "Quota use as this replica counts it, per rule and principal (the fleet's total is counted in its store)"
-              : 'Quota use counted in this process, per rule and principal'}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Principal or binding</th>
-              <th scope="col">Rule</th>
-              <th scope="col">Used</th>
-              <th scope="col">Limit</th>
-              <th scope="col">Window</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.quotas.map((q) => (
-              <tr>
-                <td>{q.scope}</td>
-                <td>{q.ruleId}</td>
-                <td>{q.used}</td>
-                <td>{q.maxCalls}</td>
-                <td>{q.per ?? 'no window'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <QuotaTable
+          caption={
+            props.fleet
+              ? 'Quota use as this replica counts it, per rule and principal'
+              : 'Quota use counted in this process, per rule and principal'
+          }
+          quotas={props.quotas}
+        />
+      )}
+      {props.fleetQuotas === undefined ? null : (
+        <section aria-labelledby="fleet-quota-title">
+          <h2 id="fleet-quota-title">The fleet's counts</h2>
+          <form method="get" action={`${ctx.base}/quota`} class="filters">
+            <label>
+              Principal
+              <input type="text" name="principal" value={props.asked ?? ''} size={30} />
+            </label>{' '}
+            <button type="submit">Show</button>
+          </form>
+          {props.fleetQuotas.length === 0 ? (
+            <p class="note">No quota use in the fleet's store for the principals this console has seen.</p>
+          ) : (
+            <QuotaTable
+              caption="Quota use the fleet's store holds, for every gateway process (leased units not yet spent included)"
+              quotas={props.fleetQuotas}
+            />
+          )}
+        </section>
       )}
     </Page>
+  );
+}
+
+function QuotaTable(props: { caption: string; quotas: readonly QuotaView[] }) {
+  return (
+    <table>
+      <caption class="note">{props.caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Principal or binding</th>
+          <th scope="col">Rule</th>
+          <th scope="col">Used</th>
+          <th scope="col">Limit</th>
+          <th scope="col">Window</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.quotas.map((q) => (
+          <tr>
+            <td>{q.scope}</td>
+            <td>{q.ruleId}</td>
+            <td>{q.used}</td>
+            <td>{q.maxCalls}</td>
+            <td>{q.per ?? 'no window'}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
