@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic */
+/** @jsxImportSource hono/jsx */
 /**
  * The console's page frame (issue 41): server-rendered HTML with hono/jsx, no inline script or style (the
  * Content-Security-Policy forbids both), htmx configured by a `<meta>` so it injects no style of its own and

@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic */
+/** @jsxImportSource hono/jsx */
 /**
  * The console's panels (issue 41), each a function of data the console gathered: servers and their health, each
  * principal's tools with the deciding rule, live decisions, tools blocked by a changed definition, the shared

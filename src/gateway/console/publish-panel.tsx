@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic */
+/** @jsxImportSource hono/jsx */
 /**
  * The policy panel's publish section (issue 41): the project file's policy as it is on disk, its hash, the rules a
  * publish adds, removes and changes, the policy tests' result, and a publish button bound to the hash shown.
