@@ -1,7 +1,6 @@
 // Publishing the project file's policy from the operator console (issue 41), through the publisher `interlock
 // serve` gives the gateway: the checks of `interlock policy publish` (policy tests, requireReview), the button bound
 // to the hash of the policy shown, CSRF and Origin, an audit record. A real redis-server and the echo fixture.
-import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { consolePublisher } from '../../src/cli/console-publisher.js';
@@ -12,7 +11,7 @@ import type { PolicyRule } from '../../src/security/policy.js';
 import { readRecording, replayRecording } from '../../src/security/replay.js';
 import { RedisStateStore } from '../../src/state/redis.js';
 import { SharedPolicy } from '../../src/state/shared-policy.js';
-import { ROOT, startCli, tempProject } from '../cli/helpers.js';
+import { startCli, tempProject } from '../cli/helpers.js';
 import { fixture, nodeFixture } from '../helpers/index.js';
 import { redisForFile } from '../helpers/redis.js';
 import {
@@ -227,11 +226,8 @@ describe('publishing from the console of interlock serve', () => {
         gateway: { console: { path: '/console' } },
       });
     const file = write([ECHO]);
-    // Run from the project's directory, tsx finds no tsconfig there: it is told where the console's JSX settings are.
-    const cli = startCli(['--config', file, 'serve', '--http', '--port', '0'], {
-      cwd: p.dir,
-      env: { TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json') },
-    });
+    // Run from the project's directory, where tsx finds no tsconfig: the pages name their JSX runtime themselves.
+    const cli = startCli(['--config', file, 'serve', '--http', '--port', '0'], { cwd: p.dir });
     closers.push(async () => {
       if (cli.child.exitCode === null) cli.child.kill('SIGTERM');
       await cli.done;
