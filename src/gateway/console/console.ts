@@ -10,6 +10,7 @@ import type { GatewayConsoleConfig } from '../../config/gateway-console.js';
 import { ConfigError } from '../../errors.js';
 import type { Logger } from '../../interop/logger.js';
 import type { MCPClientManager } from '../../interop/manager.js';
+import { resourceFor } from '../../security/pattern.js';
 import type { AuditRecord, AuditSink } from '../../security/types.js';
 import type { SharedPolicy } from '../../state/shared-policy.js';
 import type { StateStore } from '../../state/types.js';
@@ -237,7 +238,7 @@ export class OperatorConsole {
         const blocked = this.#deps.manager.blockedTools.find((b) => b.name === name);
         // The hash the operator reviewed: a definition that changed again since has another hash and stays blocked.
         const approved = /^[0-9a-f]{12,64}$/.test(hash) && this.#deps.manager.approveToolChange(name, hash);
-        const resource = blocked === undefined ? name : `mcp:${blocked.server}:${blocked.tool}`;
+        const resource = blocked === undefined ? name : resourceFor.tool(blocked.server, blocked.tool);
         this.#record('approve-tool-change', resource, {
           allowed: approved,
           principal,
