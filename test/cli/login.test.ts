@@ -257,7 +257,7 @@ describe('interlock login --status', () => {
     expect(oauth.log.length).toBe(requests);
     expect(oauth.seenByResource.length).toBe(seen);
     for (const r of [table, data]) expectNoSecrets(r, issued(oauth));
-  });
+  }, 90_000);
 });
 
 /** An OAuth fixture with a revocation endpoint, a project naming its server, and a first sign-in. */
