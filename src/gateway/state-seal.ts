@@ -5,6 +5,7 @@
  * past its expiry is refused. Every replica given the same key opens what another sealed.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { InterlockError } from '../errors.js';
 
 /** Seals payloads of type `T` into opaque strings, and opens them. */
 export interface StateSealer<T> {
@@ -38,10 +39,10 @@ export function createStateSealer<T>(
     },
     async verify(state) {
       const parts = state.split('.');
-      if (parts.length !== 4 || parts[0] !== VERSION) throw new Error('not a sealed gateway state');
+      if (parts.length !== 4 || parts[0] !== VERSION) throw invalid('not a sealed gateway state');
       const [, iv, sealed, tag] = parts.map((part) => Buffer.from(part, 'base64url'));
       if (iv?.length !== 12 || tag?.length !== 16 || sealed === undefined) {
-        throw new Error('not a sealed gateway state');
+        throw invalid('not a sealed gateway state');
       }
       const decipher = createDecipheriv('aes-256-gcm', aesKey, iv);
       decipher.setAAD(aad);
@@ -49,8 +50,13 @@ export function createStateSealer<T>(
       // Throws when the state was altered or sealed under another key.
       const plain = Buffer.concat([decipher.update(sealed), decipher.final()]).toString('utf8');
       const opened = JSON.parse(plain) as { exp: number; payload: T };
-      if (!(opened.exp > now())) throw new Error('the sealed gateway state has expired');
+      if (!(opened.exp > now())) throw invalid('the sealed gateway state has expired');
       return opened.payload;
     },
   };
+}
+
+/** A state the caller echoed that cannot be opened (the relay answers it as a call it does not hold). */
+function invalid(message: string): InterlockError {
+  return new InterlockError('STATE_INVALID', message);
 }
