@@ -50,7 +50,7 @@ import { GatewayMetrics } from './metrics.js';
 import { createPrincipalVerifier, type Principal, principalOf } from './principals.js';
 import type { ServerRequestRelay } from './relay.js';
 import { createGatewayServer } from './server.js';
-import { asCaller } from './upstream-identity.js';
+import { asCaller, takesCallerIdentity } from './upstream-identity.js';
 
 /** Options of {@link Gateway}. */
 export interface GatewayOptions {
@@ -101,7 +101,6 @@ export class Gateway {
   readonly #serverInfo: { name: string; version: string };
   readonly #fetch: typeof fetch | undefined;
   readonly #relay: ServerRequestRelay | undefined;
-  readonly #store: StateStore | undefined;
   readonly #views = new Map<CapabilitySet, CapabilityView>();
   readonly #logger: Logger;
   /** Tools already warned about (once per process, not once per tools/list). */
@@ -134,7 +133,6 @@ export class Gateway {
     this.#audit = this.#feed?.tee(options.audit) ?? options.audit;
     this.#fetch = options.fetch;
     this.#relay = options.relay;
-    this.#store = options.store;
     if (this.config.serverRequests !== undefined) {
       this.#relay?.configure(this.config.serverRequests, 'gateway.serverRequests');
     }
@@ -220,8 +218,8 @@ export class Gateway {
       { onerror: () => {} },
     );
     // Replicas (issue 41): the fleet's sealing key, and answers routed to the replica that holds the call.
-    if (this.config.replicas !== undefined || this.#store !== undefined) {
-      await this.#relay?.replicate(this.config.replicas, this.#store);
+    if (this.config.replicas !== undefined || this.#options.store !== undefined) {
+      await this.#relay?.replicate(this.config.replicas, this.#options.store);
     }
     const tls = http.tls === undefined ? undefined : await readTls(http.tls);
     const server = tls === undefined ? createServer() : createHttpsServer(tls);
@@ -416,7 +414,9 @@ export class Gateway {
       },
       track: (work) => this.#track(work),
       // Issue 41: upstream servers that take the caller's identity exchange its verified bearer from here.
-      flow: asCaller(flow, { principal, token, view, audit: this.#audit }),
+      flow: takesCallerIdentity(this.#manager)
+        ? asCaller(flow, { principal, token, view, audit: this.#audit })
+        : flow,
     });
   }
 

@@ -6,7 +6,7 @@
  * decision trail shows the server, the tool, the principal and the reason code, and the upstream was not called.
  */
 import { runAsCaller } from '../interop/caller-context.js';
-import type { CapabilityView } from '../interop/manager.js';
+import type { CapabilityView, MCPClientManager } from '../interop/manager.js';
 import { resourceFor } from '../security/pattern.js';
 import type { AuditSink } from '../security/types.js';
 import type { FlowScope } from './flow-states.js';
@@ -58,4 +58,12 @@ export function asCaller(
     },
   };
   return (work) => runAsCaller(identity, () => flow(work));
+}
+
+/**
+ * Whether any of the manager's servers takes its caller's identity (`auth.type: token_exchange`): only then does
+ * a gateway call run in a caller context, so a gateway without such a server pays nothing for it per call.
+ */
+export function takesCallerIdentity(manager: MCPClientManager): boolean {
+  return manager.connections.some(({ config }) => 'auth' in config && config.auth?.type === 'token_exchange');
 }
