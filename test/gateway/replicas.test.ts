@@ -11,6 +11,7 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningCli, startCli, type TempProject, tempProject } from '../cli/helpers.js';
 import { fixture } from '../helpers/fixtures.js';
+import { rawToolCall } from '../helpers/raw-call.js';
 import { redisForFile } from '../helpers/redis.js';
 import { roundRobin } from '../helpers/round-robin.js';
 
@@ -168,33 +169,7 @@ describe.each([
 
 /** A 2026-07-28 `tools/call` round sent straight to one process, as a client would after a balancer. */
 async function raw(url: URL, key: string, params: Record<string, unknown>) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': String(params.name),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
-          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-        },
-      },
-    }),
-  });
-  const text = await response.text();
-  const line = text.split('\n').find((l) => l.startsWith('data: ')) ?? text;
-  return (JSON.parse(line.replace(/^data: /, '')) as { result: Record<string, unknown> }).result;
+  return (await rawToolCall(url, key, params)).result as Record<string, unknown>;
 }
 
 /** The one question of an `input_required` round: its key, and the state to echo. */

@@ -8,6 +8,7 @@ import { MCPClientManager } from '../../src/interop/manager.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { nodeFixture } from '../helpers/fixtures.js';
+import { type RawAnswer, rawToolCall } from '../helpers/raw-call.js';
 
 const ALICE = 'alice-key-0123456789abcdef';
 
@@ -50,39 +51,8 @@ afterAll(async () => {
 });
 
 /** One `tools/call` round of a tool (`ask_twice`), as a 2026-07-28 client sends it: its result, or its error. */
-async function send(
-  extra: Record<string, unknown> = {},
-  tool = 'mcp__modern__ask_twice',
-): Promise<{ result?: Record<string, unknown>; error?: { message: string } }> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${ALICE}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': tool,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name: tool,
-        arguments: {},
-        ...extra,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
-          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-        },
-      },
-    }),
-  });
-  const text = await response.text();
-  const line = text.split('\n').find((l) => l.startsWith('data: ')) ?? text;
-  return JSON.parse(line.replace(/^data: /, ''));
+function send(extra: Record<string, unknown> = {}, tool = 'mcp__modern__ask_twice'): Promise<RawAnswer> {
+  return rawToolCall(url, ALICE, { name: tool, arguments: {}, ...extra });
 }
 
 async function call(extra: Record<string, unknown> = {}, tool?: string): Promise<Record<string, unknown>> {
