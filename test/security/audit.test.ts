@@ -73,7 +73,7 @@ describe('JsonLinesAuditSink', () => {
     if (process.platform !== 'win32') expect((await stat(path)).mode & 0o777).toBe(0o600);
   });
 
-  it('writes lines that arrive during a write together, in order, each resolving once it is in the file', async () => {
+  it('writes lines that arrive in the same turn together, in order, each resolving once it is in the file', async () => {
     const path = join(dir, 'batched.jsonl');
     const sink = new JsonLinesAuditSink(path);
     const inFile = await Promise.all(
