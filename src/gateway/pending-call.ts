@@ -5,8 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { InputRequest } from '@modelcontextprotocol/server';
-import { RequestTimeoutError } from '../errors.js';
+import { RequestCancelledError, RequestTimeoutError } from '../errors.js';
 import type { HandedOffRound } from '../protocol/input-rounds.js';
+
+/** The reason a call's signal is aborted with when the call ends with no request open. */
+const CALL_ENDED = new RequestCancelledError('The call ended.');
 
 interface Outstanding {
   request: InputRequest;
@@ -134,6 +137,20 @@ export class PendingCall {
   disarm(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
+  }
+
+  /**
+   * Ends a call whose upstream call settled: a request still open fails with `error()`, which is built only then
+   * (an error per call, with its stack, was a visible share of a busy gateway's profile), and whatever still
+   * listens on the call's signal is cancelled.
+   */
+  end(error: () => unknown): void {
+    if (this.#outstanding.size > 0) {
+      this.fail(error());
+      return;
+    }
+    this.disarm();
+    this.abort.abort(CALL_ENDED);
   }
 
   /** Fails every open request and cancels the upstream call. */

@@ -281,11 +281,12 @@ export class ServerRequestRelay {
       .finally(() => {
         callers.delete(caller);
         if (callers.size === 0) this.#byServer.delete(target.server);
-        call.fail(
-          new RequestCancelledError(
-            'The call that made this request ended before the downstream client answered it.',
-            { server: target.server },
-          ),
+        call.end(
+          () =>
+            new RequestCancelledError(
+              'The call that made this request ended before the downstream client answered it.',
+              { server: target.server },
+            ),
         );
       });
     return this.#drive<T>(call, round);
