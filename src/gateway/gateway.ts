@@ -16,6 +16,7 @@ import {
   createMcpHandler,
   getOAuthProtectedResourceMetadataUrl,
   type McpHttpHandler,
+  type McpServerFactory,
   requireBearerAuth,
   type Server,
   type Transport,
@@ -49,7 +50,12 @@ import { fetchMcp, keepConnections } from './http-bridge.js';
 import { GatewayMetrics } from './metrics.js';
 import { createPrincipalVerifier, type Principal, principalOf } from './principals.js';
 import type { ServerRequestRelay } from './relay.js';
-import { createGatewayServer } from './server.js';
+import {
+  createGatewayServer,
+  type GatewayServerOptions,
+  type GatewayToolCall,
+  toolCaller,
+} from './server.js';
 import { asCaller, takesCallerIdentity } from './upstream-identity.js';
 
 /** Options of {@link Gateway}. */
@@ -209,14 +215,12 @@ export class Gateway {
     }
     // HTTP requests name no session (2026-07-28 has none; 2025-era clients are served statelessly): each
     // authenticated principal has one flow state, whatever connection or replica its requests come on.
-    const handler = createMcpHandler(
-      (ctx) => {
-        const principal = this.#principal(ctx.authInfo);
-        const flow = this.#flows.scope(tupleKey(principal.via, principal.subject));
-        return this.#serverFor(principal, flow, ctx.authInfo?.token);
-      },
-      { onerror: () => {} },
-    );
+    const factory: McpServerFactory = (ctx) => {
+      const principal = this.#principal(ctx.authInfo);
+      const flow = this.#flows.scope(tupleKey(principal.via, principal.subject));
+      return this.#serverFor(principal, flow, ctx.authInfo?.token);
+    };
+    const handler = createMcpHandler(factory, { onerror: () => {} });
     // Replicas (issue 41): the fleet's sealing key, and answers routed to the replica that holds the call.
     if (this.config.replicas !== undefined || this.#options.store !== undefined) {
       await this.#relay?.replicate(this.config.replicas, this.#options.store);
@@ -286,7 +290,12 @@ export class Gateway {
       if (this.#draining) return text(503, 'The gateway is shutting down.\n');
       const authInfo = await door.authenticate(request, env.incoming);
       if (authInfo instanceof Response) return refuse(authInfo);
-      return fetchMcp(handler.fetch, request, env.incoming, authInfo);
+      return fetchMcp(
+        { fetch: handler.fetch, factory, toolCall: (auth) => this.#toolCallFor(auth) },
+        request,
+        env.incoming,
+        authInfo,
+      );
     });
     server.on('request', (req, res) => {
       // A graceful close waits for MCP requests until their answer is sent (not only until the tool returns),
@@ -384,7 +393,21 @@ export class Gateway {
     return principalOf(authInfo) ?? { subject: 'anonymous', groups: [], scopes: [], via: 'none' };
   }
 
-  #serverFor(principal: Principal, flow: FlowScope, token?: string) {
+  #serverFor(principal: Principal, flow: FlowScope, token?: string): Server {
+    return createGatewayServer({
+      ...this.#servingOptions(principal, flow, token),
+      serverInfo: this.#serverInfo,
+    });
+  }
+
+  /** The HTTP caller's `tools/call`, as its SDK server instance would run it (for the endpoint's direct leg). */
+  #toolCallFor(authInfo: AuthInfo | undefined): GatewayToolCall {
+    const principal = this.#principal(authInfo);
+    const flow = this.#flows.scope(tupleKey(principal.via, principal.subject));
+    return toolCaller(this.#servingOptions(principal, flow, authInfo?.token));
+  }
+
+  #servingOptions(principal: Principal, flow: FlowScope, token: string | undefined) {
     const capabilities = this.#policies.capabilitiesFor(principal);
     let view = this.#views.get(capabilities);
     if (view === undefined) {
@@ -396,12 +419,11 @@ export class Gateway {
       });
       this.#views.set(capabilities, view);
     }
-    return createGatewayServer({
+    return {
       manager: this.#manager,
       view,
       principal,
       naming: this.config.naming,
-      serverInfo: this.#serverInfo,
       observer: this.metrics,
       relay: this.#relay,
       onRenamed: (tool) => {
@@ -417,7 +439,7 @@ export class Gateway {
       flow: takesCallerIdentity(this.#manager)
         ? asCaller(flow, { principal, token, view, audit: this.#audit })
         : flow,
-    });
+    } satisfies Omit<GatewayServerOptions, 'serverInfo'>;
   }
 
   async #track<T>(work: Promise<T>): Promise<T> {

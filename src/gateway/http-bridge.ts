@@ -12,6 +12,17 @@
  *   (headers, event, end of the chunked body). A stream that stays open (a question relayed to the client,
  *   progress, a long call) is sent as it comes, once its first event is there; the SDK's keep-alive comments
  *   bound how long that waits.
+ * - A 2025-era request that asks for no progress is answered as plain JSON (`application/json`), which the
+ *   transport allows for any request. The SDK's stateless fallback always opens an event stream, which costs the
+ *   gateway a stream per request and the client an SSE parse per answer; on that leg nothing can use the stream
+ *   anyway: the per-request server never saw the client's `initialize`, so it knows no client capabilities and
+ *   sends the client no request (the relay refuses an upstream's question it cannot ask), and a progress
+ *   notification goes only to a request that carries a progress token, which keeps the stream.
+ * - A plain 2025-era `tools/call` (one well-formed request with a protocol version header the SDK serves, no
+ *   progress token, no task) is answered here, by the same call the SDK server's handler runs
+ *   (`toolCaller`, server.ts): no server instance, transport and teardown per request, which were a third of
+ *   the gateway's CPU per call. Every other request, and every request this leg does not find well formed, goes
+ *   to the SDK, which validates it and gives its own answers.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
@@ -19,7 +30,13 @@ import {
   type AuthInfo,
   DEFAULT_MAX_REQUEST_BODY_SIZE,
   isJsonContentType,
+  isLegacyRequest,
+  type McpServerFactory,
+  ProtocolErrorCode,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import type { GatewayToolCall } from './server.js';
 
 /**
  * How long an idle client connection stays open: longer than the idle timeout of the usual load balancers (60 s),
@@ -40,13 +57,22 @@ type McpFetch = (
   options?: { authInfo?: AuthInfo; parsedBody?: unknown },
 ) => Promise<Response>;
 
+/** The handler's fetch, and the factory it serves from (for the 2025-era requests answered as JSON here). */
+export interface McpEndpoint {
+  fetch: McpFetch;
+  factory: McpServerFactory;
+  /** The caller's `tools/call`, for the plain 2025-era calls answered here; none: the SDK serves them too. */
+  toolCall?: ((authInfo: AuthInfo | undefined) => GatewayToolCall) | undefined;
+}
+
 /** Calls `fetch` for one MCP request, with the body read and parsed here when it is a JSON POST. */
 export async function fetchMcp(
-  fetch: McpFetch,
+  endpoint: McpEndpoint,
   request: Request,
   incoming: IncomingMessage | Http2ServerRequest,
   authInfo: AuthInfo | undefined,
 ): Promise<Response> {
+  const { fetch } = endpoint;
   const auth = authInfo === undefined ? {} : { authInfo };
   if (request.method !== 'POST' || !isJsonContentType(request.headers.get('content-type'))) {
     return settleEventStream(await fetch(request, auth));
@@ -65,7 +91,128 @@ export async function fetchMcp(
     const copy = new Request(request.url, { method: 'POST', headers: request.headers, body: raw });
     return settleEventStream(await fetch(copy, auth));
   }
+  if (answersWithJson(parsedBody) && (await isLegacyRequest(request, parsedBody))) {
+    const call = endpoint.toolCall === undefined ? undefined : plainToolCall(request, parsedBody);
+    if (call !== undefined && endpoint.toolCall !== undefined) {
+      return serveToolCall(endpoint.toolCall(authInfo), request, call);
+    }
+    return serveLegacyJson(endpoint.factory, request, parsedBody, authInfo);
+  }
   return settleEventStream(await fetch(request, { ...auth, parsedBody }));
+}
+
+/** One JSON-RPC request (not a batch, not a notification) that asks for no progress notifications. */
+function answersWithJson(body: unknown): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
+  const { method, id, params } = body as { method?: unknown; id?: unknown; params?: unknown };
+  if (typeof method !== 'string' || (typeof id !== 'string' && typeof id !== 'number')) return false;
+  const meta = (params as { _meta?: unknown } | undefined)?._meta;
+  return meta === undefined || (meta as { progressToken?: unknown }).progressToken === undefined;
+}
+
+/**
+ * A 2025-era request served as the SDK's stateless fallback serves it (a fresh server instance on a fresh
+ * session-less transport, torn down after the answer or when the client goes away), with a JSON answer.
+ */
+async function serveLegacyJson(
+  factory: McpServerFactory,
+  request: Request,
+  parsedBody: unknown,
+  authInfo: AuthInfo | undefined,
+): Promise<Response> {
+  const auth = authInfo === undefined ? {} : { authInfo };
+  let server: Awaited<ReturnType<McpServerFactory>>;
+  try {
+    server = await factory({ era: 'legacy', ...auth, requestInfo: request });
+  } catch {
+    // As the SDK's fallback answers a factory that fails: an internal error, nothing of the failure itself.
+    const id = (parsedBody as { id: string | number }).id;
+    const error = { code: -32603, message: 'Internal server error' };
+    return Response.json({ jsonrpc: '2.0', error, id }, { status: 500 });
+  }
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  await server.connect(transport);
+  const teardown = () => {
+    transport.close().catch(() => {});
+    server.close().catch(() => {});
+  };
+  request.signal.addEventListener('abort', teardown, { once: true });
+  try {
+    return await transport.handleRequest(request, { ...auth, parsedBody });
+  } finally {
+    request.signal.removeEventListener('abort', teardown);
+    teardown();
+  }
+}
+
+/** A `tools/call` this leg answers itself: its id and params. */
+interface PlainToolCall {
+  id: string | number;
+  params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> };
+}
+
+const LEGACY_VERSIONS: ReadonlySet<string> = new Set(SUPPORTED_PROTOCOL_VERSIONS);
+const CALL_PARAMS: ReadonlySet<string> = new Set(['name', 'arguments', '_meta']);
+
+/**
+ * The call when the request is a plain, well-formed 2025-era `tools/call` the SDK would serve as it is: the
+ * accept header and protocol version the SDK's transport requires, `params` with a name, object arguments and no
+ * other key (a task-augmented call goes to the SDK), and no progress token (`answersWithJson`). Undefined
+ * otherwise: the SDK serves it, and answers what is wrong with it.
+ */
+function plainToolCall(request: Request, body: unknown): PlainToolCall | undefined {
+  const { jsonrpc, method, id, params } = body as Record<string, unknown>;
+  if (jsonrpc !== '2.0' || method !== 'tools/call' || !isPlainObject(params)) return undefined;
+  const version = request.headers.get('mcp-protocol-version');
+  if (version === null || !LEGACY_VERSIONS.has(version)) return undefined;
+  const accept = request.headers.get('accept');
+  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+  if (typeof params.name !== 'string') return undefined;
+  if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
+  if (params._meta !== undefined && !isPlainObject(params._meta)) return undefined;
+  for (const key of Object.keys(params)) if (!CALL_PARAMS.has(key)) return undefined;
+  return { id: id as string | number, params: params as PlainToolCall['params'] };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Answers a plain call as the SDK's JSON answer would be: the result, or the JSON-RPC error the call threw (an
+ * unknown tool's `InvalidParams`); anything else is an internal error, with nothing of the failure. The client
+ * going away cancels the call.
+ */
+async function serveToolCall(
+  call: GatewayToolCall,
+  request: Request,
+  plain: PlainToolCall,
+): Promise<Response> {
+  const { id, params } = plain;
+  const cancel = new AbortController();
+  const onAbort = () => cancel.abort(request.signal.reason);
+  request.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const result = await call(params, { signal: cancel.signal, supports: () => false });
+    return Response.json({ result, jsonrpc: '2.0', id });
+  } catch (err) {
+    const coded = err as { code?: unknown; message?: unknown; data?: unknown };
+    const error =
+      Number.isSafeInteger(coded.code) && typeof coded.message === 'string'
+        ? {
+            // As the SDK's 2025-era codec sends it: the 2026 "resource not found" code as invalid params.
+            code: coded.code === -32002 ? ProtocolErrorCode.InvalidParams : (coded.code as number),
+            message: coded.message,
+            ...(coded.data === undefined ? {} : { data: coded.data }),
+          }
+        : { code: ProtocolErrorCode.InternalError, message: 'Internal error' };
+    return Response.json({ jsonrpc: '2.0', id, error });
+  } finally {
+    request.signal.removeEventListener('abort', onAbort);
+  }
 }
 
 /** The request body, read up to one byte past `limit` (enough for the handler to refuse it as too large). */

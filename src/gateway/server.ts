@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  type CallToolRequest,
   type CallToolResult,
   CLIENT_CAPABILITIES_META_KEY,
   type ClientCapabilities,
@@ -16,6 +17,7 @@ import {
   ProtocolErrorCode,
   Server,
   type ServerContext,
+  type ServerNotification,
   type Tool,
 } from '@modelcontextprotocol/server';
 import { InterlockError } from '../errors.js';
@@ -92,55 +94,8 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
     return { tools: [...routes].map(([name, wrapper]) => toTool(wrapper, name)) };
   });
 
-  server.setRequestHandler('tools/call', async (request, ctx) => {
-    // Issue 38: resolved through the map the caller's list was built from, never the manager's names.
-    const visible = view.visibleTools(context);
-    const wrapper = toolRoutes(visible, naming).get(request.params.name);
-    if (wrapper === undefined) {
-      // A tool hidden from the caller answers as one that does not exist; the operator still sees the denial.
-      const hidden = await recordHiddenTool(
-        manager,
-        view,
-        visible,
-        naming,
-        request.params.name,
-        principal.subject,
-      );
-      for (const { tool, code } of hidden) {
-        const outcome = DENIAL_CODES.has(code) ? 'denied' : 'error';
-        options.observer?.onCall({
-          principal,
-          server: tool.server,
-          tool: tool.tool,
-          outcome,
-          durationMs: 0,
-          code,
-        });
-      }
-      throw unknownName('tool', request.params.name);
-    }
-    const name = wrapper.name;
-    const started = performance.now();
-    const args = request.params.arguments;
-    const relay = options.relay;
-    const work = inFlow(options.flow, (flow) =>
-      relay === undefined
-        ? callThrough(view, name, args, ctx, principal, ctx.mcpReq.signal, flow)
-        : relayedCall(relay, server, view, name, wrapper.server, args, ctx, principal, flow),
-    );
-    const result = await (options.track === undefined ? work : options.track(work));
-    // A round that stops for the client's input is not a call yet: the round that ends it is counted.
-    if (result.outcome === 'input') return result.result;
-    options.observer?.onCall({
-      principal,
-      server: wrapper.server,
-      tool: wrapper.tool,
-      outcome: result.outcome,
-      durationMs: performance.now() - started,
-      code: result.code,
-    });
-    return result.result;
-  });
+  const callTool = toolCaller(options);
+  server.setRequestHandler('tools/call', (request, ctx) => callTool(request.params, requestOf(server, ctx)));
   // A URI several servers offer this caller is left out (issue 38): a read of it is refused.
   server.setRequestHandler('resources/list', () => ({
     resources: upstream(manager).flatMap(({ name, connection }) =>
@@ -208,6 +163,92 @@ export function createGatewayServer(options: GatewayServerOptions): Server {
   return server;
 }
 
+/**
+ * What a downstream `tools/call` needs of the request it serves: the SDK's context when an SDK server serves it,
+ * or what the endpoint has when it serves a plain 2025-era call itself (http-bridge.ts).
+ */
+export interface ToolCallRequest {
+  signal: AbortSignal;
+  /** The caller's progress token; none: no progress is sent. */
+  progressToken?: string | number | undefined;
+  notify?: ((notification: ServerNotification) => Promise<void>) | undefined;
+  /** The state a later round echoes, and its answers (2026-07-28). */
+  state?: unknown;
+  responses?: Record<string, unknown> | undefined;
+  /** Whether the client declared what a relayed request needs. */
+  supports(need: DownstreamNeed): boolean;
+}
+
+/** The gateway's `tools/call` for one principal, whoever serves the request. */
+export type GatewayToolCall = (
+  params: CallToolRequest['params'],
+  request: ToolCallRequest,
+) => Promise<CallToolResult>;
+
+/**
+ * Calls a tool for one principal: resolved through the caller's own list, decided, audited, limited and counted
+ * exactly as the SDK server's `tools/call` handler does (it is that handler).
+ */
+export function toolCaller(options: Omit<GatewayServerOptions, 'serverInfo'>): GatewayToolCall {
+  const { manager, view, principal, naming } = options;
+  const context = { principal: principal.subject };
+  return async (params, request) => {
+    // Issue 38: resolved through the map the caller's list was built from, never the manager's names.
+    const visible = view.visibleTools(context);
+    const wrapper = toolRoutes(visible, naming).get(params.name);
+    if (wrapper === undefined) {
+      // A tool hidden from the caller answers as one that does not exist; the operator still sees the denial.
+      const hidden = await recordHiddenTool(manager, view, visible, naming, params.name, principal.subject);
+      for (const { tool, code } of hidden) {
+        const outcome = DENIAL_CODES.has(code) ? 'denied' : 'error';
+        options.observer?.onCall({
+          principal,
+          server: tool.server,
+          tool: tool.tool,
+          outcome,
+          durationMs: 0,
+          code,
+        });
+      }
+      throw unknownName('tool', params.name);
+    }
+    const name = wrapper.name;
+    const started = performance.now();
+    const args = params.arguments;
+    const relay = options.relay;
+    const work = inFlow(options.flow, (flow) =>
+      relay === undefined
+        ? callThrough(view, name, args, request, principal, request.signal, flow)
+        : relayedCall(relay, view, name, wrapper.server, args, request, principal, flow),
+    );
+    const result = await (options.track === undefined ? work : options.track(work));
+    // A round that stops for the client's input is not a call yet: the round that ends it is counted.
+    if (result.outcome === 'input') return result.result;
+    options.observer?.onCall({
+      principal,
+      server: wrapper.server,
+      tool: wrapper.tool,
+      outcome: result.outcome,
+      durationMs: performance.now() - started,
+      code: result.code,
+    });
+    return result.result;
+  };
+}
+
+/** The call's view of an SDK request context. */
+function requestOf(server: Server, ctx: ServerContext): ToolCallRequest {
+  const progressToken = ctx.mcpReq._meta?.progressToken;
+  return {
+    signal: ctx.mcpReq.signal,
+    progressToken,
+    notify: (notification) => ctx.mcpReq.notify(notification),
+    state: ctx.mcpReq.requestState(),
+    responses: ctx.mcpReq.inputResponses,
+    supports: (need) => declares(server, ctx, need),
+  };
+}
+
 /** A local refusal or failure becomes a JSON-RPC error with our code and message, nothing more. */
 async function guarded<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -243,21 +284,20 @@ function inFlow(scope: FlowScope, work: (flow: FlowState) => Promise<RoundOutcom
  */
 async function relayedCall(
   relay: ServerRequestRelay,
-  server: Server,
   view: CapabilityView,
   name: string,
   upstream: string,
   args: Record<string, unknown> | undefined,
-  ctx: ServerContext,
+  request: ToolCallRequest,
   principal: Principal,
   flow: FlowState,
 ): Promise<RoundOutcome> {
   const step = await relay.round(
-    { principal, view, server: upstream, supports: (need) => declares(server, ctx, need) },
+    { principal, view, server: upstream, supports: (need) => request.supports(need) },
     {
-      state: ctx.mcpReq.requestState(),
-      responses: ctx.mcpReq.inputResponses,
-      signal: ctx.mcpReq.signal,
+      state: request.state,
+      responses: request.responses,
+      signal: request.signal,
       // A later round must name the same caller, tool and arguments as the call it answers (issue 41).
       binding: tupleKey(
         principal.via,
@@ -268,7 +308,7 @@ async function relayedCall(
           .digest('base64url'),
       ),
     },
-    (signal, rounds) => callThrough(view, name, args, ctx, principal, signal, flow, rounds),
+    (signal, rounds) => callThrough(view, name, args, request, principal, signal, flow, rounds),
   );
   if (step.kind === 'done') return step.value;
   if (step.kind === 'failed') return failure(step.error);
@@ -302,13 +342,13 @@ async function callThrough(
   view: CapabilityView,
   name: string,
   args: Record<string, unknown> | undefined,
-  ctx: ServerContext,
+  request: ToolCallRequest,
   principal: Principal,
   signal: AbortSignal,
   flow: FlowState,
   rounds?: InputRoundControl,
 ): Promise<CallOutcome> {
-  const progressToken = ctx.mcpReq._meta?.progressToken;
+  const { progressToken, notify } = request;
   try {
     // `flow` rides as a variable, not a literal: ToolCallOptions (the tools area) cannot name a FlowState.
     const options: ToolCallOptions & { flow: FlowState; inputRounds?: InputRoundControl | undefined } = {
@@ -316,13 +356,13 @@ async function callThrough(
       principal: principal.subject,
       flow,
       inputRounds: rounds,
-      ...(progressToken === undefined
+      ...(progressToken === undefined || notify === undefined
         ? {}
         : {
             onProgress: (p) => {
-              void ctx.mcpReq
-                .notify({ method: 'notifications/progress', params: { progressToken, ...p } })
-                .catch(() => {});
+              void notify({ method: 'notifications/progress', params: { progressToken, ...p } }).catch(
+                () => {},
+              );
             },
           }),
     };
