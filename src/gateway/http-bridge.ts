@@ -192,11 +192,9 @@ async function serveToolCall(
   plain: PlainToolCall,
 ): Promise<Response> {
   const { id, params } = plain;
-  const cancel = new AbortController();
-  const onAbort = () => cancel.abort(request.signal.reason);
-  request.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    const result = await call(params, { signal: cancel.signal, supports: () => false });
+    // The request's signal is aborted when the client goes away: the call's own.
+    const result = await call(params, { signal: request.signal, supports: () => false });
     return Response.json({ result, jsonrpc: '2.0', id });
   } catch (err) {
     const coded = err as { code?: unknown; message?: unknown; data?: unknown };
@@ -210,8 +208,6 @@ async function serveToolCall(
           }
         : { code: ProtocolErrorCode.InternalError, message: 'Internal error' };
     return Response.json({ jsonrpc: '2.0', id, error });
-  } finally {
-    request.signal.removeEventListener('abort', onAbort);
   }
 }
 
