@@ -1,7 +1,8 @@
 /**
  * The processes of the gateway benchmark (bench/gateway.ts, issue 41 part 4): the upstream echo server over
  * Streamable HTTP, and `interlock serve --http` (the built CLI in dist/, as deployed) on a project file whose one
- * server is that upstream, with the bench's 1 000-rule policy and audit to a file. Each is its own process; its CPU
+ * server is that upstream, with the bench's 1 000-rule policy and audit to a file; and a bare Node HTTP hop in front of
+ * the upstream, the floor any Node gateway starts from. Each is its own process; its CPU
  * time is read from /proc so that a block's cost per call can be charged to the process that spent it.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -9,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CapabilitySet } from '../../src/security/index.js';
-import { ECHO_SDK, ROOT_DIR } from './paths.js';
+import { BARE_HOP, ECHO_SDK, ROOT_DIR } from './paths.js';
 import { benchCapabilities, POLICY_RULES } from './policy.js';
 import { newest } from './processes.js';
 
@@ -113,6 +114,20 @@ export async function startUpstream(): Promise<BenchProcess> {
     child,
     stderr,
     url: new URL(`http://127.0.0.1:${port}/mcp`),
+    cpuMs: cpuOf(child.pid),
+    stop: stopper(child, () => child.stdin?.end()),
+  };
+}
+
+/** The bare hop (bench/servers/bare-hop.mjs) in front of `upstream`: one more Node process, no MCP work. */
+export async function startBareHop(upstream: URL): Promise<BenchProcess> {
+  const child = spawn(process.execPath, [BARE_HOP, upstream.href], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const stderr = collect(child);
+  const port = await started(child, /LISTENING (\d+)/, 'the bare hop', stderr);
+  return {
+    child,
+    stderr,
+    url: new URL(`http://127.0.0.1:${port}${upstream.pathname}`),
     cpuMs: cpuOf(child.pid),
     stop: stopper(child, () => child.stdin?.end()),
   };
