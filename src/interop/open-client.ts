@@ -33,6 +33,11 @@ export interface ServerAuth {
   prepare?: (() => Promise<void>) | undefined;
   /** Releases what `prepare` started; called once the connect attempt settled. */
   close?: (() => Promise<void>) | undefined;
+  /**
+   * Releases what the auth holds for the life of the connection it was made for (a `token_exchange` server's
+   * per-caller sessions, each closed with an HTTP DELETE); called once, when that connection's client closes.
+   */
+  release?: (() => Promise<void>) | undefined;
   /** The SDK's OAuth provider: discovery, registration, PKCE, refresh and step-up run through it. */
   authProvider?: OAuthClientProvider | undefined;
   /** Wraps the fetch used for this server (dynamic headers, no token passthrough, step-up hints). */
@@ -213,6 +218,8 @@ async function openEra(
   } finally {
     options.signal.removeEventListener('abort', onAbort);
   }
+  const release = auth?.release;
+  if (release !== undefined) client.whenClosed(() => void release().catch(() => {}));
   if (options.serverLogs !== undefined) await installServerLogs(client, config.name, options.serverLogs);
   const pid = transport instanceof ProcessStdioTransport ? transport.pid : undefined;
   const era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';

@@ -116,6 +116,8 @@ export class InterlockClient extends Client {
   #inbound: InboundChain | undefined;
   /** Whether the SDK was asked to refuse requests the server's capabilities do not cover (then the SDK's path). */
   readonly #strictCapabilities: boolean;
+  /** Called once when the connection closes (`whenClosed`). */
+  #onClosed: (() => void)[] = [];
 
   constructor(...args: ConstructorParameters<typeof Client>) {
     super(...args);
@@ -365,6 +367,11 @@ export class InterlockClient extends Client {
     this.#timerRefed = false;
   }
 
+  /** Calls `listener` once when the connection closes (whoever closes it: the client, the server, a failure). */
+  whenClosed(listener: () => void): void {
+    this.#onClosed.push(listener);
+  }
+
   /**
    * The connection closed: every direct call in flight rejects with the SDK's error, after the SDK's own teardown,
    * as its own requests do.
@@ -372,9 +379,12 @@ export class InterlockClient extends Client {
   protected override _onclose(): void {
     const calls = this.#direct.drain();
     this.#stopTimer();
+    const closed = this.#onClosed;
+    this.#onClosed = [];
     try {
       super._onclose();
     } finally {
+      for (const listener of closed) listener();
       if (calls.length > 0) {
         const error = new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed');
         for (const call of calls) {

@@ -165,4 +165,17 @@ describe('per-caller sessions on a 2025-era upstream', () => {
     for (const header of sent) expect(callerTokens.has(header.replace(/^Bearer /, ''))).toBe(false);
     expect(callerTokens.size).toBeGreaterThan(0);
   });
+
+  it("closes every caller's session with the server's connection, not only the gateway's own", async () => {
+    const bob = await caller('bob');
+    expect(await whoami(bob, 'legacy')).toMatchObject({ sub: 'bob' });
+    expect(legacy.sessions.owners()).toContain('bob');
+    await manager.disconnectServer('legacy');
+    // Each caller's session is closed (HTTP DELETE) with the connection; the gateway's own session is the SDK
+    // client's, which leaves it for the server to expire.
+    await waitUntil(() => legacy.sessions.owners().every((owner) => owner === 'gateway'), {
+      message: `callers' sessions left open upstream: ${legacy.sessions.owners().join(', ')}`,
+    });
+    expect(legacy.sessions.owners().length).toBeLessThanOrEqual(1);
+  });
 });

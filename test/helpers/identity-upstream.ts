@@ -20,8 +20,8 @@ export interface IdentityUpstream extends AsyncDisposable {
   readonly authorizations: string[];
   /** The verified claims of each `tools/call` that reached a tool. */
   readonly calls: JWTPayload[];
-  /** Sessions opened (legacy) and sessions open now. */
-  readonly sessions: { opened: number; open: () => number };
+  /** Sessions opened (legacy), sessions open now, and the subject each open one belongs to. */
+  readonly sessions: { opened: number; open: () => number; owners: () => string[] };
   /** Calls of the legacy `hold` tool waiting now; `release()` lets them answer. */
   held(): number;
   release(): void;
@@ -54,7 +54,7 @@ export async function startIdentityUpstream(
     if (claims !== undefined) calls.push(claims);
     return text(JSON.stringify(claims ?? null));
   };
-  const sessions = { opened: 0, open: () => 0 };
+  const sessions = { opened: 0, open: () => 0, owners: (): string[] => [] };
   let waiting: (() => void)[] = [];
 
   if (era === 'modern') {
@@ -83,6 +83,7 @@ export async function startIdentityUpstream(
   } else {
     const open = new Map<string, { transport: StreamableHTTPServerTransport; owner: string }>();
     sessions.open = () => open.size;
+    sessions.owners = () => [...open.values()].map((session) => session.owner);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       void (async () => {
         const claims = await verify(req.headers.authorization);
