@@ -241,10 +241,13 @@ export class CapabilitySet {
     return this.#index.infos();
   }
 
-  /** Calls used and allowed so far for an allow rule with `maxCalls`; `undefined` for other rules. */
+  /**
+   * Calls used and allowed so far for an allow rule with `maxCalls`; `undefined` for other rules, and for every rule
+   * when a shared `quotaCounter` counts the calls (the count is in its store, not here).
+   */
   usage(ruleId: string): { readonly used: number; readonly maxCalls: number } | undefined {
     const rule = this.#index.get(ruleId);
-    return rule?.maxCalls === undefined
+    return rule?.maxCalls === undefined || this.#quotaCounter !== undefined
       ? undefined
       : Object.freeze({ used: quotaUsed(rule, this.#clock()), maxCalls: rule.maxCalls });
   }

@@ -65,12 +65,16 @@ export function bindingViews(bindings: readonly PrincipalBinding[] | undefined):
   }));
 }
 
-/** Use of every `maxCalls` rule in the sets built so far. */
+/**
+ * Every `maxCalls` rule in the sets built so far, with its use as this process counts it (none when the fleet's
+ * store counts it: `used` is then undefined).
+ */
 export function quotaViews(policies: PrincipalPolicies): QuotaView[] {
   return policies.sets().flatMap(([scope, set]) =>
     set.rules.flatMap((rule) => {
-      const usage = set.usage(rule.id);
-      return usage === undefined ? [] : [{ scope, ruleId: rule.id, ...usage, per: rule.per }];
+      if (rule.maxCalls === undefined) return [];
+      const used = set.usage(rule.id)?.used;
+      return [{ scope, ruleId: rule.id, used, maxCalls: rule.maxCalls, per: rule.per }];
     }),
   );
 }

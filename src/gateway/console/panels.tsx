@@ -390,7 +390,8 @@ export function PolicyPanel(props: {
 export interface QuotaView {
   readonly scope: string;
   readonly ruleId: string;
-  readonly used: number;
+  /** Undefined when this process does not count the rule's use (the fleet's store does). */
+  readonly used: number | undefined;
   readonly maxCalls: number;
   readonly per: string | undefined;
 }
@@ -413,7 +414,7 @@ export function QuotaPanel(props: {
         <QuotaTable
           caption={
             props.fleet
-              ? 'Quota use as this replica counts it, per rule and principal'
+              ? 'Quota rules of the sets this replica has built, per rule and principal; use counted in the fleet’s store is below'
               : 'Quota use counted in this process, per rule and principal'
           }
           quotas={props.quotas}
@@ -461,7 +462,7 @@ function QuotaTable(props: { caption: string; quotas: readonly QuotaView[] }) {
           <tr>
             <td>{q.scope}</td>
             <td>{q.ruleId}</td>
-            <td>{q.used}</td>
+            <td>{q.used ?? 'in the fleet’s store'}</td>
             <td>{q.maxCalls}</td>
             <td>{q.per ?? 'no window'}</td>
           </tr>
