@@ -241,10 +241,7 @@ export class CapabilitySet {
     return this.#index.infos();
   }
 
-  /**
-   * Calls used and allowed so far for an allow rule with `maxCalls`; `undefined` for other rules, and for every rule
-   * when a shared `quotaCounter` counts the calls (the count is in its store, not here).
-   */
+  /** Calls used and allowed so far by a `maxCalls` rule; `undefined` for others, or when a shared counter counts. */
   usage(ruleId: string): { readonly used: number; readonly maxCalls: number } | undefined {
     const rule = this.#index.get(ruleId);
     return rule?.maxCalls === undefined || this.#quotaCounter !== undefined
