@@ -101,6 +101,17 @@ async function openOnce(
   options: OpenClientOptions,
 ): Promise<OpenClient> {
   const serverAuth = options.serverAuth;
+  if (kind === 'sse' && config.transport !== 'stdio' && config.auth?.type === 'token_exchange') {
+    // The 2024-11-05 transport has one session (one event stream) per connection: every caller's calls would go
+    // on the gateway's session, which a server that binds sessions to users refuses, and one that does not mixes.
+    throw new ConfigError(
+      `Server '${config.name}' has auth.type 'token_exchange', which needs Streamable HTTP, and it is reached over the legacy HTTP+SSE transport${config.transport === 'sse' ? '' : ' (its Streamable HTTP endpoint refused the connection)'}: that transport would carry every caller's calls on the gateway's own session. Use the server's Streamable HTTP endpoint (transport: 'http'), or give it an 'oauth' auth of its own.`,
+      {
+        issues: [{ path: 'auth.type', message: 'token_exchange needs transport http' }],
+        server: config.name,
+      },
+    );
+  }
   const auth = config.transport === 'stdio' ? undefined : serverAuth?.(config);
   if (config.transport !== 'stdio' && serverAuth === undefined) {
     const needs =

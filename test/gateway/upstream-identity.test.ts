@@ -3,6 +3,8 @@
 // the callers against its JWKS; a real 2026-07-28 upstream over Streamable HTTP verifies every bearer it gets and
 // answers `whoami` with the claims. The upstream sees a token for its own audience naming the caller, with the
 // gateway as actor and the scopes the caller's rules allow; the caller's own token never arrives.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -267,5 +269,49 @@ describe('refusals fail closed', () => {
     expect(err).toMatchObject({ code: 'UPSTREAM_IDENTITY_REFUSED', reason: 'no_caller_identity' });
     expect((err as { operatorHint: string }).operatorHint).toContain('gateway.auth.jwt');
     expect(upstream.calls.length).toBe(calls);
+  });
+
+  it("is refused over the legacy HTTP+SSE transport, whose one session would carry every caller's calls", async () => {
+    // A server whose Streamable HTTP endpoint refuses the connection: `auto` would fall back to HTTP+SSE.
+    const seen: string[] = [];
+    const legacyOnly = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      res.writeHead(405).end();
+    });
+    await new Promise<void>((resolve) => legacyOnly.listen(0, '127.0.0.1', resolve));
+    const at = `http://127.0.0.1:${(legacyOnly.address() as AddressInfo).port}/mcp`;
+    const auth = {
+      type: 'token_exchange' as const,
+      tokenEndpoint: as.tokenEndpoint,
+      clientId: 'gateway',
+      clientSecret: GATEWAY_SECRET,
+    };
+    try {
+      for (const transport of ['sse', 'auto'] as const) {
+        const before = seen.length;
+        const err = await manager
+          .connectServer({
+            name: `legacy-${transport}`,
+            transport,
+            url: at,
+            auth,
+            reconnect: { enabled: false },
+          })
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+        // The connect fails with the configuration's refusal as its cause, in its own words.
+        expect(err, transport).toMatchObject({ code: 'CONNECTION_FAILED', cause: { code: 'INVALID_CONFIG' } });
+        expect((err as Error).message).toContain("auth.type 'token_exchange', which needs Streamable HTTP");
+        // Nothing was opened over SSE: `sse` sends nothing, `auto` only the Streamable HTTP attempt it refused.
+        expect(
+          seen.slice(before).every((line) => !line.startsWith('GET')),
+          transport,
+        ).toBe(true);
+      }
+    } finally {
+      await new Promise((resolve) => legacyOnly.close(resolve));
+    }
   });
 });
