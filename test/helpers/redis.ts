@@ -4,8 +4,10 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { freePort, waitForPort } from './net.js';
@@ -53,6 +55,8 @@ export async function startRedis(options: { persist?: boolean } = {}): Promise<R
       exited = `redis-server exited with code ${code}`;
     });
     await waitForPort(port, { stop: () => exited });
+    // Accepting connections is not serving them yet (a restarted server may still be loading): wait for PONG.
+    await waitForPong(port, () => exited);
   };
   const stop = async () => {
     const proc = child;
@@ -67,6 +71,40 @@ export async function startRedis(options: { persist?: boolean } = {}): Promise<R
   };
   await start();
   return { port, url: `redis://127.0.0.1:${port}`, stop, start, close, [Symbol.asyncDispose]: close };
+}
+
+/** Polls until the server on `port` answers PING with PONG (10 s at most); `stopped()` giving a reason ends it. */
+async function waitForPong(port: number, stopped: () => string | undefined): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const reason = stopped();
+    if (reason !== undefined) throw new Error(reason);
+    if ((await ping(port)) === '+PONG') return;
+    if (Date.now() >= deadline)
+      throw new Error(`redis-server on port ${port} did not answer PING within 10 s`);
+    await delay(25);
+  }
+}
+
+/** The first line of the server's answer to one PING, or undefined when the connection failed or closed. */
+function ping(port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    let text = '';
+    const done = (line: string | undefined) => {
+      socket.destroy();
+      resolve(line);
+    };
+    socket.setTimeout(1000, () => done(undefined));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      text += chunk.toString('latin1');
+      const end = text.indexOf('\r\n');
+      if (end !== -1) done(text.slice(0, end));
+    });
+    socket.once('error', () => done(undefined));
+    socket.once('close', () => done(undefined));
+  });
 }
 
 /** One redis-server for the test file: started before its tests, stopped after. Read `.current` inside tests. */
