@@ -239,7 +239,9 @@ const comparisons = Object.fromEntries(
 console.log(
   `echo over Streamable HTTP; ${ROUNDS} rounds; per round and path ${CALLS} sequential calls and ${CALLS * 2} at each concurrency (medians over rounds)`,
 );
-console.log('| Path | p50 (ms) | p99 (ms) | calls/s c16 | calls/s c64 | CPU µs/call of the hop or gateways (seq, c64) |');
+console.log(
+  '| Path | p50 (ms) | p99 (ms) | calls/s c16 | calls/s c64 | CPU µs/call of the hop or gateways (seq, c64) |',
+);
 console.log('| --- | --- | --- | --- | --- | --- |');
 for (const id of PATHS) {
   const s = summary[id];

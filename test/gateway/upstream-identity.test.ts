@@ -302,7 +302,10 @@ describe('refusals fail closed', () => {
             (e: unknown) => e,
           );
         // The connect fails with the configuration's refusal as its cause, in its own words.
-        expect(err, transport).toMatchObject({ code: 'CONNECTION_FAILED', cause: { code: 'INVALID_CONFIG' } });
+        expect(err, transport).toMatchObject({
+          code: 'CONNECTION_FAILED',
+          cause: { code: 'INVALID_CONFIG' },
+        });
         expect((err as Error).message).toContain("auth.type 'token_exchange', which needs Streamable HTTP");
         // Nothing was opened over SSE: `sse` sends nothing, `auto` only the Streamable HTTP attempt it refused.
         expect(
