@@ -13,6 +13,7 @@ import { ServerRequestRelay } from '../../src/gateway/relay.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { createFixtureLog, type FixtureLog, nodeFixture } from '../helpers/index.js';
+import { rawToolCall } from '../helpers/raw-call.js';
 
 const ALICE = 'alice-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdef01';
@@ -146,33 +147,10 @@ describe("a 2025-era server's question that names no call", () => {
 });
 
 describe('calls waiting for their caller’s answer', () => {
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
-    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-  };
   /** One `tools/call` round of `mcp__modern__echo` (approved by its caller first), as a 2026-07-28 client sends it. */
   async function ask(key: string, extra: Record<string, unknown> = {}) {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': 'mcp__modern__echo',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'mcp__modern__echo', arguments: { text: 'approved' }, _meta: meta, ...extra },
-      }),
-    });
-    const text = await response.text();
-    const line = text.split('\n').find((l) => l.startsWith('data: ')) ?? text;
-    return (JSON.parse(line.replace(/^data: /, '')) as { result: Record<string, unknown> }).result;
+    const params = { name: 'mcp__modern__echo', arguments: { text: 'approved' }, ...extra };
+    return (await rawToolCall(url, key, params)).result as Record<string, unknown>;
   }
   const asks = () => modernLog.toolCalls('echo').length;
 

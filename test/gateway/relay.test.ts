@@ -18,6 +18,7 @@ import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { nodeFixture } from '../helpers/fixtures.js';
 import { EVERYTHING_BIN } from '../helpers/http-fixtures.js';
+import { rawToolCall } from '../helpers/raw-call.js';
 
 const ALICE = 'alice-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdef01';
@@ -377,31 +378,10 @@ describe('a 2025-11-25 client over HTTP', () => {
 });
 
 describe('a 2026-07-28 client answering a relayed request', () => {
-  async function raw(body: Record<string, unknown>, key = ALICE) {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': 'mcp__modern__ask',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: body }),
-    });
-    const text = await response.text();
-    const line = text.split('\n').find((l) => l.startsWith('data: ')) ?? text;
-    return JSON.parse(line.replace(/^data: /, '')) as { result?: Record<string, unknown>; error?: unknown };
-  }
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
-    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-  };
+  const raw = (params: Record<string, unknown>, key = ALICE) => rawToolCall(url, key, params);
 
   it('gets the question as input_required and the result after answering it, in two requests', async () => {
-    const first = await raw({ name: 'mcp__modern__ask', arguments: {}, _meta: meta });
+    const first = await raw({ name: 'mcp__modern__ask', arguments: {} });
     expect(first.result?.resultType).toBe('input_required');
     const requests = first.result?.inputRequests as Record<string, { method: string }>;
     const [key] = Object.keys(requests);
@@ -409,7 +389,6 @@ describe('a 2026-07-28 client answering a relayed request', () => {
     const second = await raw({
       name: 'mcp__modern__ask',
       arguments: {},
-      _meta: meta,
       inputResponses: { [key as string]: { action: 'accept', content: { name: 'Grace' } } },
       requestState: first.result?.requestState,
     });
@@ -418,14 +397,13 @@ describe('a 2026-07-28 client answering a relayed request', () => {
   });
 
   it('refuses state minted for another caller, and the call it belongs to still gets its answer', async () => {
-    const first = await raw({ name: 'mcp__modern__ask', arguments: {}, _meta: meta });
+    const first = await raw({ name: 'mcp__modern__ask', arguments: {} });
     const state = first.result?.requestState;
     const [key] = Object.keys(first.result?.inputRequests as object);
     const stolen = await raw(
       {
         name: 'mcp__modern__ask',
         arguments: {},
-        _meta: meta,
         inputResponses: { [key as string]: { action: 'accept', content: { name: 'Mallory' } } },
         requestState: state,
       },
@@ -436,7 +414,6 @@ describe('a 2026-07-28 client answering a relayed request', () => {
     const own = await raw({
       name: 'mcp__modern__ask',
       arguments: {},
-      _meta: meta,
       inputResponses: { [key as string]: { action: 'accept', content: { name: 'Grace' } } },
       requestState: state,
     });
@@ -448,7 +425,6 @@ describe('a 2026-07-28 client answering a relayed request', () => {
     const result = await raw({
       name: 'mcp__modern__ask',
       arguments: {},
-      _meta: meta,
       inputResponses: { r1: { action: 'accept', content: { name: 'Eve' } } },
       requestState: 'v1.forged.state',
     });
