@@ -92,10 +92,9 @@ export async function fetchMcp(
     return settleEventStream(await fetch(copy, auth));
   }
   if (answersWithJson(parsedBody) && (await isLegacyRequest(request, parsedBody))) {
-    const call = endpoint.toolCall === undefined ? undefined : plainToolCall(request, parsedBody);
-    if (call !== undefined && endpoint.toolCall !== undefined) {
-      return serveToolCall(endpoint.toolCall(authInfo), request, call);
-    }
+    const { toolCall } = endpoint;
+    const call = toolCall === undefined ? undefined : plainToolCall(request, parsedBody);
+    if (toolCall !== undefined && call !== undefined) return serveToolCall(toolCall(authInfo), request, call);
     return serveLegacyJson(endpoint.factory, request, parsedBody, authInfo);
   }
   return settleEventStream(await fetch(request, { ...auth, parsedBody }));
@@ -127,7 +126,7 @@ async function serveLegacyJson(
   } catch {
     // As the SDK's fallback answers a factory that fails: an internal error, nothing of the failure itself.
     const id = (parsedBody as { id: string | number }).id;
-    const error = { code: -32603, message: 'Internal server error' };
+    const error = { code: ProtocolErrorCode.InternalError, message: 'Internal server error' };
     return Response.json({ jsonrpc: '2.0', error, id }, { status: 500 });
   }
   const transport = new WebStandardStreamableHTTPServerTransport({

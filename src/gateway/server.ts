@@ -293,7 +293,7 @@ async function relayedCall(
   flow: FlowState,
 ): Promise<RoundOutcome> {
   const step = await relay.round(
-    { principal, view, server: upstream, supports: (need) => request.supports(need) },
+    { principal, view, server: upstream, supports: request.supports },
     {
       state: request.state,
       responses: request.responses,
