@@ -1,5 +1,6 @@
-// The console's live view across a fleet (issue 41): two gateways write their decisions to the fleet's Redis
-// audit stream (a real redis-server); the console of one shows a denial made through the other.
+// The console across a fleet (issue 41): two gateways write their decisions to the fleet's Redis audit stream (a
+// real redis-server), and the console of one shows a denial made through the other; sessions are the fleet's, so
+// an operator signed in on one replica is signed in on every one.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
@@ -16,7 +17,8 @@ import { nodeFixture } from '../helpers/index.js';
 import { redisForFile } from '../helpers/redis.js';
 import { csrfOf, getPage, OPS_KEY, postForm, signIn } from './console-helpers.js';
 
-const redis = redisForFile();
+// Persistent, as a production store is: a restarted redis-server still holds the console's sessions.
+const redis = redisForFile({ persist: true });
 const BOB_KEY = 'bob-key-0123456789abcdef01';
 const closers: (() => Promise<unknown>)[] = [];
 
@@ -68,7 +70,7 @@ afterAll(async () => {
   await Promise.all((stores ?? []).map((s) => s.close()));
 });
 
-describe("the console's live view in a fleet", () => {
+describe('the console in a fleet', () => {
   it("shows a denial made through another replica, read from the fleet's audit stream", async () => {
     const withConsole = await replica(stores[0] as RedisStateStore, true);
     const other = await replica(stores[1] as RedisStateStore, false);
@@ -87,6 +89,34 @@ describe("the console's live view in a fleet", () => {
       .toMatch(
         /<td>bob<\/td><td><code>mcp__echo__add<\/code><\/td><td>execute<\/td><td class="effect-[a-z-]+">denied/,
       );
+  });
+
+  it('serves a session signed in on one replica on every other, and a sign-out on one ends it on all', async () => {
+    // Two replicas behind a balancer without stickiness: each request of the browser may land on either.
+    const [a, b] = [
+      await replica(stores[0] as RedisStateStore, true),
+      await replica(stores[1] as RedisStateStore, true),
+    ];
+    const at = (replica: typeof a, path: string) => `${replica.console?.href}${path}`;
+    const cookie = await signIn(a.console as URL, OPS_KEY);
+    const page = await getPage(at(b, '/servers'), cookie);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('ops');
+    // A form of B's page posted to A (its CSRF token is the session's, wherever the page came from) ...
+    const approve = { name: 'mcp__echo__nothing', hash: 'abcdef123456', _csrf: csrfOf(html) };
+    expect((await postForm(at(a, '/blocked/approve'), approve, { cookie })).status).toBe(303);
+    // ... and what the action said shows on the page it redirects to, served by B.
+    expect(await (await getPage(at(b, '/blocked'), cookie)).text()).toContain(
+      'mcp__echo__nothing was not approved',
+    );
+    const signOut = await postForm(at(b, '/signout'), { _csrf: csrfOf(html) }, { cookie });
+    expect(signOut.status).toBe(303);
+    for (const replica of [a, b]) {
+      const after = await getPage(at(replica, '/servers'), cookie);
+      expect(after.status).toBe(303);
+      expect(after.headers.get('location')).toMatch(/\/signin$/);
+    }
   });
 
   it("shows the quota use the fleet's store holds, counted through another replica", async () => {
@@ -172,6 +202,29 @@ describe("the console's live view in a fleet", () => {
     const version = shared.version;
     expect((await postForm(`${base}/policy/revoke`, { rule: 'echo' }, { cookie })).status).toBe(403);
     expect(shared.version).toBe(version);
+  });
+
+  it("answers 503 while the fleet's store is down, lets nobody in, and serves the session again once it is back", async () => {
+    const store = await RedisStateStore.connect({ url: redis.current.url, keyPrefix: 'console-down:' });
+    closers.push(() => store.close());
+    const address = await replica(store, true);
+    const cookie = await signIn(address.console as URL, OPS_KEY);
+    await redis.current.stop();
+    try {
+      const down = await getPage(`${address.console?.href}/servers`, cookie);
+      expect(down.status).toBe(503);
+      expect(await down.text()).toContain("The fleet's store is unavailable");
+      // A sign-in cannot make a session either.
+      const signIn = await postForm(`${address.console?.href}/signin`, { credential: OPS_KEY });
+      expect(signIn.status).toBe(503);
+    } finally {
+      await redis.current.start();
+    }
+    await expect
+      .poll(async () => (await getPage(`${address.console?.href}/servers`, cookie)).status, {
+        timeout: 10_000,
+      })
+      .toBe(200);
   });
 
   it('refuses auditStream without a Redis store to read it from', async () => {

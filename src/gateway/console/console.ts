@@ -13,7 +13,7 @@ import type { MCPClientManager } from '../../interop/manager.js';
 import { resourceFor } from '../../security/pattern.js';
 import type { AuditRecord, AuditSink } from '../../security/types.js';
 import type { SharedPolicy } from '../../state/shared-policy.js';
-import type { StateStore } from '../../state/types.js';
+import { type StateStore, StateUnavailableError } from '../../state/types.js';
 import type { PrincipalPolicies } from '../bindings.js';
 import { type FrontDoor, type IncomingRequest, LOOPBACK_HOSTS } from '../front-door.js';
 import { type Principal, principalMatches, principalOf } from '../principals.js';
@@ -34,7 +34,15 @@ import {
 } from './panels.js';
 import { type ConsolePublisher, policyChanges, publishFromForm } from './publish.js';
 import { PublishSection } from './publish-panel.js';
-import { type ConsoleSession, ConsoleSessions, csrfMatches } from './sessions.js';
+import {
+  type ConsoleSession,
+  ConsoleSessions,
+  type ConsoleSessionTable,
+  cookieName,
+  cookieOf,
+  csrfMatches,
+  FleetConsoleSessions,
+} from './sessions.js';
 
 /** The Content-Security-Policy of every console response: nothing inline, nothing from elsewhere. */
 export const CONSOLE_CSP =
@@ -74,14 +82,16 @@ interface ConsoleRequest {
 /** The operator console: routes requests below its mount point. */
 export class OperatorConsole {
   readonly #deps: ConsoleDeps;
-  readonly #sessions: ConsoleSessions;
+  /** The sessions, and what the last action of each said (shown once on the panel it redirects to). */
+  readonly #sessions: ConsoleSessionTable;
   readonly #streams = new Set<() => void>();
-  /** What the last action of a session said, shown once on the panel it redirects to. */
-  readonly #flash = new Map<string, Notice>();
 
   constructor(deps: ConsoleDeps) {
     this.#deps = deps;
-    this.#sessions = new ConsoleSessions({ ttlMs: deps.config.sessionTtlMs, max: deps.config.maxSessions });
+    const options = { ttlMs: deps.config.sessionTtlMs, max: deps.config.maxSessions };
+    // With the fleet's store, every replica serves every session: no stickiness needed behind a balancer.
+    this.#sessions =
+      deps.store === undefined ? new ConsoleSessions(options) : new FleetConsoleSessions(deps.store, options);
   }
 
   /**
@@ -118,6 +128,25 @@ export class OperatorConsole {
     door: FrontDoor,
     base: string,
   ): Promise<Response> {
+    try {
+      return await this.#handle(request, incoming, door, base);
+    } catch (err) {
+      // The fleet's sessions are in its store: without it nobody is signed in or out, and nothing is let through.
+      if (!(err instanceof StateUnavailableError)) throw err;
+      this.#deps.logger.error(`The console could not reach the fleet's store: ${err.message}`);
+      return plain(
+        503,
+        "The fleet's store is unavailable, and console sessions are kept there. Try again.\n",
+      );
+    }
+  }
+
+  async #handle(
+    request: Request,
+    incoming: IncomingRequest & { socket: unknown },
+    door: FrontDoor,
+    base: string,
+  ): Promise<Response> {
     const url = new URL(request.url);
     const path = url.pathname.slice(base.length) || '/';
     const req: ConsoleRequest = { request, incoming, url, path };
@@ -143,7 +172,7 @@ export class OperatorConsole {
       if (request.method === 'POST') return this.#signIn(req, door, base, secure);
       return plain(405, 'Method not allowed.\n');
     }
-    let session = this.#sessions.get(cookieOf(request, cookieName(secure)));
+    let session = await this.#sessions.get(cookieOf(request, cookieName(secure)));
     let setCookie: string | undefined;
     if (session === undefined) {
       if (!open) {
@@ -151,7 +180,7 @@ export class OperatorConsole {
         return redirect(`${base}/signin`);
       }
       // No sign-in on a loopback gateway without auth: a session still carries the CSRF token of its forms.
-      session = this.#sessions.create({ subject: 'local', groups: [], scopes: [], via: 'none' });
+      session = await this.#sessions.create({ subject: 'local', groups: [], scopes: [], via: 'none' });
       setCookie = this.#cookie(session, base, secure);
     }
     const ctx = this.#ctx(base, session, open);
@@ -170,7 +199,6 @@ export class OperatorConsole {
     for (const end of this.#streams) end();
     this.#streams.clear();
     this.#sessions.clear();
-    this.#flash.clear();
     this.#deps.feed.close();
   }
 
@@ -205,7 +233,7 @@ export class OperatorConsole {
         403,
       );
     }
-    const session = this.#sessions.create(principal);
+    const session = await this.#sessions.create(principal);
     this.#record('sign-in', 'console', { allowed: true, principal, reason: `signed in from ${from}` });
     const response = redirect(`${base}/servers`);
     response.headers.append('set-cookie', this.#cookie(session, base, secure));
@@ -222,8 +250,7 @@ export class OperatorConsole {
     const principal = session.principal;
     switch (req.path) {
       case '/signout': {
-        this.#sessions.delete(session.id);
-        this.#flash.delete(session.id);
+        await this.#sessions.delete(session.id);
         this.#record('sign-out', 'console', { allowed: true, principal, reason: `signed out from ${from}` });
         const response = redirect(`${ctx.base}${ctx.open ? '/servers' : '/signin'}`);
         response.headers.append(
@@ -244,8 +271,8 @@ export class OperatorConsole {
           principal,
           reason: `${approved ? 'approved' : 'not approved (no such pending change)'} definition ${hash.slice(0, 12)} from ${from}`,
         });
-        this.#say(
-          session,
+        await this.#sessions.say(
+          session.id,
           approved
             ? { done: `Approved ${name} (${hash.slice(0, 12)}); calls go through again.` }
             : {
@@ -260,7 +287,7 @@ export class OperatorConsole {
         if (shared === undefined) return plain(404, 'This gateway shares no policy.\n');
         try {
           const version = await shared.revoke(rule);
-          this.#say(session, {
+          await this.#sessions.say(session.id, {
             done: `Revoked rule ${rule}: the shared policy is at version ${version}.`,
           });
           this.#record('revoke-rule', `policy-rule:${rule}`, {
@@ -270,7 +297,7 @@ export class OperatorConsole {
           });
         } catch (err) {
           const message = err instanceof Error ? err.message : String(err);
-          this.#say(session, { error: `Rule ${rule} was not revoked: ${message}` });
+          await this.#sessions.say(session.id, { error: `Rule ${rule} was not revoked: ${message}` });
           this.#record('revoke-rule', `policy-rule:${rule}`, {
             allowed: false,
             principal,
@@ -300,7 +327,7 @@ export class OperatorConsole {
     if (shared === undefined || publisher === undefined)
       return plain(404, 'This gateway publishes no policy.\n');
     const outcome = await publishFromForm(publisher, form);
-    this.#say(session, outcome.notice);
+    await this.#sessions.say(session.id, outcome.notice);
     this.#record('publish-policy', `policy:${outcome.hash.slice(0, 12)}`, {
       allowed: outcome.allowed,
       principal: session.principal,
@@ -311,8 +338,7 @@ export class OperatorConsole {
 
   async #view(req: ConsoleRequest, session: ConsoleSession, ctx: PageContext): Promise<Response> {
     const { manager } = this.#deps;
-    const notice: Notice = this.#flash.get(session.id) ?? {};
-    this.#flash.delete(session.id);
+    const notice: Notice = await this.#sessions.notice(session.id);
     switch (req.path) {
       case '/':
         return redirect(`${ctx.base}/servers`);
@@ -449,16 +475,6 @@ export class OperatorConsole {
     });
   }
 
-  /** Keeps what an action said for the panel it redirects to (one per session; the table stays bounded). */
-  #say(session: ConsoleSession, notice: Notice): void {
-    this.#flash.delete(session.id);
-    this.#flash.set(session.id, notice);
-    for (const id of this.#flash.keys()) {
-      if (this.#flash.size <= this.#deps.config.maxSessions) break;
-      this.#flash.delete(id);
-    }
-  }
-
   #ctx(base: string, session: ConsoleSession | undefined, open: boolean): PageContext {
     return { base, operator: session?.principal.subject, csrf: session?.csrf, open };
   }
@@ -505,12 +521,12 @@ export class OperatorConsole {
       reason: what.reason,
       argumentKeys: [],
     };
-    try {
-      void Promise.resolve(this.#deps.audit.write(record)).catch((err: unknown) =>
-        this.#deps.logger.error(`The console could not audit '${action}': ${String(err)}`),
-      );
-    } catch (err) {
+    const failed = (err: unknown) =>
       this.#deps.logger.error(`The console could not audit '${action}': ${String(err)}`);
+    try {
+      void Promise.resolve(this.#deps.audit.write(record)).catch(failed);
+    } catch (err) {
+      failed(err);
     }
     this.#deps.logger.info(`console ${action} ${resource}: ${what.reason}`, {
       ...(what.principal === undefined ? {} : { principal: what.principal.subject }),
@@ -528,18 +544,6 @@ const SECURITY_HEADERS = {
   'x-frame-options': 'DENY',
   'cross-origin-opener-policy': 'same-origin',
 };
-
-function cookieName(secure: boolean): string {
-  return secure ? '__Host-interlock-console' : 'interlock-console';
-}
-
-function cookieOf(request: Request, name: string): string | undefined {
-  for (const part of (request.headers.get('cookie') ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
 
 /** A POST's Origin must be the console's own (the front door already refused foreign origins it knows of). */
 function sameOrigin(request: Request, url: URL): boolean {
