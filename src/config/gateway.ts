@@ -4,12 +4,14 @@
  * caller gets (bindings from principals to rules derived from the project's policy, so a binding can never
  * grant more than the policy), how tools are named downstream, and where the HTTP endpoint listens.
  */
+
 import { z } from 'zod';
 import { policySchemas } from '../security/policy.js';
 import { GatewayConsoleOptionsSchema } from './gateway-console.js';
 import { GatewayFlowOptionsSchema } from './gateway-flow.js';
 import { ServerRequestRelayOptionsSchema } from './gateway-relay.js';
 import { GatewayReplicasOptionsSchema } from './gateway-replicas.js';
+import { FailedAttemptsSchema, TrustedProxiesSchema } from './gateway-throttle.js';
 
 /** Where `interlock serve --http` listens when neither the file nor the command line says. */
 export const DEFAULT_GATEWAY_HOST = '127.0.0.1';
@@ -118,6 +120,7 @@ export const GatewayAuthSchema = z
   .strictObject({
     apiKeys: z.array(ApiKeySchema).optional().describe('Static API keys, each naming a principal.'),
     jwt: JwtAuthSchema.optional(),
+    failedAttempts: FailedAttemptsSchema,
   })
   .describe('Who may call the HTTP endpoint. stdio callers are the local user (see `stdio`).');
 
@@ -264,6 +267,7 @@ export const GatewayConfigSchema = z
             "Browser origins (`https://app.example.com`) that may call the endpoint, besides the resource URL's own origin and, on a loopback listener, loopback origins. A request with any other `Origin` header is refused (403).",
           ),
         tls: GatewayTlsSchema.optional(),
+        trustedProxies: TrustedProxiesSchema.optional(),
       })
       .optional()
       .describe('The Streamable HTTP endpoint of `interlock serve --http`.'),

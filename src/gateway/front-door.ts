@@ -7,6 +7,7 @@
 import { TLSSocket } from 'node:tls';
 import { type AuthInfo, hostHeaderValidationResponse } from '@modelcontextprotocol/server';
 import type { AuthMethod, PrincipalMatch } from '../config/gateway.js';
+import type { AuthThrottle } from './auth-throttle.js';
 import { principalFromCertificate, principalMatches, principalOf } from './principals.js';
 
 /** Host names a loopback listener answers to, and the browser origins it trusts on any port. */
@@ -39,6 +40,8 @@ export interface FrontDoorOptions {
   /** `gateway.operators`, and the method its names without one stand for. */
   operators?: PrincipalMatch | undefined;
   shorthand?: AuthMethod | undefined;
+  /** `gateway.auth.failedAttempts`: refused credentials per address, and the blocks they lead to. */
+  throttle?: AuthThrottle | undefined;
 }
 
 /** The checks in front of every route; the gateway routes only what {@link screen} lets through. */
@@ -74,7 +77,8 @@ export class FrontDoor {
 
   /**
    * The caller's credential: a verified client certificate, else one bearer token. `undefined` when the gateway
-   * authenticates nobody; a `Response` (400, 401, 403) when the credential is missing, bad or ambiguous.
+   * authenticates nobody; a `Response` (400, 401, 403) when the credential is missing, bad or ambiguous, and 429,
+   * unread, when its address had too many credentials refused (`gateway.auth.failedAttempts`).
    */
   async authenticate(request: Request, incoming: IncomingRequest): Promise<AuthInfo | Response | undefined> {
     const headers = authorizationHeaders(incoming);
@@ -101,7 +105,22 @@ export class FrontDoor {
         'The Authorization header is not one bearer credential; send Authorization: Bearer <token>.',
       );
     }
-    return bearer(request);
+    const throttle = this.#options.throttle;
+    // Only a credential is a guess: a request without one is refused (401) but neither counted nor blocked.
+    if (throttle === undefined || header === undefined) return bearer(request);
+    const address = throttle.addressOf(incoming);
+    const blockedMs = throttle.blockedFor(address);
+    if (blockedMs > 0) {
+      const seconds = Math.ceil(blockedMs / 1000);
+      return jsonRpcRefusal(
+        429,
+        `Too many refused credentials from this address: none is checked for ${seconds} s.`,
+        { 'retry-after': String(seconds) },
+      );
+    }
+    const verdict = await bearer(request);
+    if (verdict instanceof Response && verdict.status === 401) await throttle.failed(address);
+    return verdict;
   }
 
   /** Whether the caller may read `/metrics`: an operator's credential, or any local caller without auth. */
@@ -170,6 +189,6 @@ function invalidRequest(description: string): Response {
 }
 
 /** The SDK's shape for a refusal before any MCP message: a JSON-RPC error without an id. */
-function jsonRpcRefusal(status: number, message: string): Response {
-  return Response.json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }, { status });
+function jsonRpcRefusal(status: number, message: string, headers?: Record<string, string>): Response {
+  return Response.json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }, { status, headers });
 }

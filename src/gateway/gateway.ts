@@ -40,6 +40,7 @@ import type { AuditSink } from '../security/types.js';
 import type { SharedPolicy } from '../state/shared-policy.js';
 import type { StateStore } from '../state/types.js';
 import { toConfigIssues } from '../zod-issues.js';
+import { AuthThrottle } from './auth-throttle.js';
 import { PrincipalPolicies } from './bindings.js';
 import { AuditFeed, followFleet } from './console/feed.js';
 import { type ConsoleMount, mountConsole } from './console/mount.js';
@@ -252,6 +253,7 @@ export class Gateway {
       certificates,
       operators: this.config.operators,
       shorthand: shorthandMethod(this.config),
+      throttle: this.#authThrottle(http.trustedProxies),
     };
     const door = new FrontDoor(doorOptions);
     const consoleMount = await this.#mountConsole({
@@ -476,6 +478,21 @@ export class Gateway {
       ...(auth.jwt === undefined
         ? {}
         : { resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(resourceUrl) }),
+    });
+  }
+
+  /** `gateway.auth.failedAttempts`, counted in the fleet's store too when there is one. */
+  #authThrottle(trustedProxies: readonly string[] | undefined): AuthThrottle | undefined {
+    const limits = this.config.auth?.failedAttempts;
+    if (limits === undefined || limits === false) return undefined;
+    return new AuthThrottle({
+      limits,
+      trustedProxies,
+      store: this.#options.store,
+      onBlocked: (address, failures) =>
+        this.#logger.warn(
+          `gateway: ${failures} credentials refused from ${address} within ${limits.windowMs} ms; every credential from it is refused unread for ${limits.blockMs} ms (gateway.auth.failedAttempts)`,
+        ),
     });
   }
 

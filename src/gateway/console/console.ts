@@ -14,6 +14,7 @@ import { resourceFor } from '../../security/pattern.js';
 import type { AuditRecord, AuditSink } from '../../security/types.js';
 import type { SharedPolicy } from '../../state/shared-policy.js';
 import { type StateStore, StateUnavailableError } from '../../state/types.js';
+import { forwardedHeaders } from '../auth-throttle.js';
 import type { PrincipalPolicies } from '../bindings.js';
 import { type FrontDoor, type IncomingRequest, LOOPBACK_HOSTS } from '../front-door.js';
 import { type Principal, principalMatches, principalOf } from '../principals.js';
@@ -168,7 +169,9 @@ export class OperatorConsole {
     }
     if (path === '/signin' && !open) {
       if (request.method === 'GET')
-        return this.#page(SignIn({ ctx: this.#ctx(base, undefined, false), mtls: mtls(door) }));
+        return this.#page(
+          SignIn({ ctx: this.#ctx(base, undefined, false), mtls: door.certificatesAccepted }),
+        );
       if (request.method === 'POST') return this.#signIn(req, door, base, secure);
       return plain(405, 'Method not allowed.\n');
     }
@@ -205,21 +208,28 @@ export class OperatorConsole {
   async #signIn(req: ConsoleRequest, door: FrontDoor, base: string, secure: boolean): Promise<Response> {
     const form = await formOf(req.request);
     const credential = typeof form.credential === 'string' ? form.credential.trim() : '';
-    // The same checks as an MCP request: the credential as a bearer token (or the client certificate alone).
-    const rawHeaders = credential === '' ? [] : ['Authorization', `Bearer ${credential}`];
-    const probe = new Request(req.url, {
-      headers: credential === '' ? {} : { authorization: `Bearer ${credential}` },
-    });
+    // The same checks as an MCP request: the credential as a bearer token (or the client certificate alone), and
+    // the forwarded-for headers (a refused sign-in counts against the caller's address as a refused call does).
+    const bearer = credential === '' ? [] : ['Authorization', `Bearer ${credential}`];
+    const rawHeaders = [...bearer, ...forwardedHeaders(req.incoming.rawHeaders)];
+    const probe = new Request(req.url, { headers: bearer.length === 0 ? {} : { authorization: bearer[1]! } });
     const verdict = await door.authenticate(probe, { rawHeaders, socket: req.incoming.socket });
     const principal = verdict instanceof Response ? undefined : principalOf(verdict);
     const ctx = this.#ctx(base, undefined, false);
     const from = remoteOf(req.incoming);
     if (principal === undefined) {
+      // 429: the address had too many credentials refused (gateway.auth.failedAttempts); this one was not read.
+      const wait =
+        verdict instanceof Response && verdict.status === 429 ? verdict.headers.get('retry-after') : null;
       this.#record('sign-in', 'console', {
         allowed: false,
-        reason: `refused: the credential was not accepted, from ${from}`,
+        reason: `refused: ${wait === null ? 'the credential was not accepted' : 'too many refused credentials'}, from ${from}`,
       });
-      return this.#page(SignIn({ ctx, error: 'That credential was not accepted.', mtls: mtls(door) }), 401);
+      const error =
+        wait === null
+          ? 'That credential was not accepted.'
+          : `Too many refused sign-ins from this address: try again in ${wait} s.`;
+      return this.#page(SignIn({ ctx, error, mtls: door.certificatesAccepted }), wait === null ? 401 : 429);
     }
     const operators = this.#deps.gateway.operators;
     if (operators === undefined || !principalMatches(operators, principal, this.#deps.shorthand)) {
@@ -229,7 +239,7 @@ export class OperatorConsole {
         reason: `refused: not an operator (gateway.operators), from ${from}`,
       });
       return this.#page(
-        SignIn({ ctx, error: 'This credential is not an operator’s.', mtls: mtls(door) }),
+        SignIn({ ctx, error: 'This credential is not an operator’s.', mtls: door.certificatesAccepted }),
         403,
       );
     }
@@ -569,10 +579,6 @@ function filterOf(url: URL): FeedFilter {
 function remoteOf(incoming: { socket: unknown }): string {
   const socket = incoming.socket as { remoteAddress?: string } | undefined;
   return socket?.remoteAddress ?? 'an unknown address';
-}
-
-function mtls(door: FrontDoor): boolean {
-  return door.certificatesAccepted;
 }
 
 function redirect(location: string): Response {
