@@ -11,6 +11,7 @@ import { CapabilitySet } from '../../src/security/capability-set.js';
 import { RedisStateStore } from '../../src/state/redis.js';
 import type { StateStore } from '../../src/state/types.js';
 import { nodeFixture } from '../helpers/index.js';
+import { rawPost } from '../helpers/raw-call.js';
 import { redisForFile } from '../helpers/redis.js';
 import { OPS_KEY, postForm } from './console-helpers.js';
 
@@ -49,22 +50,19 @@ async function gateway(config: Partial<GatewayConfigInput> = {}, store?: StateSt
 }
 
 /** An MCP `initialize` with this bearer token (none: no Authorization header), from `forwardedFor` if given. */
-async function call(url: URL, token?: string, forwardedFor?: string): Promise<Response> {
-  return fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-      ...(forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-    }),
-  });
+function call(url: URL, token?: string, forwardedFor?: string): Promise<Response> {
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  };
+  return rawPost(
+    url,
+    initialize,
+    token,
+    forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+  );
 }
 
 async function statuses(responses: Promise<Response>[]): Promise<number[]> {

@@ -15,6 +15,7 @@ import { MCPClientManager } from '../../src/interop/manager.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { createFixtureLog, type FixtureLog, nodeFixture } from '../helpers/index.js';
+import { rawPost } from '../helpers/raw-call.js';
 
 type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
@@ -132,16 +133,8 @@ function jwt(claims: Record<string, unknown>, key: SigningKey = signingKey) {
     .sign(key);
 }
 
-async function rawPost(token: string | undefined) {
-  return fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-  });
+function listTools(token: string | undefined) {
+  return rawPost(url, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, token);
 }
 
 describe('principals and their tools', () => {
@@ -377,7 +370,7 @@ describe('bindings', () => {
 
 describe('credentials', () => {
   it('answers a request without a token with 401 and a WWW-Authenticate challenge naming the metadata', async () => {
-    const response = await rawPost(undefined);
+    const response = await listTools(undefined);
     expect(response.status).toBe(401);
     const challenge = response.headers.get('www-authenticate') ?? '';
     expect(challenge).toMatch(/^Bearer /);
@@ -388,7 +381,7 @@ describe('credentials', () => {
   });
 
   it('refuses an unknown API key with 401', async () => {
-    expect((await rawPost('not-a-key-0123456789')).status).toBe(401);
+    expect((await listTools('not-a-key-0123456789')).status).toBe(401);
   });
 
   it('accepts a JWT signed by the issuer for this audience; the subject selects the binding', async () => {
@@ -418,7 +411,7 @@ describe('credentials', () => {
     ['from another issuer', async () => jwt({ iss: 'https://evil.example' })],
     ['forged (signed with another key)', async () => jwt({}, otherKey)],
   ])('refuses a token %s with 401 invalid_token', async (_what, make) => {
-    const response = await rawPost(await make());
+    const response = await listTools(await make());
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toContain('invalid_token');
   });

@@ -1,5 +1,5 @@
 /**
- * One 2026-07-28 `tools/call` request sent as raw HTTP to a gateway, the way a client answering an `input_required`
+ * Raw HTTP requests to a gateway's MCP endpoint. One 2026-07-28 `tools/call` request sent as raw HTTP to a gateway, the way a client answering an `input_required`
  * round sends it (with `inputResponses` and `requestState` among `params` when it answers), and the JSON-RPC
  * message that came back, whether as JSON or as one SSE event.
  */
@@ -10,6 +10,28 @@ export const MODERN_CLIENT_META = {
   'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
   'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
 };
+
+/**
+ * One JSON-RPC message POSTed to an MCP endpoint as a 2025-era client sends it: JSON, accepting JSON or an event
+ * stream, with bearer `token` when given and any `headers` besides.
+ */
+export function rawPost(
+  url: URL,
+  message: unknown,
+  token?: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      ...headers,
+    },
+    body: JSON.stringify(message),
+  });
+}
 
 /** A JSON-RPC answer: its result, or its error. */
 export interface RawAnswer {
