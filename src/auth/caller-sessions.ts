@@ -23,6 +23,11 @@ export interface CallerSessionsOptions {
   maxConnections: number;
   idleTimeoutMs: number;
   fetch: () => FetchLike;
+  /**
+   * The `initialize` params of the connection's own session (its capabilities and client info): a caller's session
+   * declares the same, so the server may ask the caller what it may ask the gateway (elicitation, sampling).
+   */
+  declared?: (() => Record<string, unknown> | undefined) | undefined;
 }
 
 export class CallerSessions {
@@ -40,13 +45,15 @@ export class CallerSessions {
 
   /**
    * Sends `request` (given the session id to use) on the caller's own session, opened with `token` when it has
-   * none. The session counts as busy until the answer's body has been read.
+   * none. The session counts as busy until the answer's body has been read (or the request failed); `done` is
+   * called then.
    */
   async send(
     key: string,
     token: string,
     protocolVersion: string | null,
     request: (sessionId: string) => Promise<Response>,
+    done?: () => void,
   ): Promise<Response> {
     let session = this.#sessions.get(key);
     if (session === undefined) {
@@ -70,6 +77,7 @@ export class CallerSessions {
       if (released) return;
       released = true;
       this.#release(key, session);
+      done?.();
     };
     try {
       const response = await request(await session.id);
@@ -80,6 +88,19 @@ export class CallerSessions {
       release();
       throw err;
     }
+  }
+
+  /**
+   * Sends a message that belongs on the caller's open session (the answer to a question the server asked there, a
+   * cancellation), with the caller's current token; `undefined` when the caller has no session open.
+   */
+  async answer(
+    key: string,
+    send: (sessionId: string, token: string) => Promise<Response>,
+  ): Promise<Response | undefined> {
+    const session = this.#sessions.get(key);
+    if (session === undefined) return undefined;
+    return send(await session.id, session.token);
   }
 
   /** Closes every session (best effort). */
@@ -125,14 +146,15 @@ export class CallerSessions {
       ...(protocolVersion === null ? {} : { 'mcp-protocol-version': protocolVersion }),
       ...(sessionId === undefined ? {} : { 'mcp-session-id': sessionId }),
     });
+    const declared = this.#options.declared?.();
     const initialize = {
       jsonrpc: '2.0',
       id: 1,
       method: 'initialize',
       params: {
         protocolVersion: protocolVersion ?? '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'mcp-interlock-gateway', version: '0' },
+        capabilities: declared?.capabilities ?? {},
+        clientInfo: declared?.clientInfo ?? { name: 'mcp-interlock-gateway', version: '0' },
       },
     };
     const response = await fetch(this.#options.url, {

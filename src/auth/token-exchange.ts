@@ -134,12 +134,17 @@ export function tokenExchangeAuth(
     });
   };
 
+  /** What the connection declared in its own `initialize`: each caller's session declares the same. */
+  let declared: Record<string, unknown> | undefined;
+  /** The callers' requests in flight on their own sessions, by JSON-RPC id: where a cancellation of one goes. */
+  const sentOn = new Map<string | number, string>();
   const sessions = new CallerSessions({
     url: config.url,
     server,
     maxConnections: auth.maxConnections,
     idleTimeoutMs: auth.idleTimeoutMs,
     fetch: () => base,
+    declared: () => declared,
   });
 
   return {
@@ -153,8 +158,29 @@ export function tokenExchangeAuth(
         headers.delete('authorization');
         if (new URL(String(url)).origin === origin) {
           const call = rpcCall(init?.body);
+          if (call?.method === 'initialize') declared = call.params;
           let token: string;
-          if (call !== undefined && CALLER_METHODS.has(call.method)) {
+          // The connection's answer to a question a caller's session asked (elicitation, sampling; made in the
+          // caller's context), or the cancellation of a caller's request: on that caller's session, where the
+          // server waits for it.
+          const answering =
+            call?.cancels !== undefined
+              ? sentOn.get(call.cancels)
+              : call?.answers
+                ? currentCaller()
+                : undefined;
+          if (answering !== undefined && headers.has('mcp-session-id')) {
+            const sent = await sessions.answer(
+              typeof answering === 'string' ? answering : tupleKey(answering.via, answering.subject),
+              (sessionId, callerToken) => {
+                headers.set('mcp-session-id', sessionId);
+                headers.set('authorization', `Bearer ${callerToken}`);
+                return fetch(url, { ...init, headers });
+              },
+            );
+            if (sent !== undefined) return sent;
+          }
+          if (call?.method !== undefined && CALLER_METHODS.has(call.method)) {
             const caller = currentCaller();
             if (caller === undefined) {
               throw noCallerIdentity(server, 'the call was not made through the HTTP gateway for a caller');
@@ -163,15 +189,22 @@ export function tokenExchangeAuth(
             headers.set('authorization', `Bearer ${token}`);
             // A 2025-era server's session belongs to whoever opened it: the caller's request goes on its own.
             if (headers.has('mcp-session-id')) {
-              return sessions.send(
-                tupleKey(caller.via, caller.subject),
-                token,
-                headers.get('mcp-protocol-version'),
-                (sessionId) => {
-                  headers.set('mcp-session-id', sessionId);
-                  return fetch(url, { ...init, headers });
-                },
-              );
+              const key = tupleKey(caller.via, caller.subject);
+              const id = call.id;
+              const forget = () => {
+                if (id !== undefined && sentOn.get(id) === key) sentOn.delete(id);
+              };
+              if (id !== undefined) sentOn.set(id, key);
+              const send = (sessionId: string) => {
+                headers.set('mcp-session-id', sessionId);
+                return fetch(url, { ...init, headers });
+              };
+              return sessions
+                .send(key, token, headers.get('mcp-protocol-version'), send, forget)
+                .catch((err: unknown) => {
+                  forget();
+                  throw err;
+                });
             }
           } else token = await gatewayToken();
           headers.set('authorization', `Bearer ${token}`);
@@ -193,17 +226,52 @@ function noCallerIdentity(server: string, why: string): UpstreamIdentityError {
   );
 }
 
-/** The method of a JSON-RPC request body, and the tool a `tools/call` names. */
-function rpcCall(body: unknown): { method: string; tool: string | undefined } | undefined {
+/** What {@link rpcCall} reads of a JSON-RPC message. */
+interface RpcMessage {
+  method?: string;
+  /** A request's id. */
+  id?: string | number;
+  params?: Record<string, unknown>;
+  /** The tool a `tools/call` names. */
+  tool?: string;
+  /** It answers the server (a response). */
+  answers: boolean;
+  /** The request a `notifications/cancelled` cancels. */
+  cancels?: string | number;
+}
+
+/** What a JSON-RPC message body is (see {@link RpcMessage}); undefined for anything else. */
+function rpcCall(body: unknown): RpcMessage | undefined {
   if (typeof body !== 'string' || !body.startsWith('{')) return undefined;
   try {
-    const message = JSON.parse(body) as { method?: unknown; params?: { name?: unknown } };
-    if (typeof message.method !== 'string') return undefined;
-    const name = message.params?.name;
-    return { method: message.method, tool: typeof name === 'string' ? name : undefined };
+    const message = JSON.parse(body) as {
+      method?: unknown;
+      params?: unknown;
+      result?: unknown;
+      error?: unknown;
+    };
+    const params = isRecord(message.params) ? message.params : undefined;
+    if (typeof message.method !== 'string') {
+      return { answers: 'id' in message && (message.result !== undefined || message.error !== undefined) };
+    }
+    const { id } = message as { id?: unknown };
+    const name = params?.name;
+    const cancels = message.method === 'notifications/cancelled' ? params?.requestId : undefined;
+    return {
+      method: message.method,
+      ...(typeof id === 'string' || typeof id === 'number' ? { id } : {}),
+      ...(params === undefined ? {} : { params }),
+      ...(typeof name === 'string' ? { tool: name } : {}),
+      answers: false,
+      ...(typeof cancels === 'string' || typeof cancels === 'number' ? { cancels } : {}),
+    };
   } catch {
     return undefined;
   }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The union of the scopes configured for the tools given, sorted; undefined when none. */

@@ -6,6 +6,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServerAuth } from '../../src/auth/server-auth.js';
 import { Gateway } from '../../src/gateway/gateway.js';
+import { ServerRequestRelay } from '../../src/gateway/relay.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { IdentityAuthorizationServer } from '../helpers/identity-as.js';
@@ -32,6 +33,10 @@ const allow = (server: string) => ({
 });
 
 const holdRule = { effect: 'allow' as const, resource: 'mcp:tight:hold', actions: ['execute'] };
+const askRules = [
+  { effect: 'allow' as const, resource: 'mcp:legacy:ask_name', actions: ['execute'] },
+  { effect: 'allow' as const, resource: 'mcp:legacy:elicitation', actions: ['request'] },
+];
 
 beforeAll(async () => {
   as = await IdentityAuthorizationServer.start({ gateway: SECRET });
@@ -44,9 +49,14 @@ beforeAll(async () => {
     clientId: 'gateway',
     clientSecret: SECRET,
   };
+  const relay = new ServerRequestRelay({ inputTimeoutMs: 30_000 });
   manager = new MCPClientManager({
-    capabilities: CapabilitySet.fromPolicy({ version: 1, rules: [...SERVERS.map(allow), holdRule] }),
+    capabilities: CapabilitySet.fromPolicy({
+      version: 1,
+      rules: [...SERVERS.map(allow), holdRule, ...askRules],
+    }),
     serverAuth: createServerAuth(),
+    ...relay.handlers,
   });
   await manager.connectServer({
     name: 'legacy',
@@ -68,10 +78,14 @@ beforeAll(async () => {
   });
   gateway = new Gateway({
     manager,
+    relay,
     config: {
       auth: { jwt: { issuer: as.issuer, jwksUrl: as.jwksUrl } },
       principals: [
-        { match: { jwt: { subjects: ['alice', 'bob', 'carol'] } }, rules: [...SERVERS.map(allow), holdRule] },
+        {
+          match: { jwt: { subjects: ['alice', 'bob', 'carol'] } },
+          rules: [...SERVERS.map(allow), holdRule, ...askRules],
+        },
       ],
       http: { port: 0 },
     },
@@ -90,13 +104,19 @@ afterAll(async () => {
   await as?.close();
 });
 
-async function caller(subject: string): Promise<Client> {
+/** A 2026-07-28 caller; with `name`, one that can answer a form elicitation (with that name). */
+async function caller(subject: string, name?: string): Promise<Client> {
   const token = await as.callerToken(subject, { audience: url.href, scope: 'mcp' });
   callerTokens.add(token);
   const client = new Client(
     { name: 'sessions-test', version: '1.0.0' },
-    { versionNegotiation: { mode: 'auto' } },
+    {
+      versionNegotiation: { mode: 'auto' },
+      ...(name === undefined ? {} : { capabilities: { elicitation: { form: {} } } }),
+    },
   );
+  if (name !== undefined)
+    client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { name } }));
   await client.connect(
     new StreamableHTTPClientTransport(url, {
       requestInit: { headers: { authorization: `Bearer ${token}` } },
@@ -159,11 +179,36 @@ describe('per-caller sessions on a 2025-era upstream', () => {
     expect(await whoami(bob, 'tight')).toMatchObject({ sub: 'bob' });
   });
 
+  it("sends a caller's cancellation on the caller's session, where its call runs", async () => {
+    tight.release();
+    const erin = await caller('alice');
+    const abort = new AbortController();
+    const holding = erin.callTool({ name: 'mcp__tight__hold', arguments: {} }, { signal: abort.signal });
+    await waitUntil(() => tight.held() >= 1, { message: "alice's call never reached the upstream" });
+    abort.abort();
+    await expect(holding).rejects.toThrow();
+    await waitUntil(() => tight.cancelled.length === 1, {
+      message: 'the upstream never saw the cancellation',
+    });
+    expect(tight.cancelled).toEqual(['alice']);
+    tight.release();
+  });
+
   it("never sends a caller's own token to a 2025-era upstream either", () => {
     const sent = [...legacy.authorizations, ...brief.authorizations, ...tight.authorizations];
     expect(sent.length).toBeGreaterThan(0);
     for (const header of sent) expect(callerTokens.has(header.replace(/^Bearer /, ''))).toBe(false);
     expect(callerTokens.size).toBeGreaterThan(0);
+  });
+
+  it("relays a question the server asks on a caller's session, and sends the caller's answer back on it", async () => {
+    const dana = await caller('alice', 'Dana');
+    const result = await dana.callTool({ name: 'mcp__legacy__ask_name', arguments: {} });
+    const text = (result.content as { text: string }[])[0]?.text ?? '';
+    expect(result.isError, text).not.toBe(true);
+    // The server asked on alice's own session (opened declaring what the gateway's session declared, so it may
+    // ask), and the answer reached it there: a session answers only the subject that opened it.
+    expect(JSON.parse(text)).toEqual({ sub: 'alice', name: 'Dana' });
   });
 
   it("closes every caller's session with the server's connection, not only the gateway's own", async () => {

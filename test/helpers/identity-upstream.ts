@@ -3,13 +3,15 @@
 // - `modern`: protocol 2026-07-28 (the v2 server package's createMcpHandler, stateless);
 // - `legacy`: 2025-era (SDK 1.x, one Mcp-Session-Id per session; a session belongs to the subject that opened it,
 //   and a request of another subject on it is refused with 403).
-// Tool `whoami` answers with the verified claims of the token the request carried.
+// Tool `whoami` answers with the verified claims of the token the request carried; the legacy `ask_name` asks its
+// client for a name (elicitation) on the session of the call.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { McpServer as LegacyMcpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
 
@@ -24,6 +26,8 @@ export interface IdentityUpstream extends AsyncDisposable {
   readonly sessions: { opened: number; open: () => number; owners: () => string[] };
   /** Calls of the legacy `hold` tool waiting now; `release()` lets them answer. */
   held(): number;
+  /** The subjects of the `hold` calls cancelled, in order. */
+  readonly cancelled: string[];
   release(): void;
   close(): Promise<void>;
 }
@@ -56,6 +60,7 @@ export async function startIdentityUpstream(
   };
   const sessions = { opened: 0, open: () => 0, owners: (): string[] => [] };
   let waiting: (() => void)[] = [];
+  const cancelled: string[] = [];
 
   if (era === 'modern') {
     const handler = createMcpHandler(
@@ -121,8 +126,39 @@ export async function startIdentityUpstream(
           tool(undefined, extra),
         );
         mcp.registerTool('write_note', { description: 'Writes a note.' }, (extra) => tool(undefined, extra));
+        mcp.registerTool(
+          'ask_name',
+          { description: "Asks for a name; answers with it and the token's subject." },
+          async (extra) => {
+            // On the stream of this call's POST, so on the session it came on: the caller's.
+            const answer = await extra.sendRequest(
+              {
+                method: 'elicitation/create',
+                params: {
+                  message: 'What is your name?',
+                  requestedSchema: {
+                    type: 'object',
+                    properties: { name: { type: 'string' } },
+                    required: ['name'],
+                  },
+                },
+              },
+              ElicitResultSchema,
+              { timeout: 10_000 },
+            );
+            const claims = extra.authInfo?.extra as JWTPayload | undefined;
+            return text(JSON.stringify({ sub: claims?.sub ?? null, name: answer.content?.name ?? null }));
+          },
+        );
         mcp.registerTool('hold', { description: 'Answers once released.' }, async (extra) => {
-          await new Promise<void>((resolve) => waiting.push(resolve));
+          await new Promise<void>((resolve) => {
+            waiting.push(resolve);
+            // A cancellation reaches the call only on the session it runs on.
+            extra.signal.addEventListener('abort', () => {
+              cancelled.push(String((extra.authInfo?.extra as JWTPayload | undefined)?.sub));
+              resolve();
+            });
+          });
           return tool(undefined, extra);
         });
         await mcp.connect(transport);
@@ -150,7 +186,17 @@ export async function startIdentityUpstream(
     waiting = [];
   };
   const held = () => waiting.length;
-  return { url, authorizations, calls, sessions, held, release, close, [Symbol.asyncDispose]: close };
+  return {
+    url,
+    authorizations,
+    calls,
+    sessions,
+    held,
+    cancelled,
+    release,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
 }
 
 function unauthorized(): Response {
