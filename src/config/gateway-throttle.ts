@@ -63,5 +63,5 @@ export const TrustedProxiesSchema = z
   )
   .max(1_000)
   .describe(
-    'Addresses and CIDR ranges of the proxies (load balancers) in front of the gateway. A request from one of them is attributed to the address its `X-Forwarded-For` names (the last one that is not itself a trusted proxy); from anywhere else `X-Forwarded-For` is ignored. Used to count failed authentication per caller, not per balancer.',
+    'Addresses and CIDR ranges of the proxies (load balancers) in front of the gateway. A request from one of them is attributed to the address its `X-Forwarded-For` names (the last one that is not itself a trusted proxy); from anywhere else `X-Forwarded-For` is ignored. Used to count failed authentication per caller, not per balancer, and to name the caller in the console’s audit records.',
   );

@@ -5,8 +5,8 @@
  * block also says nothing about the credential. Requests without a credential and client certificates are not
  * counted or blocked (neither is a guess).
  *
- * The address is the peer's, or behind `gateway.http.trustedProxies` the one `X-Forwarded-For` names; an IPv6
- * address counts by its /64 (one host usually has the whole prefix). Counts are kept in the process, in a bounded
+ * The address is the peer's, or behind `gateway.http.trustedProxies` the one `X-Forwarded-For` names
+ * ({@link CallerAddresses}); an IPv6 address counts by its /64 (one host usually has the whole prefix). Counts are kept in the process, in a bounded
  * table, and with the fleet's store also in the store (its atomic windowed counter), so that a fleet of replicas
  * behind a balancer blocks an address after about `max` refusals in all, not `max` on each: a replica blocks it
  * when its own count or the fleet's passes `max`. A store that cannot answer leaves the process's count to decide.
@@ -21,11 +21,37 @@ export interface ThrottledRequest {
   readonly socket: unknown;
 }
 
+/**
+ * Where a request comes from: the peer's address, or, when the peer is one of `gateway.http.trustedProxies`, the
+ * last address of `X-Forwarded-For` that is not a trusted proxy itself (walking from the right: the entries to its
+ * left are the caller's to write). An entry that is no address stops the walk at the proxy that added it.
+ * IPv4-mapped IPv6 reads as IPv4; ports and brackets are taken off.
+ */
+export class CallerAddresses {
+  readonly #proxies: BlockList | undefined;
+
+  constructor(trustedProxies: readonly string[] = []) {
+    this.#proxies = proxyList(trustedProxies);
+  }
+
+  of(request: ThrottledRequest): string {
+    let address = normalize((request.socket as { remoteAddress?: string } | undefined)?.remoteAddress ?? '');
+    const proxies = this.#proxies;
+    if (proxies === undefined || !isTrusted(proxies, address)) return address;
+    const hops = forwardedFor(request.rawHeaders);
+    for (let i = hops.length - 1; i >= 0; i--) {
+      const hop = normalize(hops[i] ?? '');
+      if (isIP(hop) === 0) break;
+      address = hop;
+      if (!isTrusted(proxies, hop)) break;
+    }
+    return address;
+  }
+}
+
 /** Options of {@link AuthThrottle}. */
 export interface AuthThrottleOptions {
   limits: Exclude<FailedAttemptsConfig, false>;
-  /** `gateway.http.trustedProxies`. */
-  trustedProxies?: readonly string[] | undefined;
   /** The fleet's store: counts there too, so the bound is the fleet's. */
   store?: StateStore | undefined;
   /** Told once each time an address becomes blocked (for the log). */
@@ -46,7 +72,6 @@ const DEFAULT_MAX_ADDRESSES = 10_000;
 
 export class AuthThrottle {
   readonly #limits: Exclude<FailedAttemptsConfig, false>;
-  readonly #proxies: BlockList | undefined;
   readonly #store: StateStore | undefined;
   readonly #onBlocked: ((address: string, failures: number) => void) | undefined;
   readonly #maxAddresses: number;
@@ -56,30 +81,10 @@ export class AuthThrottle {
 
   constructor(options: AuthThrottleOptions) {
     this.#limits = options.limits;
-    this.#proxies = proxyList(options.trustedProxies ?? []);
     this.#store = options.store;
     this.#onBlocked = options.onBlocked;
     this.#maxAddresses = options.maxAddresses ?? DEFAULT_MAX_ADDRESSES;
     this.#now = options.now ?? Date.now;
-  }
-
-  /**
-   * The caller's address: the peer, or, when the peer is a trusted proxy, the last address of `X-Forwarded-For`
-   * that is not a trusted proxy itself (walking from the right: the entries to its left are the caller's to
-   * write). An entry that is no address stops the walk at the proxy that added it.
-   */
-  addressOf(request: ThrottledRequest): string {
-    let address = normalize((request.socket as { remoteAddress?: string } | undefined)?.remoteAddress ?? '');
-    const proxies = this.#proxies;
-    if (proxies === undefined || !isTrusted(proxies, address)) return address;
-    const hops = forwardedFor(request.rawHeaders);
-    for (let i = hops.length - 1; i >= 0; i--) {
-      const hop = normalize(hops[i] ?? '');
-      if (isIP(hop) === 0) break;
-      address = hop;
-      if (!isTrusted(proxies, hop)) break;
-    }
-    return address;
   }
 
   /** How long the address stays blocked, in ms (0: not blocked). */

@@ -7,7 +7,7 @@
 import { TLSSocket } from 'node:tls';
 import { type AuthInfo, hostHeaderValidationResponse } from '@modelcontextprotocol/server';
 import type { AuthMethod, PrincipalMatch } from '../config/gateway.js';
-import type { AuthThrottle } from './auth-throttle.js';
+import { type AuthThrottle, CallerAddresses } from './auth-throttle.js';
 import { principalFromCertificate, principalMatches, principalOf } from './principals.js';
 
 /** Host names a loopback listener answers to, and the browser origins it trusts on any port. */
@@ -42,21 +42,30 @@ export interface FrontDoorOptions {
   shorthand?: AuthMethod | undefined;
   /** `gateway.auth.failedAttempts`: refused credentials per address, and the blocks they lead to. */
   throttle?: AuthThrottle | undefined;
+  /** `gateway.http.trustedProxies`: whose `X-Forwarded-For` names the caller's address. */
+  trustedProxies?: readonly string[] | undefined;
 }
 
 /** The checks in front of every route; the gateway routes only what {@link screen} lets through. */
 export class FrontDoor {
   readonly #options: FrontDoorOptions;
   readonly #origins: ReadonlySet<string>;
+  readonly #addresses: CallerAddresses;
 
   constructor(options: FrontDoorOptions) {
     this.#options = options;
+    this.#addresses = new CallerAddresses(options.trustedProxies);
     this.#origins = new Set([options.resourceUrl.origin, ...(options.allowedOrigins ?? [])]);
   }
 
   /** Whether the gateway asks for a credential at all (else it is a loopback listener for local callers). */
   get authenticates(): boolean {
     return this.#options.bearer !== undefined || this.#options.certificates !== 'none';
+  }
+
+  /** Where a request comes from: the peer, or behind trusted proxies the caller `X-Forwarded-For` names. */
+  addressOf(incoming: IncomingRequest): string {
+    return this.#addresses.of(incoming);
   }
 
   /** Whether a verified client certificate can name the caller (`http.tls.clientCertificates`). */
@@ -108,7 +117,7 @@ export class FrontDoor {
     const throttle = this.#options.throttle;
     // Only a credential is a guess: a request without one is refused (401) but neither counted nor blocked.
     if (throttle === undefined || header === undefined) return bearer(request);
-    const address = throttle.addressOf(incoming);
+    const address = this.#addresses.of(incoming);
     const blockedMs = throttle.blockedFor(address);
     if (blockedMs > 0) {
       const seconds = Math.ceil(blockedMs / 1000);

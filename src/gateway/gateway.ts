@@ -253,7 +253,8 @@ export class Gateway {
       certificates,
       operators: this.config.operators,
       shorthand: shorthandMethod(this.config),
-      throttle: this.#authThrottle(http.trustedProxies),
+      throttle: this.#authThrottle(),
+      trustedProxies: http.trustedProxies,
     };
     const door = new FrontDoor(doorOptions);
     const consoleMount = await this.#mountConsole({
@@ -482,12 +483,11 @@ export class Gateway {
   }
 
   /** `gateway.auth.failedAttempts`, counted in the fleet's store too when there is one. */
-  #authThrottle(trustedProxies: readonly string[] | undefined): AuthThrottle | undefined {
+  #authThrottle(): AuthThrottle | undefined {
     const limits = this.config.auth?.failedAttempts;
     if (limits === undefined || limits === false) return undefined;
     return new AuthThrottle({
       limits,
-      trustedProxies,
       store: this.#options.store,
       onBlocked: (address, failures) =>
         this.#logger.warn(

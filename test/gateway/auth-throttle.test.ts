@@ -4,7 +4,7 @@
 // gateways on loopback with the echo fixture upstream, and the address rules on their own.
 import { afterAll, describe, expect, it } from 'vitest';
 import { type GatewayConfigInput, GatewayConfigSchema } from '../../src/config/gateway.js';
-import { AuthThrottle } from '../../src/gateway/auth-throttle.js';
+import { AuthThrottle, CallerAddresses } from '../../src/gateway/auth-throttle.js';
 import { Gateway } from '../../src/gateway/gateway.js';
 import { MCPClientManager } from '../../src/interop/manager.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
@@ -13,7 +13,7 @@ import type { StateStore } from '../../src/state/types.js';
 import { nodeFixture } from '../helpers/index.js';
 import { rawPost } from '../helpers/raw-call.js';
 import { redisForFile } from '../helpers/redis.js';
-import { OPS_KEY, postForm } from './console-helpers.js';
+import { consoleGateway, OPS_KEY, postForm } from './console-helpers.js';
 
 const redis = redisForFile();
 const closers: (() => Promise<unknown>)[] = [];
@@ -128,6 +128,27 @@ describe('refused credentials on the MCP endpoint', () => {
   });
 });
 
+describe('the console behind a trusted proxy', () => {
+  it('audits a sign-in with the address X-Forwarded-For names, not the proxy', async () => {
+    await using gw = await consoleGateway({ http: { port: 0, trustedProxies: ['127.0.0.1', '::1'] } });
+    const signin = new URL('signin', `${gw.console.href}/`);
+    const response = await fetch(signin, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: signin.origin,
+        'x-forwarded-for': '198.51.100.23',
+      },
+      body: new URLSearchParams({ credential: OPS_KEY }).toString(),
+    });
+    expect(response.status).toBe(303);
+    expect(gw.audit.records).toContainEqual(
+      expect.objectContaining({ action: 'sign-in', allowed: true, reason: 'signed in from 198.51.100.23' }),
+    );
+  });
+});
+
 describe('refused credentials in a fleet sharing the store', () => {
   it('block an address after about max refusals across the replicas, not max on each', async () => {
     const stores = await Promise.all(
@@ -152,29 +173,23 @@ describe('the address a refusal counts against', () => {
   });
 
   it("is the peer's, IPv4-mapped IPv6 as IPv4, and X-Forwarded-For only from a trusted proxy", () => {
-    const throttle = new AuthThrottle({ limits, trustedProxies: ['10.0.0.0/8', '127.0.0.1', 'fd00::/8'] });
-    expect(throttle.addressOf(peer('203.0.113.5', 'X-Forwarded-For', '198.51.100.7'))).toBe('203.0.113.5');
-    expect(throttle.addressOf(peer('::ffff:203.0.113.5'))).toBe('203.0.113.5');
-    expect(throttle.addressOf(peer('::ffff:127.0.0.1', 'X-Forwarded-For', '198.51.100.7'))).toBe(
-      '198.51.100.7',
-    );
+    const addresses = new CallerAddresses(['10.0.0.0/8', '127.0.0.1', 'fd00::/8']);
+    expect(addresses.of(peer('203.0.113.5', 'X-Forwarded-For', '198.51.100.7'))).toBe('203.0.113.5');
+    expect(addresses.of(peer('::ffff:203.0.113.5'))).toBe('203.0.113.5');
+    expect(addresses.of(peer('::ffff:127.0.0.1', 'X-Forwarded-For', '198.51.100.7'))).toBe('198.51.100.7');
     // The rightmost address that is not a trusted proxy: what a caller writes to its left is not believed.
-    expect(throttle.addressOf(peer('127.0.0.1', 'x-forwarded-for', '1.2.3.4, 198.51.100.7, 10.2.3.4'))).toBe(
+    expect(addresses.of(peer('127.0.0.1', 'x-forwarded-for', '1.2.3.4, 198.51.100.7, 10.2.3.4'))).toBe(
       '198.51.100.7',
     );
     // Several headers are one list, in order; ports and brackets are taken off.
     expect(
-      throttle.addressOf(
-        peer('10.0.0.1', 'X-Forwarded-For', '198.51.100.7:4711', 'X-Forwarded-For', '10.9.9.9'),
-      ),
+      addresses.of(peer('10.0.0.1', 'X-Forwarded-For', '198.51.100.7:4711', 'X-Forwarded-For', '10.9.9.9')),
     ).toBe('198.51.100.7');
-    expect(throttle.addressOf(peer('fd00::1', 'X-Forwarded-For', '[2001:db8::7]:443'))).toBe('2001:db8::7');
+    expect(addresses.of(peer('fd00::1', 'X-Forwarded-For', '[2001:db8::7]:443'))).toBe('2001:db8::7');
     // An entry that is no address stops at the proxy that added it.
-    expect(throttle.addressOf(peer('127.0.0.1', 'X-Forwarded-For', '198.51.100.7, unknown'))).toBe(
-      '127.0.0.1',
-    );
+    expect(addresses.of(peer('127.0.0.1', 'X-Forwarded-For', '198.51.100.7, unknown'))).toBe('127.0.0.1');
     // Only trusted proxies all the way: the leftmost of them.
-    expect(throttle.addressOf(peer('127.0.0.1', 'X-Forwarded-For', '10.1.1.1'))).toBe('10.1.1.1');
+    expect(addresses.of(peer('127.0.0.1', 'X-Forwarded-For', '10.1.1.1'))).toBe('10.1.1.1');
   });
 
   it('counts an IPv6 address by its /64, forgets blocks when they end, and keeps a bounded table', async () => {

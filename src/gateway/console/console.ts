@@ -78,6 +78,8 @@ interface ConsoleRequest {
   url: URL;
   /** The path below the console's mount point (`/` for the mount point itself). */
   path: string;
+  /** Where it comes from, for the audit (behind trusted proxies, the caller X-Forwarded-For names). */
+  from: string;
 }
 
 /** The operator console: routes requests below its mount point. */
@@ -150,7 +152,13 @@ export class OperatorConsole {
   ): Promise<Response> {
     const url = new URL(request.url);
     const path = url.pathname.slice(base.length) || '/';
-    const req: ConsoleRequest = { request, incoming, url, path };
+    const req: ConsoleRequest = {
+      request,
+      incoming,
+      url,
+      path,
+      from: door.addressOf(incoming) || 'an unknown address',
+    };
     if (path.startsWith('/assets/')) {
       const asset = request.method === 'GET' ? consoleAssets().get(path.slice('/assets/'.length)) : undefined;
       if (asset === undefined) return plain(404, 'Not found.\n');
@@ -216,7 +224,7 @@ export class OperatorConsole {
     const verdict = await door.authenticate(probe, { rawHeaders, socket: req.incoming.socket });
     const principal = verdict instanceof Response ? undefined : principalOf(verdict);
     const ctx = this.#ctx(base, undefined, false);
-    const from = remoteOf(req.incoming);
+    const { from } = req;
     if (principal === undefined) {
       // 429: the address had too many credentials refused (gateway.auth.failedAttempts); this one was not read.
       const wait =
@@ -256,7 +264,7 @@ export class OperatorConsole {
     if (!csrfMatches(session, form._csrf)) {
       return plain(403, 'Forbidden: the form has no valid CSRF token; reload the page and try again.\n');
     }
-    const from = remoteOf(req.incoming);
+    const { from } = req;
     const principal = session.principal;
     switch (req.path) {
       case '/signout': {
@@ -574,11 +582,6 @@ async function formOf(request: Request): Promise<Record<string, unknown>> {
 function filterOf(url: URL): FeedFilter {
   const value = (name: string) => url.searchParams.get(name)?.trim().slice(0, 256) || undefined;
   return { principal: value('principal'), tool: value('tool'), rule: value('rule') };
-}
-
-function remoteOf(incoming: { socket: unknown }): string {
-  const socket = incoming.socket as { remoteAddress?: string } | undefined;
-  return socket?.remoteAddress ?? 'an unknown address';
 }
 
 function redirect(location: string): Response {
