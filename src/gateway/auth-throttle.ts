@@ -6,10 +6,11 @@
  * counted or blocked (neither is a guess).
  *
  * The address is the peer's, or behind `gateway.http.trustedProxies` the one `X-Forwarded-For` names
- * ({@link CallerAddresses}); an IPv6 address counts by its /64 (one host usually has the whole prefix). Counts are kept in the process, in a bounded
- * table, and with the fleet's store also in the store (its atomic windowed counter), so that a fleet of replicas
- * behind a balancer blocks an address after about `max` refusals in all, not `max` on each: a replica blocks it
- * when its own count or the fleet's passes `max`. A store that cannot answer leaves the process's count to decide.
+ * ({@link CallerAddresses}); an IPv6 address counts by its /64 (one host usually has the whole prefix). Counts are
+ * kept in the process, in a bounded table, and with the fleet's store also in the store (its atomic windowed
+ * counter), so that a fleet of replicas behind a balancer blocks an address after about `max` refusals in all, not
+ * `max` on each: a replica blocks it when its own count or the fleet's passes `max`. A store that cannot answer
+ * leaves the process's count to decide.
  */
 import { BlockList, isIP } from 'node:net';
 import type { FailedAttemptsConfig } from '../config/gateway-throttle.js';
@@ -101,7 +102,8 @@ export class AuthThrottle {
     const { max, windowMs, blockMs } = this.#limits;
     let count = this.#counts.get(key);
     if (count === undefined || now - count.windowStart >= windowMs) {
-      count = { windowStart: now, failures: 0, blockedUntil: 0 };
+      // A new window; a block still running stays.
+      count = { windowStart: now, failures: 0, blockedUntil: count?.blockedUntil ?? 0 };
       this.#remember(key, count);
     }
     count.failures++;
@@ -126,13 +128,22 @@ export class AuthThrottle {
     this.#counts.delete(key);
     if (this.#counts.size >= this.#maxAddresses) {
       const now = this.#now();
-      // Addresses no longer blocked and out of their window first; else the one counted longest ago.
+      // Addresses neither blocked nor in their window first, then the oldest one not blocked (so that flooding
+      // the table from many addresses does not free a blocked one), and only then the oldest of all.
+      const free = (c: Count) => c.blockedUntil <= now && now - c.windowStart >= this.#limits.windowMs;
       for (const [old, c] of this.#counts) {
-        if (c.blockedUntil <= now && now - c.windowStart >= this.#limits.windowMs) this.#counts.delete(old);
+        if (free(c)) this.#counts.delete(old);
         if (this.#counts.size < this.#maxAddresses) break;
       }
-      if (this.#counts.size >= this.#maxAddresses)
-        this.#counts.delete(this.#counts.keys().next().value as string);
+      if (this.#counts.size >= this.#maxAddresses) {
+        let victim = this.#counts.keys().next().value as string;
+        for (const [old, c] of this.#counts) {
+          if (c.blockedUntil > now) continue;
+          victim = old;
+          break;
+        }
+        this.#counts.delete(victim);
+      }
     }
     this.#counts.set(key, count);
   }

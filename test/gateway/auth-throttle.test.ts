@@ -221,6 +221,9 @@ describe('the address a refusal counts against', () => {
     await throttle.failed('192.0.2.4');
     await throttle.failed('192.0.2.4');
     expect(throttle.blockedFor('192.0.2.4')).toBe(limits.blockMs);
+    // Refusals from ever more addresses fill the table, but never free a blocked address.
+    for (let i = 10; i < 20; i++) await throttle.failed(`192.0.2.${i}`);
+    expect(throttle.blockedFor('192.0.2.4')).toBe(limits.blockMs);
   });
 
   it('is configured with addresses and CIDR ranges, and a bad one says what to write', () => {
