@@ -22,6 +22,7 @@ import { consoleAssets } from './assets.js';
 import { bindingViews, principalFromQuery, quotaViews, toolDecisions } from './data.js';
 import { type AuditFeed, type FeedFilter, matchesFilter } from './feed.js';
 import { fleetQuotaViews } from './fleet-quota.js';
+import { formOf, plain, redirect, SECURITY_HEADERS, sameOrigin } from './http.js';
 import { type PageContext, SignIn } from './layout.js';
 import {
   BlockedPanel,
@@ -44,10 +45,6 @@ import {
   csrfMatches,
   FleetConsoleSessions,
 } from './sessions.js';
-
-/** The Content-Security-Policy of every console response: nothing inline, nothing from elsewhere. */
-export const CONSOLE_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /** What the console reads and acts on: the gateway's parts. */
 export interface ConsoleDeps {
@@ -552,52 +549,7 @@ export class OperatorConsole {
   }
 }
 
-/** Headers on every console response. */
-const SECURITY_HEADERS = {
-  'content-security-policy': CONSOLE_CSP,
-  'x-content-type-options': 'nosniff',
-  // Not `no-referrer`: under it a browser sends `Origin: null` with a form's POST (Fetch spec), and the Origin
-  // check could not tell the console's own forms from a foreign page's. `same-origin` sends no referrer elsewhere.
-  'referrer-policy': 'same-origin',
-  'x-frame-options': 'DENY',
-  'cross-origin-opener-policy': 'same-origin',
-};
-
-/** A POST's Origin must be the console's own (the front door already refused foreign origins it knows of). */
-function sameOrigin(request: Request, url: URL): boolean {
-  return request.headers.get('origin') === url.origin;
-}
-
-async function formOf(request: Request): Promise<Record<string, unknown>> {
-  const type = request.headers.get('content-type') ?? '';
-  if (!type.startsWith('application/x-www-form-urlencoded') && !type.startsWith('multipart/form-data'))
-    return {};
-  try {
-    return Object.fromEntries((await request.formData()).entries());
-  } catch {
-    return {};
-  }
-}
-
 function filterOf(url: URL): FeedFilter {
   const value = (name: string) => url.searchParams.get(name)?.trim().slice(0, 256) || undefined;
   return { principal: value('principal'), tool: value('tool'), rule: value('rule') };
-}
-
-function redirect(location: string): Response {
-  return new Response(null, {
-    status: 303,
-    headers: { ...SECURITY_HEADERS, location, 'cache-control': 'no-store' },
-  });
-}
-
-function plain(status: number, body: string): Response {
-  return new Response(body, {
-    status,
-    headers: {
-      ...SECURITY_HEADERS,
-      'content-type': 'text/plain; charset=utf-8',
-      'cache-control': 'no-store',
-    },
-  });
 }
