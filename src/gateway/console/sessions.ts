@@ -60,10 +60,6 @@ export class ConsoleSessions implements ConsoleSessionTable {
     this.#now = options.now ?? Date.now;
   }
 
-  get size(): number {
-    return this.#sessions.size;
-  }
-
   async create(principal: Principal): Promise<ConsoleSession> {
     this.#sweep();
     while (this.#sessions.size >= this.#max) {
