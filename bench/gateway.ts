@@ -7,6 +7,7 @@
  * round (the order rotates every round), so a spell of load from elsewhere falls on all of them alike:
  *
  *   direct      client → echo server
+ *   relay       client → TCP relay (bench/servers/tcp-relay.mjs) → echo server: one more process, no parsing at all
  *   hop         client → bare Node HTTP hop (bench/servers/bare-hop.mjs) → echo server: the floor of a Node gateway
  *   gateway     client → interlock serve → echo server
  *   gateway×2   the same through two gateway processes, the client spreading its calls over both
@@ -31,6 +32,7 @@ import {
   ensureBuiltCli,
   startBareHop,
   startGateway,
+  startTcpRelay,
   startUpstream,
 } from './lib/gateway-processes.js';
 import { summarizeProfile } from './lib/gateway-profile.js';
@@ -55,9 +57,9 @@ const log = (line: string) => {
   if (!values.quiet) process.stderr.write(`${line}\n`);
 };
 
-type PathId = 'direct' | 'hop' | 'gateway' | 'gateway×2';
+type PathId = 'direct' | 'relay' | 'hop' | 'gateway' | 'gateway×2';
 type FigureId = 'seq' | `c${(typeof LEVELS)[number]}`;
-const PATHS: readonly PathId[] = ['direct', 'hop', 'gateway', 'gateway×2'];
+const PATHS: readonly PathId[] = ['direct', 'relay', 'hop', 'gateway', 'gateway×2'];
 const FIGURES: readonly FigureId[] = ['seq', ...LEVELS.map((c) => `c${c}` as const)];
 
 interface Path {
@@ -147,14 +149,17 @@ try {
   gateways.push(await startGateway(cli, project, { cpuProfDir: profDir }));
   gateways.push(await startGateway(cli, project));
   gateways.push(await startBareHop(upstream.url));
+  gateways.push(await startTcpRelay(upstream.url));
   const direct = await connect(upstream.url);
   const hop = await connect(gateways[2]!.url);
+  const relay = await connect(gateways[3]!.url);
   const first = await connect(gateways[0]!.url);
   const second = await connect(gateways[1]!.url);
   const tool = await echoTool(first);
   if ((await echoTool(second)) !== tool) throw new Error('the two gateways list the echo tool differently');
   paths.push(
     { id: 'direct', clients: [direct], tool: await echoTool(direct), gateways: [] },
+    { id: 'relay', clients: [relay], tool: await echoTool(relay), gateways: [gateways[3]!] },
     { id: 'hop', clients: [hop], tool: await echoTool(hop), gateways: [gateways[2]!] },
     { id: 'gateway', clients: [first], tool, gateways: [gateways[0]!] },
     { id: 'gateway×2', clients: [first, second], tool, gateways: gateways.slice(0, 2) },
@@ -222,7 +227,7 @@ const summary = Object.fromEntries(
 ) as Record<PathId, PathSummary>;
 const d = summary.direct;
 const comparisons = Object.fromEntries(
-  (['hop', 'gateway', 'gateway×2'] as const).map((id) => [
+  (['relay', 'hop', 'gateway', 'gateway×2'] as const).map((id) => [
     id,
     {
       addedP50Ms: round(summary[id].p50Ms - d.p50Ms, 3),
@@ -240,7 +245,7 @@ console.log(
   `echo over Streamable HTTP; ${ROUNDS} rounds; per round and path ${CALLS} sequential calls and ${CALLS * 2} at each concurrency (medians over rounds)`,
 );
 console.log(
-  '| Path | p50 (ms) | p99 (ms) | calls/s c16 | calls/s c64 | CPU µs/call of the hop or gateways (seq, c64) |',
+  '| Path | p50 (ms) | p99 (ms) | calls/s c16 | calls/s c64 | CPU µs/call of the relay, hop or gateways (seq, c64) |',
 );
 console.log('| --- | --- | --- | --- | --- | --- |');
 for (const id of PATHS) {
@@ -279,6 +284,8 @@ writeFileSync(
         upstream: 'bench/servers/echo-sdk.mjs --transport http (stateful, JSON answers)',
         gateway: `node dist/cli/main.js serve --http; policy of ${POLICY_RULES} rules; audit to a JSON-lines file`,
         twoReplicas: 'two gateway processes; the client alternates its calls between them (no proxy)',
+        relay:
+          'bench/servers/tcp-relay.mjs: node:net, bytes piped both ways, nothing parsed (the floor of any process)',
         hop: 'bench/servers/bare-hop.mjs: node:http in, undici request() out, no MCP work (the floor of a Node gateway)',
       },
       rounds: ROUNDS,

@@ -1,16 +1,17 @@
 /**
  * The processes of the gateway benchmark (bench/gateway.ts, issue 41 part 4): the upstream echo server over
  * Streamable HTTP, and `interlock serve --http` (the built CLI in dist/, as deployed) on a project file whose one
- * server is that upstream, with the bench's 1 000-rule policy and audit to a file; and a bare Node HTTP hop in front of
- * the upstream, the floor any Node gateway starts from. Each is its own process; its CPU
- * time is read from /proc so that a block's cost per call can be charged to the process that spent it.
+ * server is that upstream, with the bench's 1 000-rule policy and audit to a file; in front of the upstream a bare
+ * Node HTTP hop, the floor any Node gateway starts from, and a TCP relay that parses nothing, the floor of any
+ * process. Each is its own process; its CPU time is read from /proc so that a block's cost per call can be charged
+ * to the process that spent it.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CapabilitySet } from '../../src/security/index.js';
-import { BARE_HOP, ECHO_SDK, ROOT_DIR } from './paths.js';
+import { BARE_HOP, ECHO_SDK, ROOT_DIR, TCP_RELAY } from './paths.js';
 import { benchCapabilities, POLICY_RULES } from './policy.js';
 import { newest } from './processes.js';
 
@@ -120,10 +121,19 @@ export async function startUpstream(): Promise<BenchProcess> {
 }
 
 /** The bare hop (bench/servers/bare-hop.mjs) in front of `upstream`: one more Node process, no MCP work. */
-export async function startBareHop(upstream: URL): Promise<BenchProcess> {
-  const child = spawn(process.execPath, [BARE_HOP, upstream.href], { stdio: ['pipe', 'pipe', 'pipe'] });
+export function startBareHop(upstream: URL): Promise<BenchProcess> {
+  return startInFront(BARE_HOP, upstream, 'the bare hop');
+}
+
+/** The TCP relay (bench/servers/tcp-relay.mjs) in front of `upstream`: one more process that parses nothing. */
+export function startTcpRelay(upstream: URL): Promise<BenchProcess> {
+  return startInFront(TCP_RELAY, upstream, 'the TCP relay');
+}
+
+async function startInFront(script: string, upstream: URL, what: string): Promise<BenchProcess> {
+  const child = spawn(process.execPath, [script, upstream.href], { stdio: ['pipe', 'pipe', 'pipe'] });
   const stderr = collect(child);
-  const port = await started(child, /LISTENING (\d+)/, 'the bare hop', stderr);
+  const port = await started(child, /LISTENING (\d+)/, what, stderr);
   return {
     child,
     stderr,

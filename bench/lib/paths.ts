@@ -13,6 +13,7 @@ export const SERVERS_DIR = join(BENCH_DIR, 'servers');
 export const ECHO_RAW = join(SERVERS_DIR, 'echo-raw.mjs');
 export const ECHO_SDK = join(SERVERS_DIR, 'echo-sdk.mjs');
 export const BARE_HOP = join(SERVERS_DIR, 'bare-hop.mjs');
+export const TCP_RELAY = join(SERVERS_DIR, 'tcp-relay.mjs');
 /**
  * Where Interlock is built as `npm run build` builds dist/, for the contender and the import figure (ignored by git).
  *
