@@ -27,7 +27,7 @@ import {
   SpanStatusCode,
   type Tracer,
 } from '../otel.js';
-import { callToolAnswering, HANDED_OFF } from '../protocol/input-rounds.js';
+import { callToolAnswering, HandedOff } from '../protocol/input-rounds.js';
 import { taskCallParams, taskHandleOf } from '../protocol/task-handles.js';
 import type { SecretRedactor } from '../redact.js';
 import type { FlowState } from '../security/flow.js';
@@ -255,6 +255,11 @@ const toolRecorder: Recorder<ToolInvocation & Traced, HeldCall, ReadyCall, ToolC
     return callId;
   },
   ok: (result) => !result.isError,
+  handedOffRound: (result) => handedOffRounds.get(result),
+  handedOff(ctx, callId, durationMs, round) {
+    const { name, server, tool } = ctx.entry.wrapper;
+    ctx.deps.events.emit('tool_call_handed_off', () => ({ callId, name, server, tool, durationMs, round }));
+  },
   completed(ctx, callId, durationMs, result) {
     const { name, server, tool } = ctx.entry.wrapper;
     ctx.deps.events.emit('tool_call_completed', () => ({
@@ -404,9 +409,9 @@ function callTool(ctx: ReadyCall): Promise<ToolCallResult> {
   }
   return pending.then((raw) => {
     // Issue 41: the round went back to the caller; the call's continuation brings the result.
-    if (raw === HANDED_OFF) {
+    if (raw instanceof HandedOff) {
       inFlight?.leave(server, span);
-      return { content: [] } as unknown as ToolCallResult;
+      return handedOffResult(raw.round);
     }
     // Issue 13: a task handle is followed to its end here; the call's promise stays the one the caller holds.
     const task = taskHandleOf(raw);
@@ -447,6 +452,18 @@ function finishCall(
   return result;
 }
 
+/**
+ * What a call whose input round was handed back ends with (issue 41): no result, an empty one in its place, known by
+ * its round here. The recorder reports it as handed off, the span says so, and nobody else sees it (the gateway
+ * answers the caller with the round's questions).
+ */
+const handedOffRounds = new WeakMap<ToolCallResult, number>();
+function handedOffResult(round: number): ToolCallResult {
+  const result: ToolCallResult = { text: '', isError: false, content: [] };
+  handedOffRounds.set(result, round);
+  return result;
+}
+
 /** The definition handed to the SDK: the same for every call, so built once. */
 const toolDefinitions = new WeakMap<CatalogEntry, { name: string; inputSchema: Tool['inputSchema'] }>();
 function toolDefinitionOf(entry: CatalogEntry) {
@@ -477,6 +494,11 @@ const toolPipeline = invocationPipeline({
     start: (ctx) => spanStart(ctx.entry, ctx.connection),
     parent: (ctx) => ctx.options.traceContext ?? otelContext.active(),
     onResult(span, result) {
+      const handed = handedOffRounds.get(result);
+      if (handed !== undefined) {
+        span.setAttribute('interlock.input.handed_off_round', handed);
+        return;
+      }
       span.setAttribute('interlock.result.chars', result.text.length);
       if (result.isError) {
         span.setAttribute('error.type', 'tool_error');

@@ -82,6 +82,19 @@ export interface MCPManagerEvents {
   tool_call_started: { callId: number; name: string; server: string; tool: string; attempt: number };
   tool_call_completed: { callId: number; name: string; server: string; tool: string } & ToolCallCompletion;
   tool_call_failed: { callId: number; name: string; server: string; tool: string } & ToolCallFailure;
+  /**
+   * The attempt ended without a result: the server's input round `round` went back to the caller (a gateway whose
+   * replicas share no memory, issue 41), and a later call continues it. Not counted in `health()`: the call that
+   * ends it is.
+   */
+  tool_call_handed_off: {
+    callId: number;
+    name: string;
+    server: string;
+    tool: string;
+    durationMs: number;
+    round: number;
+  };
   /** The gate refused the call (at authorize, or at the re-check before sending): nothing reached the server. */
   tool_call_denied: { callId: number; name: string; server: string; tool: string } & ToolCallDenial;
   /**

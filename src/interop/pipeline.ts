@@ -388,6 +388,14 @@ export interface Recorder<T, H extends T, S extends H, R> {
   ok?(result: R): boolean;
   /** Reports a result. */
   completed?(ctx: S, callId: number, durationMs: number, result: R): void;
+  /**
+   * The round an attempt handed on, when its "result" stands for none (issue 41: an input round handed back to a
+   * caller, whose continuation is a later call); undefined for a real result. Such an attempt is reported with
+   * {@link handedOff}, not counted as a call: the call that ends it is.
+   */
+  handedOffRound?(result: R): number | undefined;
+  /** Reports an attempt that handed its round on (see {@link handedOffRound}). */
+  handedOff?(ctx: S, callId: number, durationMs: number, round: number): void;
   /** Maps what the terminal threw to the error the caller gets (coded, secrets masked). @default as thrown */
   map?(ctx: S, err: unknown): unknown;
   /** Reports a failed attempt, with the mapped `error` and what was `thrown`. */
@@ -452,6 +460,11 @@ function sendStage<T extends Invocation, H extends T, S extends H, R>(
       (result) => {
         try {
           const durationMs = performance.now() - started;
+          const handed = record.handedOffRound?.(result);
+          if (handed !== undefined) {
+            record.handedOff?.(ctx, callId, durationMs, handed);
+            return result;
+          }
           stats?.record(durationMs, record.ok?.(result) ?? true);
           record.completed?.(ctx, callId, durationMs, result);
           return result;

@@ -39,7 +39,7 @@ export interface InputRoundControl {
   resume?:
     | { requestState?: string | undefined; inputResponses: Record<string, unknown>; round: number }
     | undefined;
-  /** Takes a round some of whose requests wait for someone else; the call then ends with {@link HANDED_OFF}. */
+  /** Takes a round some of whose requests wait for someone else; the call then ends with a {@link HandedOff}. */
   handOff?: ((round: HandedOffRound) => void) | undefined;
 }
 
@@ -54,8 +54,10 @@ export interface HandedOffRound {
   deferred: Record<string, unknown>;
 }
 
-/** What a call whose round was handed off ends with: no result, the continuation brings it. */
-export const HANDED_OFF: unique symbol = Symbol('interlock.input-handed-off');
+/** What a call whose round was handed off ends with: no result (the continuation brings it), and which round it was. */
+export class HandedOff {
+  constructor(readonly round: number) {}
+}
 
 const deferScope = new AsyncLocalStorage<(request: unknown) => Promise<never>>();
 
@@ -108,7 +110,7 @@ export async function callToolAnswering(
       const split = await answerOrDefer(inputRequests ?? {}, input);
       if (Object.keys(split.deferred).length > 0) {
         handOff({ round, requestState, ...split });
-        return HANDED_OFF;
+        return new HandedOff(round);
       }
       result = await client.callTool(continued(params, split.answered, requestState), manual);
       continue;

@@ -8,6 +8,7 @@ import { MCPClientManager } from '../../src/interop/manager.js';
 import { MemoryAuditSink } from '../../src/security/audit.js';
 import { CapabilitySet } from '../../src/security/capability-set.js';
 import { nodeFixture } from '../helpers/fixtures.js';
+import { recordSpans } from '../helpers/otel.js';
 import { type RawAnswer, rawToolCall } from '../helpers/raw-call.js';
 
 const ALICE = 'alice-key-0123456789abcdef';
@@ -25,12 +26,14 @@ let gateway: Gateway;
 let relay: ServerRequestRelay;
 let url: URL;
 let audit: MemoryAuditSink;
+let spans: ReturnType<typeof recordSpans>;
 
 beforeAll(async () => {
   relay = new ServerRequestRelay({ inputTimeoutMs: 30_000 });
   capabilities = CapabilitySet.fromPolicy({ version: 1, rules });
   audit = new MemoryAuditSink();
-  manager = new MCPClientManager({ capabilities, audit, ...relay.handlers });
+  spans = recordSpans();
+  manager = new MCPClientManager({ capabilities, audit, tracer: spans.tracer, ...relay.handlers });
   await manager.connectServer({ name: 'modern', transport: 'stdio', ...nodeFixture('modern') });
   gateway = new Gateway({
     manager,
@@ -48,6 +51,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.close();
   await manager?.close();
+  await spans?.close();
 });
 
 /** One `tools/call` round of a tool (`ask_twice`), as a 2026-07-28 client sends it: its result, or its error. */
@@ -97,6 +101,59 @@ describe('a 2026-07-28 upstream that asks its caller twice, through the gateway'
     const seen = decisions(from);
     expect(seen.map((d) => d.continuation ?? 0)).toEqual(expect.arrayContaining([0, 1, 2]));
     expect(seen.every((d) => d.allowed)).toBe(true);
+  });
+
+  it('counts the call once, and reports each round it handed back as such, in events and spans', async () => {
+    const before = manager.health().modern?.calls ?? 0;
+    const spansBefore = spans.spans().length;
+    const seen: string[] = [];
+    const started = (e: { callId: number }) => seen.push(`started ${e.callId}`);
+    const handed = (e: { callId: number; round: number; tool: string; durationMs: number }) => {
+      expect(e.durationMs).toBeGreaterThanOrEqual(0);
+      seen.push(`handed off ${e.callId}: ${e.tool} round ${e.round}`);
+    };
+    const completed = (e: { callId: number; resultChars: number }) =>
+      seen.push(`completed ${e.callId}: ${e.resultChars > 0 ? 'text' : 'empty'}`);
+    manager.on('tool_call_started', started);
+    manager.on('tool_call_handed_off', handed);
+    manager.on('tool_call_completed', completed);
+    try {
+      const first = await call();
+      const second = await call(answering(first, 'Ada'));
+      expect(textOf(await call(answering(second, 'Grace')))).toContain('Grace');
+    } finally {
+      manager.off('tool_call_started', started);
+      manager.off('tool_call_handed_off', handed);
+      manager.off('tool_call_completed', completed);
+    }
+
+    const ids = seen.filter((line) => line.startsWith('started')).map((line) => Number(line.split(' ')[1]));
+    expect(ids).toHaveLength(3);
+    const [a, b, c] = ids;
+    expect(seen).toEqual([
+      `started ${a}`,
+      `handed off ${a}: ask_twice round 1`,
+      `started ${b}`,
+      `handed off ${b}: ask_twice round 2`,
+      `started ${c}`,
+      `completed ${c}: text`,
+    ]);
+    // One call in the server's figures: the round that ended it.
+    expect(manager.health().modern).toMatchObject({ calls: before + 1, callsInFlight: 0 });
+    const rounds = spans
+      .spans()
+      .slice(spansBefore)
+      .filter((span) => span.name === 'tools/call ask_twice')
+      .map((span) => ({
+        handedOff: span.attributes['interlock.input.handed_off_round'],
+        chars: span.attributes['interlock.result.chars'],
+        status: span.status.code,
+      }));
+    expect(rounds).toEqual([
+      { handedOff: 1, chars: undefined, status: 0 },
+      { handedOff: 2, chars: undefined, status: 0 },
+      { handedOff: undefined, chars: expect.any(Number), status: 0 },
+    ]);
   });
 
   it('applies a rule changed between two rounds to the continuation', async () => {

@@ -28,6 +28,7 @@ const EVENT_NAMES = Object.keys({
   tool_call_started: 0,
   tool_call_completed: 0,
   tool_call_failed: 0,
+  tool_call_handed_off: 0,
   tool_call_denied: 0,
   request_completed: 0,
   request_failed: 0,
