@@ -8,11 +8,13 @@
  * The address is the peer's, or behind `gateway.http.trustedProxies` the one `X-Forwarded-For` names
  * ({@link CallerAddresses}); an IPv6 address counts by its /64 (one host usually has the whole prefix). Counts are
  * kept in the process, in a bounded table, and with the fleet's store also in the store (its atomic windowed
- * counter), so that a fleet of replicas behind a balancer blocks an address after about `max` refusals in all, not
- * `max` on each: a replica blocks it when its own count or the fleet's passes `max`. A store that cannot answer
- * leaves the process's count to decide.
+ * counter), so that a fleet of replicas behind a balancer blocks an address after `max` refusals in all, not `max` on
+ * each: a replica blocks it when its own count or the fleet's reaches `max`, and tells the others on the store's
+ * channel, so that they refuse its next credential unread too instead of checking one more guess each. A store
+ * that cannot answer leaves the process's count to decide.
  */
 import { BlockList, isIP } from 'node:net';
+import { z } from 'zod';
 import type { FailedAttemptsConfig } from '../config/gateway-throttle.js';
 import type { StateStore } from '../state/types.js';
 
@@ -69,6 +71,13 @@ interface Count {
 }
 
 const STORE_KEY = 'auth-failures:';
+/** The store's channel on which a replica that blocks an address tells the others. */
+const BLOCKED_CHANNEL = 'auth-blocked';
+/** A block told on {@link BLOCKED_CHANNEL}: the address's key and how long it stays blocked (no clock is shared). */
+const BlockedMessageSchema = z.object({
+  address: z.string().min(1).max(64),
+  ms: z.number().int().positive(),
+});
 const DEFAULT_MAX_ADDRESSES = 10_000;
 
 export class AuthThrottle {
@@ -79,6 +88,7 @@ export class AuthThrottle {
   readonly #now: () => number;
   /** In insertion order: the first entry is the one counted longest ago. */
   readonly #counts = new Map<string, Count>();
+  #unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(options: AuthThrottleOptions) {
     this.#limits = options.limits;
@@ -86,6 +96,22 @@ export class AuthThrottle {
     this.#onBlocked = options.onBlocked;
     this.#maxAddresses = options.maxAddresses ?? DEFAULT_MAX_ADDRESSES;
     this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * With the fleet's store: listens for the blocks other replicas make, so this one refuses the blocked address's
+   * next credential unread as well. Throws `STATE_UNAVAILABLE` when the store cannot subscribe.
+   */
+  async share(): Promise<void> {
+    if (this.#store === undefined || this.#unsubscribe !== undefined) return;
+    this.#unsubscribe = await this.#store.subscribe(BLOCKED_CHANNEL, (message) => this.#told(message));
+  }
+
+  /** Stops listening for other replicas' blocks. */
+  async close(): Promise<void> {
+    const unsubscribe = this.#unsubscribe;
+    this.#unsubscribe = undefined;
+    await unsubscribe?.();
   }
 
   /** How long the address stays blocked, in ms (0: not blocked). */
@@ -121,7 +147,30 @@ export class AuthThrottle {
     if (failures >= max && count.blockedUntil <= this.#now()) {
       count.blockedUntil = this.#now() + blockMs;
       this.#onBlocked?.(key, failures);
+      // The others learn of it now rather than at the next refusal each of them sees (one more guess each).
+      this.#store
+        ?.publish(BLOCKED_CHANNEL, JSON.stringify({ address: key, ms: blockMs }))
+        .catch(() => undefined);
     }
+  }
+
+  /** A block another replica made (a message on the store's channel); one not understood is ignored. */
+  #told(message: string): void {
+    let told: z.infer<typeof BlockedMessageSchema>;
+    try {
+      told = BlockedMessageSchema.parse(JSON.parse(message));
+    } catch {
+      return;
+    }
+    const now = this.#now();
+    // Never longer than this process's own block: the message tells of a block, it does not set one's length.
+    const until = now + Math.min(told.ms, this.#limits.blockMs);
+    const count = this.#counts.get(told.address);
+    if (count !== undefined) {
+      count.blockedUntil = Math.max(count.blockedUntil, until);
+      return;
+    }
+    this.#remember(told.address, { windowStart: now, failures: 0, blockedUntil: until });
   }
 
   #remember(key: string, count: Count): void {

@@ -117,6 +117,7 @@ export class Gateway {
   #draining = false;
   #closed: Promise<void> | undefined;
   #http: { server: HttpServer; handler: McpHttpHandler } | undefined;
+  #throttle: AuthThrottle | undefined;
   #stdio: StdioServerHandle | undefined;
   /** The instance serving the stdio client, for list-changed notices. */
   #stdioServer: Server | undefined;
@@ -244,6 +245,14 @@ export class Gateway {
       resourceUrl.hostname,
       ...(LOOPBACK_HOSTS.has(http.host) ? ['localhost', '127.0.0.1', '[::1]'] : []),
     ];
+    const throttle = this.#authThrottle();
+    try {
+      await throttle?.share();
+    } catch (err) {
+      await new Promise((resolve) => server.close(resolve));
+      throw err;
+    }
+    this.#throttle = throttle;
     const doorOptions = {
       allowedHosts,
       resourceUrl,
@@ -253,7 +262,7 @@ export class Gateway {
       certificates,
       operators: this.config.operators,
       shorthand: shorthandMethod(this.config),
-      throttle: this.#authThrottle(),
+      throttle,
       trustedProxies: http.trustedProxies,
     };
     const door = new FrontDoor(doorOptions);
@@ -266,6 +275,7 @@ export class Gateway {
     }).catch(async (err: unknown) => {
       // The console's settings are refused: the gateway does not listen without it.
       await new Promise((resolve) => server.close(resolve));
+      await throttle?.close();
       throw err;
     });
     const metadata = this.#resourceMetadata(resourceUrl);
@@ -355,6 +365,7 @@ export class Gateway {
           })(),
       this.#stdio?.close(),
       this.#console?.close(),
+      this.#throttle?.close(),
     ]);
   }
 
