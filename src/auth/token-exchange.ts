@@ -18,7 +18,7 @@ import type { HttpServerConfig, MCPServerConfig } from '../config/servers.js';
 import { UpstreamIdentityError } from '../errors.js';
 import { type CallerIdentity, currentCaller } from '../interop/caller-context.js';
 import type { ServerAuth } from '../interop/open-client.js';
-import { tupleKey } from '../json.js';
+import { isJsonObject, tupleKey } from '../json.js';
 import { matchGlob } from '../security/pattern.js';
 import { CallerSessions } from './caller-sessions.js';
 import { type MintedToken, TokenCache } from './token-cache.js';
@@ -250,7 +250,7 @@ function rpcCall(body: unknown): RpcMessage | undefined {
       result?: unknown;
       error?: unknown;
     };
-    const params = isRecord(message.params) ? message.params : undefined;
+    const params = isJsonObject(message.params) ? message.params : undefined;
     if (typeof message.method !== 'string') {
       return { answers: 'id' in message && (message.result !== undefined || message.error !== undefined) };
     }
@@ -268,10 +268,6 @@ function rpcCall(body: unknown): RpcMessage | undefined {
   } catch {
     return undefined;
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The union of the scopes configured for the tools given, sorted; undefined when none. */

@@ -36,6 +36,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import { isJsonObject } from '../json.js';
 import type { GatewayToolCall } from './server.js';
 
 /**
@@ -164,20 +165,16 @@ const CALL_PARAMS: ReadonlySet<string> = new Set(['name', 'arguments', '_meta'])
  */
 function plainToolCall(request: Request, body: unknown): PlainToolCall | undefined {
   const { jsonrpc, method, id, params } = body as Record<string, unknown>;
-  if (jsonrpc !== '2.0' || method !== 'tools/call' || !isPlainObject(params)) return undefined;
+  if (jsonrpc !== '2.0' || method !== 'tools/call' || !isJsonObject(params)) return undefined;
   const version = request.headers.get('mcp-protocol-version');
   if (version === null || !LEGACY_VERSIONS.has(version)) return undefined;
   const accept = request.headers.get('accept');
   if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
   if (typeof params.name !== 'string') return undefined;
-  if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
-  if (params._meta !== undefined && !isPlainObject(params._meta)) return undefined;
+  if (params.arguments !== undefined && !isJsonObject(params.arguments)) return undefined;
+  if (params._meta !== undefined && !isJsonObject(params._meta)) return undefined;
   for (const key of Object.keys(params)) if (!CALL_PARAMS.has(key)) return undefined;
   return { id: id as string | number, params: params as PlainToolCall['params'] };
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

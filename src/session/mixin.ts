@@ -9,6 +9,7 @@ import { type LoadMCPConfigOptions, loadMCPConfig } from '../config/mcp-json.js'
 import type { MCPServerConfigInput } from '../config/servers.js';
 import { ClosedError } from '../errors.js';
 import { MCPClientManager, type MCPClientManagerOptions } from '../interop/manager.js';
+import { isJsonObject } from '../json.js';
 import type { CapabilitySet } from '../security/capability-set.js';
 import { FlowState } from '../security/flow.js';
 import type { ToolWrapper } from '../tools/tool-wrapper.js';
@@ -207,10 +208,6 @@ function closedError(): ClosedError {
   );
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
-}
-
 type Lifecycle = { start?: (...args: unknown[]) => unknown; close?: (...args: unknown[]) => unknown };
 
 /**
@@ -236,7 +233,7 @@ export function SessionInteropMixin<TBase extends SessionConstructor>(
       super(...args);
       const first: unknown = args[0];
       const options =
-        isRecord(first) && isRecord(first.interop) ? (first.interop as SessionInteropOptions) : {};
+        isJsonObject(first) && isJsonObject(first.interop) ? (first.interop as SessionInteropOptions) : {};
       states.set(this, new InteropState(options));
     }
 
