@@ -173,8 +173,15 @@ describe('refused credentials in a fleet sharing the store', () => {
     );
     closers.push(async () => Promise.all([mine?.close(), other?.close()]));
     const throttle = new AuthThrottle({ limits, store: mine });
+    // A second listener on the same connection hears every message in the same order: once it has one, so would have
+    // the first, had it still been listening.
+    const witness = new AuthThrottle({ limits, store: mine });
     await throttle.share();
-    closers.push(() => throttle.close());
+    await witness.share();
+    closers.push(
+      () => throttle.close(),
+      () => witness.close(),
+    );
     for (const junk of ['not json', '{"address":"203.0.113.9"}', '{"address":"203.0.113.9","ms":-5}'])
       await other!.publish('auth-blocked', junk);
     await other!.publish('auth-blocked', JSON.stringify({ address: '203.0.113.7', ms: 3_600_000 }));
@@ -184,7 +191,7 @@ describe('refused credentials in a fleet sharing the store', () => {
     // Closed, it hears no more.
     await throttle.close();
     await other!.publish('auth-blocked', JSON.stringify({ address: '203.0.113.8', ms: 1_000 }));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect.poll(() => witness.blockedFor('203.0.113.8'), { timeout: 5_000 }).toBeGreaterThan(0);
     expect(throttle.blockedFor('203.0.113.8')).toBe(0);
   });
 });
